@@ -1,0 +1,197 @@
+package translate
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+)
+
+// The allowlists below are deliberately narrower than the Gateway API: every
+// string in a Model ends up inside an nginx, HAProxy, Envoy or Traefik
+// configuration, and each of those formats has its own quoting traps (a
+// trailing backslash in crossplane, a newline in config-parser, a backtick in
+// a Traefik rule). A value outside these grammars is rejected with an error
+// rather than escaped.
+var (
+	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$`)
+	dnsNameRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+	pathRE        = regexp.MustCompile(`^/[A-Za-z0-9._~!$&()*+,=:@%/-]{0,1023}$`)
+	regexValueRE  = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?^|\[\]{}<>-]{1,1024}$`)
+	headerNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$`)
+	headerValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?-]{0,4096}$`)
+	methodRE      = regexp.MustCompile(`^(GET|HEAD|POST|PUT|DELETE|CONNECT|OPTIONS|TRACE|PATCH)$`)
+)
+
+// Value kinds checked by CheckValue.
+const (
+	KindName        = "name"
+	KindHost        = "host"
+	KindHostname    = "hostname match"
+	KindPath        = "path"
+	KindRegex       = "regular expression"
+	KindHeaderName  = "header name"
+	KindHeaderValue = "header value"
+	KindQueryName   = "query parameter name"
+	KindMethod      = "method"
+)
+
+// CheckValue reports whether s is allowed as a value of the given kind in a
+// generated configuration.
+func CheckValue(kind, s string) error {
+	ok := false
+	switch kind {
+	case KindName:
+		ok = nameRE.MatchString(s)
+	case KindHost:
+		ok = isHost(s)
+	case KindHostname:
+		ok = s == "" || isDNSName(strings.TrimPrefix(s, "*."))
+	case KindPath:
+		ok = pathRE.MatchString(s) && !strings.Contains(s, "//")
+	case KindRegex:
+		ok = regexValueRE.MatchString(s)
+		if ok {
+			_, err := regexp.Compile(s)
+			ok = err == nil
+		}
+	case KindHeaderName, KindQueryName:
+		ok = headerNameRE.MatchString(s)
+	case KindHeaderValue:
+		ok = headerValueRE.MatchString(s)
+	case KindMethod:
+		ok = methodRE.MatchString(s)
+	default:
+		return fmt.Errorf("internal error: unknown value kind %q", kind)
+	}
+	if !ok {
+		return fmt.Errorf("%s %s is not allowed in a generated configuration (allowed: %s)", kind, quoteShort(s), allowedText(kind))
+	}
+	return nil
+}
+
+func allowedText(kind string) string {
+	switch kind {
+	case KindName:
+		return "letters, digits, '_', '.', '-', at most 253"
+	case KindHost:
+		return "an IPv4 or IPv6 address or a lower-case DNS name"
+	case KindHostname:
+		return "a lower-case DNS name, optionally starting with '*.'"
+	case KindPath:
+		return "'/' then letters, digits and ._~!$&()*+,=:@%/- with no '//'"
+	case KindRegex:
+		return "a valid RE2 expression of letters, digits and ._~!$&()*+,=:@%/?^|[]{}<>- (no backslash, quote, '#', ';', backtick or space)"
+	case KindHeaderName, KindQueryName:
+		return "letters, digits, '_', '.', '-'"
+	case KindHeaderValue:
+		return "letters, digits and ._~!$&()*+,=:@%/?- (no space, quote, backslash, '#', ';' or backtick)"
+	case KindMethod:
+		return "an upper-case HTTP method"
+	}
+	return ""
+}
+
+func isDNSName(s string) bool {
+	return len(s) <= 253 && dnsNameRE.MatchString(s)
+}
+
+func isHost(s string) bool {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Zone() == ""
+	}
+	return isDNSName(s)
+}
+
+// quoteShort quotes s for an error message, shortened to 60 characters.
+func quoteShort(s string) string {
+	if len(s) > 60 {
+		return fmt.Sprintf("%q (%d bytes)", s[:60]+"...", len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// Check re-validates every string in the model against the allowlists. Every
+// backend calls it before it writes anything, so a Model built by hand (or by
+// a future input path) cannot inject into a configuration.
+func (m *Model) Check() error {
+	var errs []string
+	check := func(where, kind, s string) {
+		if err := CheckValue(kind, s); err != nil {
+			errs = append(errs, where+": "+err.Error())
+		}
+	}
+	for _, l := range m.Listeners {
+		check("listener", KindName, l.Name)
+		check("listener "+l.Name, KindHost, l.Address)
+		if l.Port < 1 || l.Port > 65535 {
+			errs = append(errs, fmt.Sprintf("listener %s: port %d out of range", l.Name, l.Port))
+		}
+		for _, vh := range l.VirtualHosts {
+			check("virtual host", KindName, vh.Name)
+			check("virtual host "+vh.Name, KindHostname, vh.Hostname)
+			for _, rm := range vh.Routes {
+				where := "virtual host " + vh.Name + " route " + rm.Rule.Name
+				checkMatch(rm.Match, where, check, &errs)
+			}
+		}
+	}
+	for _, r := range m.Rules {
+		check("rule", KindName, r.Name)
+		if r.Retry != nil && r.Retry.Attempts < 0 {
+			errs = append(errs, fmt.Sprintf("rule %s: negative attempts", r.Name))
+		}
+		if len(r.Backends) == 0 {
+			errs = append(errs, fmt.Sprintf("rule %s: no backends", r.Name))
+		}
+		for _, b := range r.Backends {
+			check("rule "+r.Name+" backend", KindName, b.Name)
+			if len(b.Endpoints) == 0 {
+				errs = append(errs, fmt.Sprintf("rule %s backend %s: no endpoints", r.Name, b.Name))
+			}
+			for _, e := range b.Endpoints {
+				check("backend "+b.Name+" endpoint", KindHost, e.Host)
+				if e.Port < 1 || e.Port > 65535 {
+					errs = append(errs, fmt.Sprintf("backend %s: endpoint port %d out of range", b.Name, e.Port))
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("model failed the allowlist: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func checkMatch(mt Match, where string, check func(where, kind, s string), errs *[]string) {
+	switch mt.PathType {
+	case PathExact, PathPrefix:
+		check(where+" path", KindPath, mt.Path)
+	case PathRegex:
+		check(where+" path", KindRegex, mt.Path)
+	default:
+		*errs = append(*errs, fmt.Sprintf("%s: unknown path type %q", where, mt.PathType))
+	}
+	if mt.Method != "" {
+		check(where+" method", KindMethod, mt.Method)
+	}
+	for _, h := range mt.Headers {
+		check(where+" header", KindHeaderName, h.Name)
+		checkValueMatch(h, where+" header "+h.Name, check, errs)
+	}
+	for _, q := range mt.Query {
+		check(where+" query", KindQueryName, q.Name)
+		checkValueMatch(q, where+" query "+q.Name, check, errs)
+	}
+}
+
+func checkValueMatch(v ValueMatch, where string, check func(where, kind, s string), errs *[]string) {
+	switch v.Type {
+	case StringExact:
+		check(where, KindHeaderValue, v.Value)
+	case StringRegex:
+		check(where, KindRegex, v.Value)
+	default:
+		*errs = append(*errs, fmt.Sprintf("%s: unknown match type %q", where, v.Type))
+	}
+}

@@ -1,0 +1,228 @@
+package translate
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Backend turns a Model into one data plane's configuration. Each data plane
+// is one package under backends/ that implements it.
+type Backend interface {
+	// Name is the target name used on the command line ("nginx").
+	Name() string
+	// Versions lists the data plane versions the backend knows, oldest
+	// first, as "MAJOR.MINOR". The last is the default.
+	Versions() []string
+	// Generate writes the configuration for m. It returns exactly one
+	// finding for every feature that every rule in m.Rules sets
+	// (Rule.Features), and config files that its data plane loads as they
+	// are. It must check every value against an allowlist before writing
+	// it and parse its output back before returning it.
+	Generate(m *Model, opts Options) (*Output, error)
+}
+
+// Options are what a user chooses for every target.
+type Options struct {
+	// Version is one of the backend's Versions.
+	Version string
+	// RetryNonIdempotent opts in to retrying POST, PATCH and LOCK requests.
+	RetryNonIdempotent bool
+}
+
+// Output is what a backend generated.
+type Output struct {
+	// Files are written under the output directory; Path is slash-separated
+	// and relative ("nginx/nginx.conf").
+	Files []File
+	// Findings, one per feature per rule; the Target field is filled in by
+	// Run.
+	Findings []Finding
+	// Notes are informational lines (what the data plane does by default,
+	// what the user must know to run the config).
+	Notes []string
+}
+
+// File is one generated file.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Target is a backend and the version chosen for it.
+type Target struct {
+	Backend Backend
+	Version string
+}
+
+// ParseTargets parses a --target value: a comma list of NAME or
+// NAME@VERSION, or "all". VERSION may be MAJOR.MINOR or MAJOR.MINOR.PATCH;
+// without it the backend's newest version is assumed.
+func ParseTargets(spec string, available []Backend) ([]Target, error) {
+	byName := map[string]Backend{}
+	var names []string
+	for _, b := range available {
+		byName[b.Name()] = b
+		names = append(names, b.Name())
+	}
+	var out []Target
+	seen := map[string]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if item == "all" {
+			for _, b := range available {
+				if !seen[b.Name()] {
+					seen[b.Name()] = true
+					out = append(out, Target{Backend: b, Version: latest(b)})
+				}
+			}
+			continue
+		}
+		name, version, hasVersion := strings.Cut(item, "@")
+		b, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown target %q: choose from %s or all", name, strings.Join(names, ", "))
+		}
+		v := latest(b)
+		if hasVersion {
+			var err error
+			if v, err = matchVersion(b, version); err != nil {
+				return nil, err
+			}
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("target %q given twice", name)
+		}
+		seen[name] = true
+		out = append(out, Target{Backend: b, Version: v})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no target given: use --target with " + strings.Join(names, ", ") + " or all")
+	}
+	return out, nil
+}
+
+func latest(b Backend) string {
+	vs := b.Versions()
+	return vs[len(vs)-1]
+}
+
+func matchVersion(b Backend, v string) (string, error) {
+	parts := strings.Split(v, ".")
+	if len(parts) >= 2 {
+		short := parts[0] + "." + parts[1]
+		if slices.Contains(b.Versions(), short) && (len(parts) == 2 || (len(parts) == 3 && isDigits(parts[2]))) {
+			return short, nil
+		}
+	}
+	return "", fmt.Errorf("target %s: unsupported version %q: supported versions are %s",
+		b.Name(), v, strings.Join(b.Versions(), ", "))
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Result is the outcome of running every target over a model.
+type Result struct {
+	Report *Report
+	// Files from every target, sorted by path.
+	Files []File
+	// Notes, each prefixed with its target's name.
+	Notes []string
+}
+
+// Run generates every target's configuration for m and builds the report. It
+// checks the backends' contract: each feature of each rule has exactly one
+// finding, every file path is relative and inside the output directory.
+func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
+	res := &Result{Report: &Report{SchemaVersion: 1, Routes: m.RouteCount, Rules: m.RuleCount,
+		Findings: []Finding{}, Targets: []TargetInfo{}}}
+	for _, t := range targets {
+		name := t.Backend.Name()
+		out, err := t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if err := checkFindings(m, out.Findings); err != nil {
+			return nil, fmt.Errorf("%s: internal error: %w", name, err)
+		}
+		for _, f := range out.Findings {
+			f.Target = name
+			res.Report.Findings = append(res.Report.Findings, f)
+		}
+		for _, s := range m.Skipped {
+			for _, feat := range s.Features {
+				res.Report.Findings = append(res.Report.Findings, Finding{Target: name, Route: s.Route,
+					Rule: s.Index, RuleName: s.RuleName, Feature: feat, Status: Unsupported,
+					Message: "rule not translated: " + s.Reason})
+			}
+		}
+		for _, f := range out.Files {
+			clean := path.Clean(f.Path)
+			if clean != f.Path || path.IsAbs(clean) || strings.HasPrefix(clean, "../") || clean == ".." {
+				return nil, fmt.Errorf("%s: internal error: bad output path %q", name, f.Path)
+			}
+			res.Files = append(res.Files, f)
+		}
+		for _, n := range out.Notes {
+			res.Notes = append(res.Notes, name+": "+n)
+		}
+		res.Report.Targets = append(res.Report.Targets, TargetInfo{Name: name, Version: t.Version})
+	}
+	SortFindings(res.Report.Findings)
+	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return res, nil
+}
+
+// checkFindings verifies that every feature each rule sets has exactly one
+// finding, and that nothing else has one.
+func checkFindings(m *Model, fs []Finding) error {
+	type key struct {
+		route   string
+		rule    int
+		feature Feature
+	}
+	want := map[key]bool{}
+	for _, r := range m.Rules {
+		for _, f := range r.Features() {
+			want[key{r.Route, r.Index, f}] = true
+		}
+	}
+	got := map[key]bool{}
+	for _, f := range fs {
+		k := key{f.Route, f.Rule, f.Feature}
+		if !want[k] {
+			return fmt.Errorf("finding for %s rule %d feature %s, which the rule does not set", f.Route, f.Rule, f.Feature)
+		}
+		if got[k] {
+			return fmt.Errorf("two findings for %s rule %d feature %s", f.Route, f.Rule, f.Feature)
+		}
+		if f.Status != Honoured && f.Status != Approximated && f.Status != Unsupported {
+			return fmt.Errorf("finding for %s rule %d feature %s has status %q", f.Route, f.Rule, f.Feature, f.Status)
+		}
+		if f.Status != Honoured && f.Message == "" {
+			return fmt.Errorf("%s finding for %s rule %d feature %s has no message", f.Status, f.Route, f.Rule, f.Feature)
+		}
+		got[k] = true
+	}
+	for k := range want {
+		if !got[k] {
+			return fmt.Errorf("no finding for %s rule %d feature %s", k.route, k.rule, k.feature)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package translate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Feature names one retry or timeout feature a rule can set. The names are
+// those of report.json.
+type Feature string
+
+// Features, in the order they are reported.
+const (
+	FeatureRetryAttempts         Feature = "retry.attempts"
+	FeatureRetryBackendTimeout   Feature = "retry.backendTimeout"
+	FeatureRetryBackoff          Feature = "retry.backoff"
+	FeatureRetryCodes            Feature = "retry.codes"
+	FeatureRetryConnectionErrors Feature = "retry.connectionErrors"
+	FeatureBackendRequestTimeout Feature = "timeouts.backendRequest"
+	FeatureRequestTimeout        Feature = "timeouts.request"
+)
+
+// Status is how far a data plane honours a feature.
+type Status string
+
+// Statuses, from best to worst.
+const (
+	// Honoured: the data plane, as configured, behaves as the Gateway API
+	// defines the feature. The end-to-end tests check this claim.
+	Honoured Status = "honoured"
+	// Approximated: something close is configured; the message says what
+	// differs.
+	Approximated Status = "approximated"
+	// Unsupported: nothing in this data plane version does it; the message
+	// says what the user can do.
+	Unsupported Status = "unsupported"
+)
+
+// Rank orders statuses: honoured 0, approximated 1, unsupported 2.
+func (s Status) Rank() int {
+	switch s {
+	case Honoured:
+		return 0
+	case Approximated:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// Finding is what one target does with one feature of one rule.
+type Finding struct {
+	Target   string  `json:"target"`
+	Route    string  `json:"route"`
+	Rule     int     `json:"rule"`
+	RuleName string  `json:"ruleName"`
+	Feature  Feature `json:"feature"`
+	Status   Status  `json:"status"`
+	Message  string  `json:"message"`
+}
+
+// NewFinding returns a finding for a feature of rule r. The target is filled
+// in by Run.
+func NewFinding(r *Rule, f Feature, s Status, format string, args ...any) Finding {
+	return Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f, Status: s,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// Features returns the features a rule sets, as report.md defines them, in
+// report order.
+func (r *Rule) Features() []Feature {
+	return features(r.Retry, r.Timeouts)
+}
+
+func features(rt *Retry, t Timeouts) []Feature {
+	var fs []Feature
+	if rt != nil {
+		fs = append(fs, FeatureRetryAttempts)
+		if t.BackendRequest != nil {
+			fs = append(fs, FeatureRetryBackendTimeout)
+		}
+		if rt.Backoff != nil {
+			fs = append(fs, FeatureRetryBackoff)
+		}
+		if len(rt.Codes) > 0 {
+			fs = append(fs, FeatureRetryCodes)
+		}
+		fs = append(fs, FeatureRetryConnectionErrors)
+	}
+	if t.BackendRequest != nil {
+		fs = append(fs, FeatureBackendRequestTimeout)
+	}
+	if t.Request != nil {
+		fs = append(fs, FeatureRequestTimeout)
+	}
+	return fs
+}
+
+// SortFindings sorts findings by target, route, rule and feature, so that
+// report.json diffs cleanly.
+func SortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Route, b.Route),
+			cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Feature, b.Feature))
+	})
+}
+
+// Report is report.json.
+type Report struct {
+	SchemaVersion int          `json:"schemaVersion"`
+	Targets       []TargetInfo `json:"targets"`
+	Routes        int          `json:"routes"`
+	Rules         int          `json:"rules"`
+	Findings      []Finding    `json:"findings"`
+}
+
+// TargetInfo names a data plane and the version the report assumes.
+type TargetInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Worst returns the worst status among the findings, and false when there are
+// none.
+func (r *Report) Worst() (Status, bool) {
+	var worst Status
+	for _, f := range r.Findings {
+		if worst == "" || f.Status.Rank() > worst.Rank() {
+			worst = f.Status
+		}
+	}
+	return worst, worst != ""
+}
