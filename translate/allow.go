@@ -16,10 +16,10 @@ import (
 var (
 	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$`)
 	dnsNameRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
-	pathRE        = regexp.MustCompile(`^/[A-Za-z0-9._~!$&()*+,=:@%/-]{0,1023}$`)
-	regexValueRE  = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?^|\[\]{}<>-]{1,1024}$`)
+	pathRE        = regexp.MustCompile(`^/[A-Za-z0-9._~!$&()*+,=:@%/-]*$`)
+	regexValueRE  = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?^|\[\]{}<>-]+$`)
 	headerNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$`)
-	headerValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?-]{0,4096}$`)
+	headerValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?-]*$`)
 	methodRE      = regexp.MustCompile(`^(GET|HEAD|POST|PUT|DELETE|CONNECT|OPTIONS|TRACE|PATCH)$`)
 )
 
@@ -48,9 +48,9 @@ func CheckValue(kind, s string) error {
 	case KindHostname:
 		ok = s == "" || isDNSName(strings.TrimPrefix(s, "*."))
 	case KindPath:
-		ok = pathRE.MatchString(s) && !strings.Contains(s, "//")
+		ok = len(s) <= 1024 && pathRE.MatchString(s) && !strings.Contains(s, "//")
 	case KindRegex:
-		ok = regexValueRE.MatchString(s)
+		ok = len(s) <= 1024 && regexValueRE.MatchString(s)
 		if ok {
 			_, err := regexp.Compile(s)
 			ok = err == nil
@@ -58,7 +58,7 @@ func CheckValue(kind, s string) error {
 	case KindHeaderName, KindQueryName:
 		ok = headerNameRE.MatchString(s)
 	case KindHeaderValue:
-		ok = headerValueRE.MatchString(s)
+		ok = len(s) <= 4096 && headerValueRE.MatchString(s)
 	case KindMethod:
 		ok = methodRE.MatchString(s)
 	default:

@@ -1,0 +1,402 @@
+package translate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	yaml3 "go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// Limits bound what Load reads, so that a hostile or mistaken input cannot
+// exhaust memory.
+type Limits struct {
+	// MaxInputBytes caps the bytes read from all inputs together.
+	MaxInputBytes int64
+	// MaxDocumentBytes caps one YAML or JSON document.
+	MaxDocumentBytes int
+	// MaxDocuments caps the number of documents (List items count).
+	MaxDocuments int
+}
+
+// DefaultLimits are generous for real manifests.
+var DefaultLimits = Limits{MaxInputBytes: 64 << 20, MaxDocumentBytes: 4 << 20, MaxDocuments: 10000}
+
+// Position locates an object in the input.
+type Position struct {
+	File string
+	// Doc is the 1-based index of the document in the file.
+	Doc int
+	// Item is the List item path ("items[3]"), or "".
+	Item string
+}
+
+func (p Position) String() string {
+	s := fmt.Sprintf("%s: document %d", p.File, p.Doc)
+	if p.Item != "" {
+		s += ": " + p.Item
+	}
+	return s
+}
+
+// Object is one decoded input object and where it came from.
+type Object[T any] struct {
+	Pos Position
+	Obj *T
+}
+
+// Input is everything Load read that gwretry uses.
+type Input struct {
+	Routes         []Object[gwv1.HTTPRoute]
+	Gateways       []Object[gwv1.Gateway]
+	GatewayClasses []Object[gwv1.GatewayClass]
+	Services       []Object[corev1.Service]
+	EndpointSlices []Object[discoveryv1.EndpointSlice]
+	// Notes are informational lines (kinds skipped).
+	Notes []string
+}
+
+// InputError is one problem with the input, located as precisely as we can.
+type InputError struct {
+	Pos Position
+	// Object is "Kind namespace/name", or "" when unknown.
+	Object string
+	// Field is the field path ("spec.rules[0].retry.codes[1]"), or "".
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Pos.String())
+	if e.Object != "" {
+		b.WriteString(": " + e.Object)
+	}
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+// ErrorList is every problem found in the input. Load and Resolve return
+// one so that users see all their mistakes at once.
+type ErrorList []*InputError
+
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// IsInputError reports whether err is a problem with the user's input (as
+// opposed to an internal or I/O error).
+func IsInputError(err error) bool {
+	var l ErrorList
+	var e *InputError
+	return errors.As(err, &l) || errors.As(err, &e)
+}
+
+// Load reads manifests from paths: files, directories (recursively, *.yaml,
+// *.yml and *.json in sorted order) or "-" for stdin. It decodes strictly, as
+// the API server does: unknown fields, duplicate keys and wrong-case keys are
+// errors. YAML aliases are rejected before decoding.
+func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
+	l := &loader{lim: lim, in: &Input{}, skipped: map[string]int{}}
+	for _, p := range paths {
+		if p == "-" {
+			if err := l.readStream("<stdin>", stdin); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		files, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if err := l.readFile(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(l.errs) > 0 {
+		return nil, l.errs
+	}
+	kinds := make([]string, 0, len(l.skipped))
+	for k := range l.skipped {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		l.in.Notes = append(l.in.Notes, fmt.Sprintf("skipped %d %s object(s): gwretry does not read this kind", l.skipped[k], k))
+	}
+	return l.in, nil
+}
+
+// expand lists the manifest files under p.
+func expand(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files", p)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+type loader struct {
+	lim     Limits
+	in      *Input
+	errs    ErrorList
+	read    int64
+	docs    int
+	skipped map[string]int
+}
+
+func (l *loader) readFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return l.readStream(name, f)
+}
+
+func (l *loader) readStream(name string, r io.Reader) error {
+	remaining := l.lim.MaxInputBytes - l.read
+	data, err := io.ReadAll(io.LimitReader(r, remaining+1))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > remaining {
+		return fmt.Errorf("%s: input exceeds %d bytes in total (raise --max-input-bytes)", name, l.lim.MaxInputBytes)
+	}
+	l.read += int64(len(data))
+	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		raw, err := yr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		pos := Position{File: name, Doc: doc}
+		if err != nil {
+			l.errs = append(l.errs, &InputError{Pos: pos, Msg: "cannot split YAML documents: " + err.Error()})
+			return nil
+		}
+		if len(raw) > l.lim.MaxDocumentBytes {
+			l.errs = append(l.errs, &InputError{Pos: pos, Msg: fmt.Sprintf("document is %d bytes, more than the limit of %d (raise --max-document-bytes)", len(raw), l.lim.MaxDocumentBytes)})
+			continue
+		}
+		if err := l.readDocument(pos, raw); err != nil {
+			return err
+		}
+	}
+}
+
+// readDocument decodes one document. It returns an error only when reading
+// must stop (too many documents); input problems are collected.
+func (l *loader) readDocument(pos Position, raw []byte) error {
+	if err := rejectAliases(raw); err != nil {
+		l.errs = append(l.errs, &InputError{Pos: pos, Msg: err.Error()})
+		return nil
+	}
+	j, err := yaml.YAMLToJSONStrict(raw)
+	if err != nil {
+		l.errs = append(l.errs, &InputError{Pos: pos, Msg: "invalid YAML: " + err.Error()})
+		return nil
+	}
+	j = bytes.TrimSpace(j)
+	if len(j) == 0 || bytes.Equal(j, []byte("null")) || bytes.Equal(j, []byte("{}")) {
+		return nil // empty or comment-only document
+	}
+	return l.decodeObject(pos, j)
+}
+
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func (l *loader) decodeObject(pos Position, j []byte) error {
+	l.docs++
+	if l.docs > l.lim.MaxDocuments {
+		return fmt.Errorf("%s: more than %d documents (raise --max-documents)", pos, l.lim.MaxDocuments)
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(j, &tm); err != nil {
+		l.errs = append(l.errs, &InputError{Pos: pos, Msg: "not a Kubernetes object: " + err.Error()})
+		return nil
+	}
+	if tm.Kind == "" || tm.APIVersion == "" {
+		l.errs = append(l.errs, &InputError{Pos: pos, Field: missingTypeField(tm), Msg: "required: every object needs apiVersion and kind"})
+		return nil
+	}
+	group, _, _ := strings.Cut(tm.APIVersion, "/")
+	if !strings.Contains(tm.APIVersion, "/") {
+		group = ""
+	}
+	switch {
+	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && isKnownList(tm):
+		return l.decodeList(pos, j)
+	case group == "gateway.networking.k8s.io" && (tm.APIVersion == "gateway.networking.k8s.io/v1" || tm.APIVersion == "gateway.networking.k8s.io/v1beta1"):
+		switch tm.Kind {
+		case "HTTPRoute":
+			decodeInto(l, pos, j, tm, &l.in.Routes)
+			return nil
+		case "Gateway":
+			decodeInto(l, pos, j, tm, &l.in.Gateways)
+			return nil
+		case "GatewayClass":
+			decodeInto(l, pos, j, tm, &l.in.GatewayClasses)
+			return nil
+		}
+	case tm.APIVersion == "v1" && tm.Kind == "Service":
+		decodeInto(l, pos, j, tm, &l.in.Services)
+		return nil
+	case tm.APIVersion == "discovery.k8s.io/v1" && tm.Kind == "EndpointSlice":
+		decodeInto(l, pos, j, tm, &l.in.EndpointSlices)
+		return nil
+	}
+	l.skipped[tm.Kind+" ("+tm.APIVersion+")"]++
+	return nil
+}
+
+func missingTypeField(tm typeMeta) string {
+	if tm.APIVersion == "" {
+		return "apiVersion"
+	}
+	return "kind"
+}
+
+// isKnownList reports whether tm is a typed list such as HTTPRouteList.
+func isKnownList(tm typeMeta) bool {
+	switch tm.Kind {
+	case "HTTPRouteList", "GatewayList", "GatewayClassList", "ServiceList", "EndpointSliceList":
+		return true
+	}
+	return false
+}
+
+func (l *loader) decodeList(pos Position, j []byte) error {
+	var list struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Metadata   json.RawMessage   `json:"metadata"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	strictErrs, err := kjson.UnmarshalStrict(j, &list)
+	if err := errors.Join(append(strictErrs, err)...); err != nil {
+		l.errs = append(l.errs, &InputError{Pos: pos, Object: list.Kind, Msg: err.Error()})
+		return nil
+	}
+	for i, item := range list.Items {
+		ipos := pos
+		ipos.Item = fmt.Sprintf("%sitems[%d]", prefixItem(pos.Item), i)
+		if err := l.decodeObject(ipos, item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func prefixItem(s string) string {
+	if s == "" {
+		return ""
+	}
+	return s + "."
+}
+
+// decodeInto strictly decodes j into a new T and appends it to dst.
+func decodeInto[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Object[T]) {
+	obj := new(T)
+	strictErrs, err := kjson.UnmarshalStrict(j, obj)
+	object := objectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
+	if err != nil {
+		l.errs = append(l.errs, &InputError{Pos: pos, Object: object, Msg: err.Error()})
+		return
+	}
+	if len(strictErrs) > 0 {
+		for _, e := range strictErrs {
+			l.errs = append(l.errs, &InputError{Pos: pos, Object: object, Msg: e.Error()})
+		}
+		return
+	}
+	*dst = append(*dst, Object[T]{Pos: pos, Obj: obj})
+}
+
+func objectName(kind, ns, name string) string {
+	if ns == "" {
+		ns = "default"
+	}
+	if name == "" {
+		return kind + " " + ns + "/<no name>"
+	}
+	return kind + " " + ns + "/" + name
+}
+
+// rejectAliases walks the YAML node tree without expanding aliases and
+// rejects any alias: expanding them is how alias bombs exhaust memory, and
+// manifests have no need for them.
+func rejectAliases(raw []byte) error {
+	var n yaml3.Node
+	if err := yaml3.Unmarshal(raw, &n); err != nil {
+		return fmt.Errorf("invalid YAML: %v", err)
+	}
+	stack := []*yaml3.Node{&n}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if cur.Kind == yaml3.AliasNode {
+			return fmt.Errorf("line %d: YAML aliases (*%s) are not accepted: expand them in the manifest", cur.Line, cur.Value)
+		}
+		if cur.Anchor != "" {
+			return fmt.Errorf("line %d: YAML anchors (&%s) are not accepted: expand them in the manifest", cur.Line, cur.Anchor)
+		}
+		stack = append(stack, slices.Clone(cur.Content)...)
+	}
+	return nil
+}

@@ -1,0 +1,739 @@
+package translate
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// DefaultPort is where the generated proxy listens when the input has no
+// Gateway for a route and no --listen is given.
+const DefaultPort = 8080
+
+// ResolveOptions are the user's choices that resolution needs.
+type ResolveOptions struct {
+	// Listen, when set, is the one address every generated proxy binds,
+	// whatever the Gateway listeners say.
+	Listen *Bind
+	// Endpoints override the addresses of Services (--endpoint).
+	Endpoints []EndpointOverride
+}
+
+// Bind is an address to listen on.
+type Bind struct {
+	Address string
+	Port    int
+}
+
+// EndpointOverride is one --endpoint flag: the addresses of a Service port.
+type EndpointOverride struct {
+	Service string
+	// Namespace is "" to match the Service in any namespace.
+	Namespace string
+	Port      int
+	Endpoints []Endpoint
+}
+
+// ParseListen parses --listen HOST:PORT; an empty HOST means 0.0.0.0.
+func ParseListen(s string) (*Bind, error) {
+	host, port, err := splitHostPort(s)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", s, err)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return &Bind{Address: host, Port: port}, nil
+}
+
+// ParseEndpoint parses --endpoint NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...].
+func ParseEndpoint(s string) (EndpointOverride, error) {
+	var o EndpointOverride
+	svc, addrs, ok := strings.Cut(s, "=")
+	if !ok {
+		return o, fmt.Errorf("--endpoint %q: want NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]", s)
+	}
+	i := strings.LastIndex(svc, ":")
+	if i < 0 {
+		return o, fmt.Errorf("--endpoint %q: the Service needs a port (NAME[.NAMESPACE]:PORT)", s)
+	}
+	port, err := strconv.Atoi(svc[i+1:])
+	if err != nil || port < 1 || port > 65535 {
+		return o, fmt.Errorf("--endpoint %q: %q is not a port", s, svc[i+1:])
+	}
+	o.Port = port
+	o.Service, o.Namespace, _ = strings.Cut(svc[:i], ".")
+	if !dnsLabelRE.MatchString(o.Service) || (o.Namespace != "" && !dnsLabelRE.MatchString(o.Namespace)) {
+		return o, fmt.Errorf("--endpoint %q: %q is not NAME or NAME.NAMESPACE", s, svc[:i])
+	}
+	for _, a := range strings.Split(addrs, ",") {
+		host, p, err := splitHostPort(a)
+		if err != nil {
+			return o, fmt.Errorf("--endpoint %q: %w", s, err)
+		}
+		if host == "" {
+			return o, fmt.Errorf("--endpoint %q: %q has no host", s, a)
+		}
+		o.Endpoints = append(o.Endpoints, Endpoint{Host: host, Port: p})
+	}
+	return o, nil
+}
+
+func splitHostPort(s string) (string, int, error) {
+	host, ps, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("want HOST:PORT: %v", err)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("%q is not a port (1-65535)", ps)
+	}
+	if host != "" {
+		if err := CheckValue(KindHost, host); err != nil {
+			return "", 0, err
+		}
+	}
+	return host, port, nil
+}
+
+// Build validates the input and resolves it into a Model: every error in
+// the input is reported (as an ErrorList), not only the first.
+func Build(in *Input, opts ResolveOptions) (*Model, error) {
+	var errs ErrorList
+	for _, r := range in.Routes {
+		errs = append(errs, validateRoute(r)...)
+	}
+	for _, g := range in.Gateways {
+		errs = append(errs, validateGateway(g)...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	r := newResolver(in, opts)
+	for _, o := range sortedRoutes(in.Routes) {
+		r.route(o)
+	}
+	if len(r.errs) > 0 {
+		return nil, r.errs
+	}
+	m := r.model()
+	if err := m.Check(); err != nil {
+		return nil, fmt.Errorf("internal error: %w", err)
+	}
+	return m, nil
+}
+
+func sortedRoutes(rs []Object[gwv1.HTTPRoute]) []Object[gwv1.HTTPRoute] {
+	out := slices.Clone(rs)
+	slices.SortStableFunc(out, func(a, b Object[gwv1.HTTPRoute]) int {
+		return cmp.Compare(routeKey(a.Obj), routeKey(b.Obj))
+	})
+	return out
+}
+
+func routeKey(rt *gwv1.HTTPRoute) string { return nsOrDefault(rt.Namespace) + "/" + rt.Name }
+
+func nsOrDefault(ns string) string {
+	if ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+type resolver struct {
+	in       *Input
+	opts     ResolveOptions
+	gateways map[string]*gwv1.Gateway
+	services map[string]*corev1.Service
+	slices   map[string][]*discoveryv1.EndpointSlice
+	binds    map[Bind]map[string][]*placed // bind → hostname → routes
+	rules    []*Rule
+	skipped  []SkippedRule
+	notes    []string
+	routes   int
+	nrules   int
+	errs     ErrorList
+}
+
+// placed is a route match with what precedence needs beyond the match.
+type placed struct {
+	rm         *RouteMatch
+	route      *gwv1.HTTPRoute
+	matchIndex int
+}
+
+func newResolver(in *Input, opts ResolveOptions) *resolver {
+	r := &resolver{in: in, opts: opts, gateways: map[string]*gwv1.Gateway{},
+		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
+		binds: map[Bind]map[string][]*placed{}}
+	for _, g := range in.Gateways {
+		r.gateways[nsOrDefault(g.Obj.Namespace)+"/"+g.Obj.Name] = g.Obj
+	}
+	for _, s := range in.Services {
+		r.services[nsOrDefault(s.Obj.Namespace)+"/"+s.Obj.Name] = s.Obj
+	}
+	for _, s := range in.EndpointSlices {
+		if name := s.Obj.Labels[discoveryv1.LabelServiceName]; name != "" {
+			k := nsOrDefault(s.Obj.Namespace) + "/" + name
+			r.slices[k] = append(r.slices[k], s.Obj)
+		}
+	}
+	return r
+}
+
+func (r *resolver) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// attachment is where a route is served: a bind address and the hostnames
+// it answers there ("" for any).
+type attachment struct {
+	bind      Bind
+	hostnames []string
+}
+
+func (r *resolver) defaultBind(port *gwv1.PortNumber) Bind {
+	if r.opts.Listen != nil {
+		return *r.opts.Listen
+	}
+	if port != nil {
+		return Bind{Address: "0.0.0.0", Port: int(*port)}
+	}
+	return Bind{Address: "0.0.0.0", Port: DefaultPort}
+}
+
+func routeHostnames(rt *gwv1.HTTPRoute) []string {
+	if len(rt.Spec.Hostnames) == 0 {
+		return []string{""}
+	}
+	var hs []string
+	for _, h := range rt.Spec.Hostnames {
+		hs = append(hs, string(h))
+	}
+	return hs
+}
+
+// attachments resolves a route's parentRefs to listeners.
+func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
+	key := routeKey(rt)
+	if len(rt.Spec.ParentRefs) == 0 {
+		r.note("HTTPRoute %s has no parentRefs: serving it on the default listener", key)
+		return []attachment{{bind: r.defaultBind(nil), hostnames: routeHostnames(rt)}}
+	}
+	var out []attachment
+	for i, p := range rt.Spec.ParentRefs {
+		if (p.Group != nil && *p.Group != gwv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+			r.note("HTTPRoute %s parentRefs[%d]: parents of kind %s are not translated", key, i, derefKind(p.Kind))
+			continue
+		}
+		ns := nsOrDefault(rt.Namespace)
+		if p.Namespace != nil {
+			ns = string(*p.Namespace)
+		}
+		gw, ok := r.gateways[ns+"/"+string(p.Name)]
+		if !ok {
+			b := r.defaultBind(p.Port)
+			r.note("HTTPRoute %s parentRefs[%d]: Gateway %s/%s is not in the input: serving the route on %s", key, i, ns, p.Name, net.JoinHostPort(b.Address, strconv.Itoa(b.Port)))
+			out = append(out, attachment{bind: b, hostnames: routeHostnames(rt)})
+			continue
+		}
+		found := false
+		for _, l := range gw.Spec.Listeners {
+			if p.SectionName != nil && *p.SectionName != l.Name {
+				continue
+			}
+			if p.Port != nil && *p.Port != l.Port {
+				continue
+			}
+			if l.Protocol != gwv1.HTTPProtocolType {
+				r.note("Gateway %s/%s listener %s: protocol %s is not generated (only HTTP listeners are)", ns, gw.Name, l.Name, l.Protocol)
+				continue
+			}
+			if !allowsRoute(l, ns, nsOrDefault(rt.Namespace)) {
+				r.note("Gateway %s/%s listener %s does not allow routes from namespace %s: HTTPRoute %s not attached there", ns, gw.Name, l.Name, nsOrDefault(rt.Namespace), key)
+				continue
+			}
+			hs := intersectHostnames(l.Hostname, rt.Spec.Hostnames)
+			if len(hs) == 0 {
+				r.note("HTTPRoute %s: no hostname intersects listener %s of Gateway %s/%s: not attached there", key, l.Name, ns, gw.Name)
+				continue
+			}
+			b := Bind{Address: "0.0.0.0", Port: int(l.Port)}
+			if r.opts.Listen != nil {
+				b = *r.opts.Listen
+			}
+			out = append(out, attachment{bind: b, hostnames: hs})
+			found = true
+		}
+		if !found {
+			r.note("HTTPRoute %s parentRefs[%d]: no usable listener on Gateway %s/%s", key, i, ns, p.Name)
+		}
+	}
+	return out
+}
+
+func derefKind(k *gwv1.Kind) string {
+	if k == nil {
+		return "Gateway"
+	}
+	return string(*k)
+}
+
+func allowsRoute(l gwv1.Listener, gwNS, routeNS string) bool {
+	if ar := l.AllowedRoutes; ar != nil {
+		if len(ar.Kinds) > 0 {
+			ok := false
+			for _, k := range ar.Kinds {
+				if k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gwv1.GroupName) {
+					ok = true
+				}
+			}
+			if !ok {
+				return false
+			}
+		}
+		if ar.Namespaces != nil && ar.Namespaces.From != nil {
+			switch *ar.Namespaces.From {
+			case gwv1.NamespacesFromAll, gwv1.NamespacesFromSelector:
+				// A selector needs Namespace labels that manifests rarely
+				// carry; treat it as allowing the route.
+				return true
+			}
+		}
+	}
+	return gwNS == routeNS
+}
+
+// intersectHostnames returns the hostnames a route answers on a listener, as
+// the Gateway API defines their intersection; [""] means any host.
+func intersectHostnames(listener *gwv1.Hostname, route []gwv1.Hostname) []string {
+	if listener == nil || *listener == "" {
+		if len(route) == 0 {
+			return []string{""}
+		}
+		var out []string
+		for _, h := range route {
+			out = append(out, string(h))
+		}
+		return out
+	}
+	l := string(*listener)
+	if len(route) == 0 {
+		return []string{l}
+	}
+	var out []string
+	for _, h := range route {
+		rh := string(h)
+		switch {
+		case rh == l:
+			out = append(out, rh)
+		case wildcardCovers(l, rh):
+			out = append(out, rh)
+		case wildcardCovers(rh, l):
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// wildcardCovers reports whether the wildcard w ("*.example.com") matches
+// host h (an exact name or a narrower wildcard).
+func wildcardCovers(w, h string) bool {
+	if !strings.HasPrefix(w, "*.") {
+		return false
+	}
+	suffix := w[1:] // ".example.com"
+	return strings.HasSuffix(h, suffix) && len(strings.TrimPrefix(h, "*.")) > len(suffix)-1 && h != w
+}
+
+func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
+	rt := o.Obj
+	key := routeKey(rt)
+	r.routes++
+	r.nrules += len(rt.Spec.Rules)
+	atts := r.attachments(rt)
+	for i, rule := range rt.Spec.Rules {
+		f := &fieldErrs{pos: o.Pos, object: objectName("HTTPRoute", rt.Namespace, rt.Name)}
+		ruleName := ""
+		if rule.Name != nil {
+			ruleName = string(*rule.Name)
+		}
+		retry, timeouts := r.intent(f, fmt.Sprintf("spec.rules[%d]", i), rule, key, i)
+		skip := func(reason string) {
+			r.skipped = append(r.skipped, SkippedRule{Route: key, Index: i, RuleName: ruleName,
+				Features: features(retry, timeouts), Reason: reason})
+			r.note("HTTPRoute %s rule %d not translated: %s", key, i, reason)
+		}
+		if len(atts) == 0 {
+			skip("the route is not attached to any listener that gwretry generates")
+			continue
+		}
+		backends, reason := r.backends(f, fmt.Sprintf("spec.rules[%d]", i), rt, rule)
+		r.errs = append(r.errs, f.errs...)
+		if len(f.errs) > 0 {
+			continue
+		}
+		if reason != "" {
+			skip(reason)
+			continue
+		}
+		if len(rule.Filters) > 0 {
+			r.note("HTTPRoute %s rule %d: filters are not translated (gwretry translates retries and timeouts)", key, i)
+		}
+		out := &Rule{Name: safeName(nsOrDefault(rt.Namespace), rt.Name, "r"+strconv.Itoa(i)), Route: key,
+			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends}
+		r.rules = append(r.rules, out)
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwv1.HTTPRouteMatch{{}}
+		}
+		for _, a := range atts {
+			hosts := r.binds[a.bind]
+			if hosts == nil {
+				hosts = map[string][]*placed{}
+				r.binds[a.bind] = hosts
+			}
+			for j, m := range matches {
+				for _, h := range a.hostnames {
+					hosts[h] = append(hosts[h], &placed{rm: &RouteMatch{Match: toMatch(m), Rule: out}, route: rt, matchIndex: j})
+				}
+			}
+		}
+	}
+}
+
+// intent turns a rule's retry and timeouts into the model, with the v1.7.0
+// defaults applied.
+func (r *resolver) intent(f *fieldErrs, field string, rule gwv1.HTTPRouteRule, key string, i int) (*Retry, Timeouts) {
+	var t Timeouts
+	if rule.Timeouts != nil {
+		t.Request = f.durationField(field+".timeouts.request", rule.Timeouts.Request)
+		t.BackendRequest = f.durationField(field+".timeouts.backendRequest", rule.Timeouts.BackendRequest)
+	}
+	rt := rule.Retry
+	if rt == nil {
+		return nil, t
+	}
+	out := &Retry{Attempts: 1}
+	if rt.Attempts != nil {
+		out.Attempts = *rt.Attempts
+	}
+	for _, c := range rt.Codes {
+		out.Codes = append(out.Codes, int(c))
+	}
+	slices.Sort(out.Codes)
+	out.Codes = slices.Compact(out.Codes)
+	if b := f.durationField(field+".retry.backoff", rt.Backoff); b != nil {
+		if b.Value == 0 {
+			r.note("HTTPRoute %s rule %d: retry.backoff is 0s, which asks for no pause: treated as unset", key, i)
+		} else {
+			out.Backoff = b
+		}
+	}
+	return out, t
+}
+
+func toMatch(m gwv1.HTTPRouteMatch) Match {
+	out := Match{PathType: PathPrefix, Path: "/"}
+	if m.Path != nil {
+		if m.Path.Type != nil {
+			out.PathType = PathMatchType(*m.Path.Type)
+		}
+		if m.Path.Value != nil {
+			out.Path = *m.Path.Value
+		}
+	}
+	if out.PathType == PathPrefix && len(out.Path) > 1 {
+		// "/a/" and "/a" match the same paths element-wise.
+		out.Path = strings.TrimSuffix(out.Path, "/")
+	}
+	if m.Method != nil {
+		out.Method = string(*m.Method)
+	}
+	for _, h := range m.Headers {
+		t := StringExact
+		if h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression {
+			t = StringRegex
+		}
+		out.Headers = append(out.Headers, ValueMatch{Type: t, Name: strings.ToLower(string(h.Name)), Value: h.Value})
+	}
+	for _, q := range m.QueryParams {
+		t := StringExact
+		if q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression {
+			t = StringRegex
+		}
+		out.Query = append(out.Query, ValueMatch{Type: t, Name: string(q.Name), Value: q.Value})
+	}
+	return out
+}
+
+// backends resolves a rule's backendRefs. It returns a reason when the rule
+// cannot be translated; errors in the input go to f.
+func (r *resolver) backends(f *fieldErrs, field string, rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule) ([]*BackendRef, string) {
+	if len(rule.BackendRefs) == 0 {
+		return nil, "it has no backendRefs (a Gateway answers such requests with 500)"
+	}
+	var out []*BackendRef
+	var reasons []string
+	for j, b := range rule.BackendRefs {
+		bf := fmt.Sprintf("%s.backendRefs[%d]", field, j)
+		if (b.Group != nil && *b.Group != "") || (b.Kind != nil && *b.Kind != "Service") {
+			reasons = append(reasons, fmt.Sprintf("backendRefs[%d] is a %s, only core Services are translated", j, derefKind(b.Kind)))
+			continue
+		}
+		if b.Port == nil {
+			f.add(bf+".port", "required when the backend is a Service")
+			continue
+		}
+		weight := 1
+		if b.Weight != nil {
+			weight = int(*b.Weight)
+		}
+		if weight == 0 {
+			continue
+		}
+		ns := nsOrDefault(rt.Namespace)
+		if b.Namespace != nil {
+			ns = string(*b.Namespace)
+			if ns != nsOrDefault(rt.Namespace) {
+				r.note("HTTPRoute %s: %s refers to namespace %s; ReferenceGrants are not read, the reference is assumed permitted", routeKey(rt), bf, ns)
+			}
+		}
+		eps, reason := r.endpoints(ns, string(b.Name), int(*b.Port))
+		if reason != "" {
+			reasons = append(reasons, fmt.Sprintf("backendRefs[%d]: %s", j, reason))
+			continue
+		}
+		out = append(out, &BackendRef{Name: safeName(ns, string(b.Name), strconv.Itoa(int(*b.Port))),
+			Service: ns + "/" + string(b.Name), Port: int(*b.Port), Weight: weight, Endpoints: eps})
+	}
+	if len(reasons) > 0 {
+		return nil, strings.Join(reasons, "; ")
+	}
+	if len(out) == 0 && len(f.errs) == 0 {
+		return nil, "every backendRef has weight 0 (a Gateway answers such requests with 500)"
+	}
+	return out, ""
+}
+
+// endpoints finds the addresses of a Service port: --endpoint, then the
+// Service and its EndpointSlices in the input, then cluster DNS.
+func (r *resolver) endpoints(ns, name string, port int) ([]Endpoint, string) {
+	for _, o := range r.opts.Endpoints {
+		if o.Service == name && (o.Namespace == "" || o.Namespace == ns) && o.Port == port {
+			return o.Endpoints, ""
+		}
+	}
+	dns := []Endpoint{{Host: name + "." + ns + ".svc.cluster.local", Port: port}}
+	svc, ok := r.services[ns+"/"+name]
+	if !ok {
+		return dns, ""
+	}
+	var sp *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		if int(svc.Spec.Ports[i].Port) == port {
+			sp = &svc.Spec.Ports[i]
+		}
+	}
+	if sp == nil {
+		return nil, fmt.Sprintf("Service %s/%s has no port %d", ns, name, port)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		if err := CheckValue(KindHost, svc.Spec.ExternalName); err != nil {
+			return nil, fmt.Sprintf("Service %s/%s externalName: %v", ns, name, err)
+		}
+		return []Endpoint{{Host: svc.Spec.ExternalName, Port: port}}, ""
+	}
+	slicesFor := r.slices[ns+"/"+name]
+	if len(slicesFor) == 0 {
+		return dns, ""
+	}
+	var eps []Endpoint
+	for _, s := range slicesFor {
+		target := 0
+		for _, p := range s.Ports {
+			if p.Port != nil && ptrString(p.Name) == sp.Name {
+				target = int(*p.Port)
+			}
+		}
+		if target == 0 {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue
+			}
+			for _, a := range e.Addresses {
+				if err := CheckValue(KindHost, a); err != nil {
+					return nil, fmt.Sprintf("EndpointSlice %s/%s: %v", ns, s.Name, err)
+				}
+				eps = append(eps, Endpoint{Host: a, Port: target})
+			}
+		}
+	}
+	if len(eps) == 0 {
+		return nil, fmt.Sprintf("the EndpointSlices of Service %s/%s have no ready endpoint for port %d", ns, name, port)
+	}
+	slices.SortFunc(eps, func(a, b Endpoint) int { return cmp.Or(cmp.Compare(a.Host, b.Host), cmp.Compare(a.Port, b.Port)) })
+	return slices.Compact(eps), ""
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// safeName joins parts with "_" into a name that passes the KindName
+// allowlist; overlong names are shortened with a hash so they stay unique.
+func safeName(parts ...string) string {
+	s := strings.Join(parts, "_")
+	if len(s) <= 200 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return s[:180] + "_" + hex.EncodeToString(sum[:])[:16]
+}
+
+func (r *resolver) model() *Model {
+	m := &Model{Rules: r.rules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes}
+	binds := make([]Bind, 0, len(r.binds))
+	for b := range r.binds {
+		binds = append(binds, b)
+	}
+	slices.SortFunc(binds, func(a, b Bind) int { return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Address, b.Address)) })
+	names := map[string]bool{}
+	for _, b := range binds {
+		name := "http-" + strconv.Itoa(b.Port)
+		if names[name] {
+			name = "http-" + strings.NewReplacer(".", "-", ":", "-").Replace(b.Address) + "-" + strconv.Itoa(b.Port)
+		}
+		names[name] = true
+		l := &Listener{Name: name, Address: b.Address, Port: b.Port}
+		hosts := r.binds[b]
+		for _, h := range sortedHostnames(hosts) {
+			vh := &VirtualHost{Name: name + "_" + hostLabel(h), Hostname: h}
+			// The routes of this hostname first, then those of every less
+			// specific hostname that also covers it, down to the catch-all.
+			for _, cover := range covering(h, hosts) {
+				group := slices.Clone(hosts[cover])
+				slices.SortStableFunc(group, comparePlaced)
+				for _, p := range group {
+					vh.Routes = append(vh.Routes, p.rm)
+				}
+			}
+			l.VirtualHosts = append(l.VirtualHosts, vh)
+		}
+		m.Listeners = append(m.Listeners, l)
+	}
+	slices.SortFunc(m.Rules, func(a, b *Rule) int { return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Index, b.Index)) })
+	slices.SortFunc(m.Skipped, func(a, b SkippedRule) int {
+		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Index, b.Index))
+	})
+	return m
+}
+
+func hostLabel(h string) string {
+	switch {
+	case h == "":
+		return "any"
+	case strings.HasPrefix(h, "*."):
+		return "wildcard." + h[2:]
+	}
+	return h
+}
+
+// sortedHostnames orders hostnames as VirtualHosts are: exact names
+// alphabetically, then wildcards longest first, then "".
+func sortedHostnames(hosts map[string][]*placed) []string {
+	out := make([]string, 0, len(hosts))
+	for h := range hosts {
+		out = append(out, h)
+	}
+	slices.SortFunc(out, compareHostnames)
+	return out
+}
+
+func hostRank(h string) int {
+	switch {
+	case h == "":
+		return 2
+	case strings.HasPrefix(h, "*."):
+		return 1
+	}
+	return 0
+}
+
+func compareHostnames(a, b string) int {
+	if c := cmp.Compare(hostRank(a), hostRank(b)); c != 0 {
+		return c
+	}
+	if hostRank(a) == 1 {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a, b)
+}
+
+// covering returns h and every other hostname in hosts that matches all
+// requests h matches, most specific first.
+func covering(h string, hosts map[string][]*placed) []string {
+	out := []string{h}
+	for _, other := range sortedHostnames(hosts) {
+		if other == h {
+			continue
+		}
+		if other == "" || wildcardCovers(other, h) {
+			out = append(out, other)
+		}
+	}
+	return out
+}
+
+// comparePlaced orders matches by Gateway API precedence: Exact path, then
+// RegularExpression, then the longest PathPrefix; then a method match; then
+// more header matches; then more query matches; then the older route, its
+// namespace/name, the rule index and the match index.
+func comparePlaced(a, b *placed) int {
+	ma, mb := a.rm.Match, b.rm.Match
+	return cmp.Or(
+		cmp.Compare(pathRank(ma.PathType), pathRank(mb.PathType)),
+		cmp.Compare(len(mb.Path), len(ma.Path)),
+		cmp.Compare(boolRank(ma.Method != ""), boolRank(mb.Method != "")),
+		cmp.Compare(len(mb.Headers), len(ma.Headers)),
+		cmp.Compare(len(mb.Query), len(ma.Query)),
+		a.route.CreationTimestamp.Time.Compare(b.route.CreationTimestamp.Time),
+		cmp.Compare(routeKey(a.route), routeKey(b.route)),
+		cmp.Compare(a.rm.Rule.Index, b.rm.Rule.Index),
+		cmp.Compare(a.matchIndex, b.matchIndex),
+	)
+}
+
+func pathRank(t PathMatchType) int {
+	switch t {
+	case PathExact:
+		return 0
+	case PathRegex:
+		return 1
+	}
+	return 2
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 0
+	}
+	return 1
+}

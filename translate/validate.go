@@ -1,0 +1,306 @@
+package translate
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Validation re-implements the Gateway API's own rules (OpenAPI patterns,
+// CEL and webhook checks as of v1.7.0) that matter to a translator, because
+// decoding offline applies none of them.
+
+var (
+	dnsLabelRE      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	sectionNameRE   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	headerTokenRE   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$")
+	routeHostnameRE = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// Limits of the Gateway API types.
+const (
+	maxHostnames  = 16
+	maxParentRefs = 32
+	maxRules      = 16
+	maxMatches    = 128
+	maxHeaders    = 16
+	maxBackends   = 16
+)
+
+// fieldErrs collects the problems of one object.
+type fieldErrs struct {
+	pos    Position
+	object string
+	errs   ErrorList
+}
+
+func (f *fieldErrs) add(field, format string, args ...any) {
+	f.errs = append(f.errs, &InputError{Pos: f.pos, Object: f.object, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (f *fieldErrs) checkName(field, name string) {
+	switch {
+	case name == "":
+		f.add(field, "required")
+	case len(name) > 253 || !sectionNameRE.MatchString(name):
+		f.add(field, "%s is not a valid name: lower-case letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit", quoteShort(name))
+	}
+}
+
+func (f *fieldErrs) checkNamespace(field, ns string) {
+	if ns != "" && (len(ns) > 63 || !dnsLabelRE.MatchString(ns)) {
+		f.add(field, "%s is not a valid namespace: a DNS label (lower-case letters, digits and '-', at most 63)", quoteShort(ns))
+	}
+}
+
+func (f *fieldErrs) checkHostname(field, h string) {
+	if len(h) > 253 || !routeHostnameRE.MatchString(h) {
+		f.add(field, "%s is not a valid hostname: a lower-case DNS name, optionally starting with '*.'", quoteShort(h))
+		return
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		f.add(field, "%s: IP addresses are not allowed as hostnames", quoteShort(h))
+	}
+}
+
+// durationField parses an optional duration and checks GEP-2257 and the
+// "non-zero is at least 1ms" rule.
+func (f *fieldErrs) durationField(field string, d *gwv1.Duration) *Duration {
+	if d == nil {
+		return nil
+	}
+	v, err := ParseDuration(string(*d))
+	if err != nil {
+		f.add(field, "%v", err)
+		return nil
+	}
+	return &Duration{Text: string(*d), Value: v}
+}
+
+// validateRoute checks an HTTPRoute and returns its problems.
+func validateRoute(o Object[gwv1.HTTPRoute]) ErrorList {
+	rt := o.Obj
+	f := &fieldErrs{pos: o.Pos, object: objectName("HTTPRoute", rt.Namespace, rt.Name)}
+	f.checkName("metadata.name", rt.Name)
+	f.checkNamespace("metadata.namespace", rt.Namespace)
+	if n := len(rt.Spec.Hostnames); n > maxHostnames {
+		f.add("spec.hostnames", "%d hostnames, at most %d allowed", n, maxHostnames)
+	}
+	for i, h := range rt.Spec.Hostnames {
+		f.checkHostname(fmt.Sprintf("spec.hostnames[%d]", i), string(h))
+	}
+	if n := len(rt.Spec.ParentRefs); n > maxParentRefs {
+		f.add("spec.parentRefs", "%d parentRefs, at most %d allowed", n, maxParentRefs)
+	}
+	for i, p := range rt.Spec.ParentRefs {
+		field := fmt.Sprintf("spec.parentRefs[%d]", i)
+		f.checkName(field+".name", string(p.Name))
+		if p.Namespace != nil {
+			f.checkNamespace(field+".namespace", string(*p.Namespace))
+		}
+		if p.SectionName != nil {
+			f.checkName(field+".sectionName", string(*p.SectionName))
+		}
+		if p.Port != nil && (*p.Port < 1 || *p.Port > 65535) {
+			f.add(field+".port", "%d is not a port (1-65535)", *p.Port)
+		}
+	}
+	if n := len(rt.Spec.Rules); n > maxRules {
+		f.add("spec.rules", "%d rules, at most %d allowed", n, maxRules)
+	}
+	ruleNames := map[string]int{}
+	matches := 0
+	for i, r := range rt.Spec.Rules {
+		field := fmt.Sprintf("spec.rules[%d]", i)
+		if r.Name != nil {
+			f.checkName(field+".name", string(*r.Name))
+			if j, dup := ruleNames[string(*r.Name)]; dup {
+				f.add(field+".name", "%q is also the name of spec.rules[%d]: rule names must be unique", *r.Name, j)
+			}
+			ruleNames[string(*r.Name)] = i
+		}
+		matches += len(r.Matches)
+		for j, m := range r.Matches {
+			validateMatch(f, fmt.Sprintf("%s.matches[%d]", field, j), m)
+		}
+		if n := len(r.BackendRefs); n > maxBackends {
+			f.add(field+".backendRefs", "%d backendRefs, at most %d allowed", n, maxBackends)
+		}
+		for j, b := range r.BackendRefs {
+			bf := fmt.Sprintf("%s.backendRefs[%d]", field, j)
+			f.checkName(bf+".name", string(b.Name))
+			if b.Namespace != nil {
+				f.checkNamespace(bf+".namespace", string(*b.Namespace))
+			}
+			if b.Port != nil && (*b.Port < 1 || *b.Port > 65535) {
+				f.add(bf+".port", "%d is not a port (1-65535)", *b.Port)
+			}
+			if b.Weight != nil && (*b.Weight < 0 || *b.Weight > 1000000) {
+				f.add(bf+".weight", "%d is out of range 0-1000000", *b.Weight)
+			}
+		}
+		validateRetryAndTimeouts(f, field, r)
+	}
+	if matches > maxMatches {
+		f.add("spec.rules", "%d matches in total, at most %d allowed", matches, maxMatches)
+	}
+	return f.errs
+}
+
+func validateMatch(f *fieldErrs, field string, m gwv1.HTTPRouteMatch) {
+	if p := m.Path; p != nil {
+		t := gwv1.PathMatchPathPrefix
+		if p.Type != nil {
+			t = *p.Type
+		}
+		v := "/"
+		if p.Value != nil {
+			v = *p.Value
+		}
+		pf := field + ".path.value"
+		switch t {
+		case gwv1.PathMatchExact, gwv1.PathMatchPathPrefix:
+			switch {
+			case !strings.HasPrefix(v, "/"):
+				f.add(pf, "%s must start with '/'", quoteShort(v))
+			case strings.Contains(v, "//") || strings.Contains(v, "/./") || strings.Contains(v, "/../") ||
+				strings.Contains(strings.ToLower(v), "%2f") || strings.Contains(v, "#") ||
+				strings.HasSuffix(v, "/..") || strings.HasSuffix(v, "/."):
+				f.add(pf, "%s must not contain '//', '/./', '/../', '%%2f' or '#', nor end with '/.' or '/..'", quoteShort(v))
+			default:
+				if err := CheckValue(KindPath, v); err != nil {
+					f.add(pf, "%v", err)
+				}
+			}
+		case gwv1.PathMatchRegularExpression:
+			if err := CheckValue(KindRegex, v); err != nil {
+				f.add(pf, "%v", err)
+			}
+		default:
+			f.add(field+".path.type", "%q is not one of Exact, PathPrefix, RegularExpression", t)
+		}
+	}
+	if n := len(m.Headers); n > maxHeaders {
+		f.add(field+".headers", "%d header matches, at most %d allowed", n, maxHeaders)
+	}
+	seen := map[string]bool{}
+	for i, h := range m.Headers {
+		hf := fmt.Sprintf("%s.headers[%d]", field, i)
+		name := strings.ToLower(string(h.Name))
+		if !headerTokenRE.MatchString(string(h.Name)) || len(h.Name) > 256 {
+			f.add(hf+".name", "%s is not a valid header name", quoteShort(string(h.Name)))
+		} else if err := CheckValue(KindHeaderName, string(h.Name)); err != nil {
+			f.add(hf+".name", "%v", err)
+		}
+		if seen[name] {
+			f.add(hf+".name", "header %q is matched twice in this match; the Gateway API ignores the second, so remove it", h.Name)
+		}
+		seen[name] = true
+		validateValueMatch(f, hf, h.Type == nil || *h.Type == gwv1.HeaderMatchExact, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression, h.Value)
+	}
+	if n := len(m.QueryParams); n > maxHeaders {
+		f.add(field+".queryParams", "%d query parameter matches, at most %d allowed", n, maxHeaders)
+	}
+	seenQ := map[string]bool{}
+	for i, q := range m.QueryParams {
+		qf := fmt.Sprintf("%s.queryParams[%d]", field, i)
+		if err := CheckValue(KindQueryName, string(q.Name)); err != nil {
+			f.add(qf+".name", "%v", err)
+		}
+		if seenQ[string(q.Name)] {
+			f.add(qf+".name", "query parameter %q is matched twice in this match; the Gateway API ignores the second, so remove it", q.Name)
+		}
+		seenQ[string(q.Name)] = true
+		validateValueMatch(f, qf, q.Type == nil || *q.Type == gwv1.QueryParamMatchExact, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression, q.Value)
+	}
+	if m.Method != nil {
+		if err := CheckValue(KindMethod, string(*m.Method)); err != nil {
+			f.add(field+".method", "%v", err)
+		}
+	}
+}
+
+func validateValueMatch(f *fieldErrs, field string, exact, regex bool, value string) {
+	switch {
+	case exact:
+		if value == "" {
+			f.add(field+".value", "required")
+		} else if err := CheckValue(KindHeaderValue, value); err != nil {
+			f.add(field+".value", "%v", err)
+		}
+	case regex:
+		if err := CheckValue(KindRegex, value); err != nil {
+			f.add(field+".value", "%v", err)
+		}
+	default:
+		f.add(field+".type", "must be Exact or RegularExpression")
+	}
+}
+
+// validateRetryAndTimeouts checks a rule's retry and timeouts as the API
+// server would (v1.7.0).
+func validateRetryAndTimeouts(f *fieldErrs, field string, r gwv1.HTTPRouteRule) {
+	if t := r.Timeouts; t != nil {
+		req := f.durationField(field+".timeouts.request", t.Request)
+		be := f.durationField(field+".timeouts.backendRequest", t.BackendRequest)
+		checkMinimum(f, field+".timeouts.request", req)
+		checkMinimum(f, field+".timeouts.backendRequest", be)
+		if req != nil && be != nil && req.Value != 0 && be.Value > req.Value {
+			f.add(field+".timeouts.backendRequest", "backendRequest timeout (%s) cannot be longer than request timeout (%s)", be.Text, req.Text)
+		}
+	}
+	if rt := r.Retry; rt != nil {
+		if rt.Attempts != nil && *rt.Attempts < 0 {
+			f.add(field+".retry.attempts", "%d must be 0 or more (retries after the first try)", *rt.Attempts)
+		}
+		seen := map[int]int{}
+		for i, c := range rt.Codes {
+			cf := fmt.Sprintf("%s.retry.codes[%d]", field, i)
+			if c < 400 || c > 599 {
+				f.add(cf, "%d is not a retryable status code: must be 400-599", c)
+			}
+			if j, dup := seen[int(c)]; dup {
+				f.add(cf, "%d is also codes[%d]: codes must be unique", c, j)
+			}
+			seen[int(c)] = i
+		}
+		b := f.durationField(field+".retry.backoff", rt.Backoff)
+		checkMinimum(f, field+".retry.backoff", b)
+	}
+}
+
+func checkMinimum(f *fieldErrs, field string, d *Duration) {
+	if d != nil && d.Value != 0 && d.Value.Milliseconds() < 1 {
+		f.add(field, "%s: a non-zero duration must be at least 1ms", d.Text)
+	}
+}
+
+// validateGateway checks the parts of a Gateway that resolution uses.
+func validateGateway(o Object[gwv1.Gateway]) ErrorList {
+	g := o.Obj
+	f := &fieldErrs{pos: o.Pos, object: objectName("Gateway", g.Namespace, g.Name)}
+	f.checkName("metadata.name", g.Name)
+	f.checkNamespace("metadata.namespace", g.Namespace)
+	names := map[string]int{}
+	for i, l := range g.Spec.Listeners {
+		field := fmt.Sprintf("spec.listeners[%d]", i)
+		f.checkName(field+".name", string(l.Name))
+		if j, dup := names[string(l.Name)]; dup {
+			f.add(field+".name", "%q is also the name of listeners[%d]: listener names must be unique", l.Name, j)
+		}
+		names[string(l.Name)] = i
+		if l.Port < 1 || l.Port > 65535 {
+			f.add(field+".port", "%d is not a port (1-65535)", l.Port)
+		}
+		if l.Protocol == "" {
+			f.add(field+".protocol", "required")
+		}
+		if l.Hostname != nil {
+			f.checkHostname(field+".hostname", string(*l.Hostname))
+		}
+	}
+	return f.errs
+}
