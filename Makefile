@@ -1,0 +1,79 @@
+# gwretry: `make run` translates the shipped example; `make test` installs
+# what the tests need (nginx and HAProxy from Debian's packages, the Traefik
+# test binary built from the Go module proxy) and runs every test.
+
+GO            ?= go
+TRAEFIK_VERSION := v3.6.12
+CACHE_DIR     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gwretry
+TRAEFIK_BIN   := $(CACHE_DIR)/traefik-$(TRAEFIK_VERSION)
+SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
+
+.PHONY: all build run test unit e2e matrix bench deps nginx haproxy traefik fmt vet check-fmt clean
+
+all: build
+
+build:
+	$(GO) build -o bin/gwretry ./cmd/gwretry
+
+## run: translate the shipped example to Envoy; config on stdout, report on stderr.
+run: build
+	./bin/gwretry translate testdata/examples/retry.yaml --target envoy
+
+## test: install the data planes when missing, then vet, format check and every test.
+test: deps vet check-fmt
+	$(GO) test -count=1 ./...
+
+## unit: every test, without installing anything (real-proxy tests skip if absent).
+unit:
+	$(GO) test ./...
+
+## e2e: only the end-to-end suite against real nginx, HAProxy and Traefik.
+e2e: deps
+	$(GO) test -count=1 -v ./e2e/
+
+## matrix: run the end-to-end suite and write docs/matrix.md from its results.
+matrix: deps
+	GWRETRY_MATRIX=$(CURDIR)/docs/matrix.md $(GO) test -count=1 ./e2e/
+
+## bench: speed and memory of loading, resolving and generating.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+deps: nginx haproxy traefik
+
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || \
+		{ echo "installing nginx from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
+	@[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null
+
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || \
+		{ echo "installing haproxy from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
+	@[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null
+
+# The Traefik oracle is built from the Go module proxy in its own module
+# (tools/traefik) and cached outside the repository; it is rebuilt only when
+# missing (about 5 minutes on 2 cores).
+traefik: $(TRAEFIK_BIN)
+
+$(TRAEFIK_BIN):
+	@mkdir -p $(CACHE_DIR)
+	@echo "building Traefik $(TRAEFIK_VERSION) test binary into $@ (once)"
+	cd tools/traefik && $(GO) build -o $@.tmp github.com/traefik/traefik/v3/cmd/traefik
+	mv $@.tmp $@
+
+fmt:
+	gofmt -w .
+
+check-fmt:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries an exit code with the error that caused it.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err (if any) and maps it to an exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	code := exitInput
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if code == exitUsage {
+		fmt.Fprintf(stderr, "gwretry: %v\nRun 'gwretry --help' for usage.\n", err)
+	} else {
+		fmt.Fprintf(stderr, "gwretry: %v\n", err)
+	}
+	return code
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gwretry",
+		Short: "Translate Gateway API retries and timeouts for Envoy, NGINX, HAProxy and Traefik",
+		Long: `gwretry reads Kubernetes Gateway API manifests (HTTPRoutes with rules[].retry and
+rules[].timeouts, and the Gateways, Services and EndpointSlices around them) and writes the
+equivalent configuration for each data plane. For every rule and every data plane it reports
+what is honoured, approximated, or cannot be honoured, and why.`,
+		Example: `  gwretry translate route.yaml --target envoy
+  gwretry translate manifests/ --target all -o out/
+  gwretry check manifests/ --target nginx@1.22 --fail-on unsupported`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err}
+	})
+	root.AddCommand(newTranslateCmd(stdin, stdout, stderr, false), newTranslateCmd(stdin, stdout, stderr, true), newVersionCmd(stdout))
+	return root
+}
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the gwretry version",
+		Example: "  gwretry version",
+		Args:    noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := "(devel)"
+			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+				v = bi.Main.Version
+			}
+			_, err := fmt.Fprintf(stdout, "gwretry %s\n", v)
+			return err
+		},
+	}
+}
+
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected arguments: %v", args)
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// options are the flags of translate and check.
+type options struct {
+	target             string
+	outDir             string
+	report             string
+	reportFile         string
+	failOn             string
+	listen             string
+	endpoints          []string
+	retryNonIdempotent bool
+	quiet              bool
+	limits             translate.Limits
+}
+
+func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
+	o := &options{limits: translate.DefaultLimits}
+	cmd := &cobra.Command{
+		Use:   "translate PATH...",
+		Short: "Write data plane configurations and the report",
+		Long: `translate reads PATH... (files, directories searched recursively for *.yaml, *.yml and
+*.json in sorted order, or - for stdin), validates the manifests as the API server would, and
+writes each target's configuration. Without -o the configuration of the single target goes to
+stdout; with -o DIR every target's files and DIR/report.json are written. The report goes to
+stderr as a table unless --report says otherwise.`,
+		Example: `  # Envoy bootstrap on stdout, report table on stderr
+  gwretry translate route.yaml --target envoy
+
+  # every data plane, for CI: out/ is diffed against goldens
+  gwretry translate manifests/ --target all -o out/
+
+  # pin versions; point the proxies at a local backend
+  gwretry translate route.yaml --target nginx@1.22,haproxy@2.6 -o out/ \
+      --listen 127.0.0.1:8080 --endpoint infra-backend-v1:8080=127.0.0.1:3000
+
+  # fail the build when something cannot be honoured
+  gwretry translate manifests/ --target traefik@3.6 -o out/ --fail-on unsupported`,
+	}
+	if checkOnly {
+		cmd.Use = "check PATH..."
+		cmd.Short = "Validate manifests and report, without writing configurations"
+		cmd.Long = `check reads and validates PATH... like translate and prints the report of what each
+target honours, but writes no configuration. Exit code 1 means invalid input, 3 that
+--fail-on was reached.`
+		cmd.Example = `  gwretry check manifests/
+  gwretry check route.yaml --target nginx@1.22,haproxy@3.2 --report json
+  cat route.yaml | gwretry check - --fail-on approximated`
+	}
+	cmd.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageErrorf("%s needs at least one PATH (a file, a directory or - for stdin)", cmd.Name())
+		}
+		return nil
+	}
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		return runTranslate(o, args, stdin, stdout, stderr, checkOnly)
+	}
+	f := cmd.Flags()
+	names := strings.Join(backendNames(), ", ")
+	if checkOnly {
+		f.StringVar(&o.target, "target", "all", "comma list of NAME or NAME@VERSION ("+names+") or all")
+	} else {
+		f.StringVar(&o.target, "target", "", "comma list of NAME or NAME@VERSION ("+names+") or all (required)")
+		f.StringVarP(&o.outDir, "output", "o", "", "write every target's files and report.json under `DIR`")
+	}
+	f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
+	f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
+	f.StringVar(&o.failOn, "fail-on", "none", "exit 3 when a finding is at least: none, approximated or unsupported")
+	f.StringVar(&o.listen, "listen", "", "`HOST:PORT` every generated proxy listens on (default: the Gateway listener port on 0.0.0.0, or 0.0.0.0:8080)")
+	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
+	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "also retry POST, PATCH and LOCK requests where the data plane can")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
+	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
+	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
+	return cmd
+}
+
+func backendNames() []string {
+	var names []string
+	for _, b := range backends.All() {
+		names = append(names, b.Name())
+	}
+	return names
+}
+
+// prepare checks the flags that need no input.
+func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.ResolveOptions, error) {
+	var ro translate.ResolveOptions
+	if o.target == "" {
+		return nil, ro, usageErrorf("--target is required: %s, a comma list of them, NAME@VERSION, or all", strings.Join(backendNames(), ", "))
+	}
+	targets, err := translate.ParseTargets(o.target, backends.All())
+	if err != nil {
+		return nil, ro, &exitError{code: exitUsage, err: err}
+	}
+	if !checkOnly && o.outDir == "" && len(targets) != 1 {
+		return nil, ro, usageErrorf("%d targets need -o DIR; without it one target's configuration goes to stdout", len(targets))
+	}
+	switch o.report {
+	case "text", "json", "none":
+	default:
+		return nil, ro, usageErrorf("--report %q: want text, json or none", o.report)
+	}
+	switch o.failOn {
+	case "none", string(translate.Approximated), string(translate.Unsupported):
+	default:
+		return nil, ro, usageErrorf("--fail-on %q: want none, approximated or unsupported", o.failOn)
+	}
+	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
+		return nil, ro, usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
+	}
+	if o.listen != "" {
+		if ro.Listen, err = translate.ParseListen(o.listen); err != nil {
+			return nil, ro, &exitError{code: exitUsage, err: err}
+		}
+	}
+	for _, e := range o.endpoints {
+		ep, err := translate.ParseEndpoint(e)
+		if err != nil {
+			return nil, ro, &exitError{code: exitUsage, err: err}
+		}
+		ro.Endpoints = append(ro.Endpoints, ep)
+	}
+	return targets, ro, nil
+}
+
+func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) error {
+	targets, ro, err := o.prepare(checkOnly)
+	if err != nil {
+		return err
+	}
+	in, err := translate.Load(paths, stdin, o.limits)
+	if err != nil {
+		return inputError(err)
+	}
+	if len(in.Routes) == 0 {
+		return inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s", strings.Join(paths, ", ")))
+	}
+	m, err := translate.Build(in, ro)
+	if err != nil {
+		return inputError(err)
+	}
+	res, err := translate.Run(m, targets, o.retryNonIdempotent)
+	if err != nil {
+		return err
+	}
+	if !o.quiet {
+		for _, n := range append(append(in.Notes, m.Notes...), res.Notes...) {
+			fmt.Fprintln(stderr, "info: "+n)
+		}
+	}
+	switch {
+	case checkOnly:
+	case o.outDir != "":
+		if err := writeFiles(o.outDir, res); err != nil {
+			return err
+		}
+	default:
+		if err := writeStdout(stdout, res.Files); err != nil {
+			return err
+		}
+	}
+	if err := o.writeReport(res.Report, stderr); err != nil {
+		return err
+	}
+	return o.checkFailOn(res.Report)
+}
+
+// inputError marks err as a problem with the input: exit code 1.
+func inputError(err error) error {
+	var l translate.ErrorList
+	if errors.As(err, &l) {
+		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), err)}
+	}
+	return &exitError{code: exitInput, err: err}
+}
+
+func writeFiles(dir string, res *translate.Result) error {
+	files := append([]translate.File(nil), res.Files...)
+	report, err := reportJSON(res.Report)
+	if err != nil {
+		return err
+	}
+	files = append(files, translate.File{Path: "report.json", Data: report})
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeStdout prints one target's files; several files are separated by a
+// comment naming each.
+func writeStdout(w io.Writer, files []translate.File) error {
+	var buf bytes.Buffer
+	for i, f := range files {
+		if len(files) > 1 {
+			if i > 0 && strings.HasSuffix(f.Path, ".yaml") {
+				buf.WriteString("---\n")
+			}
+			fmt.Fprintf(&buf, "# %s\n", f.Path)
+		}
+		buf.Write(f.Data)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func (o *options) checkFailOn(r *translate.Report) error {
+	if o.failOn == "none" {
+		return nil
+	}
+	limit := translate.Status(o.failOn).Rank()
+	n := 0
+	for _, f := range r.Findings {
+		if f.Status.Rank() >= limit {
+			n++
+		}
+	}
+	if n > 0 {
+		return &exitError{code: exitFailOn, err: fmt.Errorf("--fail-on %s: %d finding(s) at or above that level", o.failOn, n)}
+	}
+	return nil
+}
