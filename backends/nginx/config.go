@@ -1,0 +1,239 @@
+package nginx
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// noRoute is the named location of requests that match no route.
+const noRoute = "@no_route"
+
+// configPlan is the whole nginx.conf and what gwretry reports about it.
+type configPlan struct {
+	Directives crossplane.Directives
+	Findings   []translate.Finding
+	Notes      []string
+}
+
+// planConfig builds nginx.conf for m. Routing works the same way in every
+// server: nginx's own location selection (exact, longest prefix, regex in
+// order) cannot express Gateway API precedence with header, method and
+// query matches, so one map per match part tests the request, a dispatch
+// map picks the first route whose parts all match, and `location /` jumps
+// to that rule's named location (error_page 418 = $route; return 418).
+// Named locations keep the method, URI and body and cannot be requested by
+// a client.
+func planConfig(m *translate.Model, v version, opts translate.Options) (configPlan, error) {
+	var cp configPlan
+	plans := map[*translate.Rule]rulePlan{}
+	upstreams := crossplane.Directives{}
+	names := map[string]string{}
+	hostnames := map[string]bool{}
+	for _, r := range m.Rules {
+		lower := strings.ToLower(upstreamName(r))
+		if other, dup := names[lower]; dup {
+			return cp, fmt.Errorf("internal error: rules %s and %s give the same upstream name", other, r.Name)
+		}
+		names[lower] = r.Name
+		p := planRule(r, v, opts)
+		plans[r] = p
+		cp.Findings = append(cp.Findings, p.Findings...)
+		cp.Notes = append(cp.Notes, p.Notes...)
+		if p.Upstream.Servers != nil {
+			upstreams = append(upstreams, block("upstream", []string{upstreamName(r)}, p.Upstream.Servers))
+		}
+		if p.Upstream.Rounded {
+			cp.Notes = append(cp.Notes, fmt.Sprintf("rule %s: backend weights rounded to fit nginx entry weights of at most %d", r.Name, maxEntryWeight))
+		}
+		for _, h := range p.Upstream.Hostnames {
+			if !hostnames[h] {
+				hostnames[h] = true
+				cp.Notes = append(cp.Notes, fmt.Sprintf("endpoint %s is a DNS name: nginx resolves it once at startup (nginx -t and startup fail if it does not resolve) and makes each address a separate peer, each with the entry's weight", h))
+			}
+		}
+	}
+
+	maps := crossplane.Directives{}
+	servers := crossplane.Directives{}
+	serverIndex := 0
+	longestName := 0
+	for _, l := range m.Listeners {
+		listen := hostPort(l.Address, l.Port)
+		hasDefault := false
+		for _, vh := range l.VirtualHosts {
+			sb := serverBuilder{prefix: "gw_s" + strconv.Itoa(serverIndex), plans: plans}
+			serverIndex++
+			listenArgs := []string{listen}
+			if vh.Hostname == "" {
+				hasDefault = true
+				listenArgs = append(listenArgs, "default_server")
+			}
+			longestName = max(longestName, len(vh.Hostname))
+			body := crossplane.Directives{directive("listen", listenArgs...), directive("server_name", vh.Hostname)}
+			body = append(body, sb.routing(l, vh)...)
+			maps = append(maps, sb.maps...)
+			cp.Notes = append(cp.Notes, sb.notes...)
+			servers = append(servers, block("server", nil, body))
+		}
+		if !hasDefault {
+			// Without it nginx would send unknown hosts to the first server.
+			servers = append(servers, block("server", nil, crossplane.Directives{
+				directive("listen", listen, "default_server"),
+				directive("server_name", ""),
+				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}),
+			}))
+		}
+	}
+
+	http := crossplane.Directives{
+		// The access log and temporary files stay under the prefix (-p),
+		// so that the configuration runs without root and without the
+		// packaged /var/log/nginx and /var/lib/nginx directories.
+		directive("access_log", "logs/access.log"),
+		directive("client_body_temp_path", "client_body_temp"),
+		directive("proxy_temp_path", "proxy_temp"),
+		directive("fastcgi_temp_path", "fastcgi_temp"),
+		directive("uwsgi_temp_path", "uwsgi_temp"),
+		directive("scgi_temp_path", "scgi_temp"),
+	}
+	if longestName > 32 {
+		http = append(http, directive("server_names_hash_bucket_size", strconv.Itoa(nextPow2(longestName+32))))
+	}
+	if serverIndex > 128 {
+		http = append(http, directive("server_names_hash_max_size", strconv.Itoa(nextPow2(8*serverIndex))))
+	}
+	if len(maps) > 256 {
+		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*len(maps)))))
+	}
+	http = append(http, maps...)
+	http = append(http, upstreams...)
+	http = append(http, servers...)
+	cp.Directives = crossplane.Directives{
+		block("events", nil, crossplane.Directives{}),
+		block("http", nil, http),
+	}
+	return cp, nil
+}
+
+// serverBuilder writes the routing of one server block.
+type serverBuilder struct {
+	prefix string
+	plans  map[*translate.Rule]rulePlan
+	maps   crossplane.Directives
+	notes  []string
+}
+
+// routing returns the locations of a server: `location /` that dispatches,
+// one named location per rule and the no-route location.
+func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHost) crossplane.Directives {
+	var matchVars []string
+	var targets []string
+	var locations crossplane.Directives
+	located := map[*translate.Rule]bool{}
+	for _, rm := range vh.Routes {
+		cs, err := conditions(rm.Match)
+		if err != nil {
+			sb.notes = append(sb.notes, fmt.Sprintf("listener %s host %q: a match of rule %s is not routed: %v; requests it would select go to the next matching route",
+				l.Name, vh.Hostname, rm.Rule.Name, err))
+			continue
+		}
+		matchVars = append(matchVars, sb.matchMap(len(matchVars), cs))
+		targets = append(targets, "@"+locationName(rm.Rule))
+		if !located[rm.Rule] {
+			located[rm.Rule] = true
+			locations = append(locations, block("location", []string{"@" + locationName(rm.Rule)}, sb.plans[rm.Rule].Location))
+		}
+	}
+	notFound := block("location", []string{noRoute}, crossplane.Directives{directive("return", "404")})
+	if len(matchVars) == 0 {
+		return crossplane.Directives{block("location", []string{"/"}, crossplane.Directives{directive("return", "404")})}
+	}
+	route := "$" + sb.prefix + "_route"
+	entries := crossplane.Directives{}
+	for i, target := range targets {
+		re := "~^1"
+		if i > 0 {
+			re = "~^0{" + strconv.Itoa(i) + "}1"
+		}
+		entries = append(entries, directive(re, target))
+	}
+	entries = append(entries, directive("default", noRoute))
+	sb.maps = append(sb.maps, block("map", []string{strings.Join(matchVars, ""), route}, entries))
+
+	out := crossplane.Directives{block("location", []string{"/"}, crossplane.Directives{
+		directive("error_page", "418", "=", route),
+		directive("return", "418"),
+	})}
+	out = append(out, locations...)
+	return append(out, notFound)
+}
+
+// matchMap adds the maps for one route match and returns its variable, which
+// is "1" when every condition holds and "0" otherwise.
+func (sb *serverBuilder) matchMap(k int, cs []condition) string {
+	name := "$" + sb.prefix + "_m" + strconv.Itoa(k)
+	if len(cs) == 1 && cs[0].Extract == "" {
+		sb.maps = append(sb.maps, regexMap(cs[0].Source, name, cs[0].Regex))
+		return name
+	}
+	var parts []string
+	for j, c := range cs {
+		src := c.Source
+		if c.Extract != "" {
+			src = name + "_x" + strconv.Itoa(j)
+			sb.maps = append(sb.maps, block("map", []string{c.Source, src}, crossplane.Directives{
+				directive("~"+c.Extract, "=$1"),
+				directive("default", ""),
+			}))
+		}
+		cond := name + "_c" + strconv.Itoa(j)
+		sb.maps = append(sb.maps, regexMap(src, cond, c.Regex))
+		parts = append(parts, cond)
+	}
+	sb.maps = append(sb.maps, block("map", []string{strings.Join(parts, ""), name}, crossplane.Directives{
+		directive(strings.Repeat("1", len(parts)), "1"),
+		directive("default", "0"),
+	}))
+	return name
+}
+
+// regexMap maps source to "1" when it matches re (case-sensitively), else "0".
+func regexMap(source, variable, re string) *crossplane.Directive {
+	return block("map", []string{source, variable}, crossplane.Directives{
+		directive("~"+re, "1"),
+		directive("default", "0"),
+	})
+}
+
+// locationName names a rule's named location; the "r_" prefix keeps it apart
+// from noRoute.
+func locationName(r *translate.Rule) string { return "r_" + r.Name }
+
+func directive(name string, args ...string) *crossplane.Directive {
+	if args == nil {
+		args = []string{}
+	}
+	return &crossplane.Directive{Directive: name, Args: args}
+}
+
+func block(name string, args []string, body crossplane.Directives) *crossplane.Directive {
+	d := directive(name, args...)
+	d.Block = body
+	if d.Block == nil {
+		d.Block = crossplane.Directives{}
+	}
+	return d
+}
+
+func nextPow2(n int) int {
+	p := 64
+	for p < n {
+		p *= 2
+	}
+	return p
+}

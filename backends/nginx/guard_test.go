@@ -1,0 +1,122 @@
+package nginx
+
+import (
+	"strings"
+	"testing"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+func hostileValues() map[string]string {
+	return map[string]string{
+		"semicolon":          "a; pwned on",
+		"open brace":         "a{",
+		"close brace":        "}",
+		"leading hash":       "#x",
+		"trailing backslash": `x\`,
+		"inner backslash":    `a\'"b`,
+		"newline":            "a\nb",
+		"NUL":                "a\x00b",
+		"backtick":           "a`b",
+		"10 KB":              strings.Repeat("a", 10*1024),
+	}
+}
+
+// hostileFields sets one Model field that reaches nginx.conf to v.
+func hostileFields() map[string]func(m *translate.Model, v string) {
+	route := func(m *translate.Model) *translate.RouteMatch { return m.Listeners[0].VirtualHosts[0].Routes[0] }
+	return map[string]func(m *translate.Model, v string){
+		"listener name":    func(m *translate.Model, v string) { m.Listeners[0].Name = v },
+		"listener address": func(m *translate.Model, v string) { m.Listeners[0].Address = v },
+		"vhost name":       func(m *translate.Model, v string) { m.Listeners[0].VirtualHosts[0].Name = v },
+		"hostname":         func(m *translate.Model, v string) { m.Listeners[0].VirtualHosts[0].Hostname = v },
+		"prefix path":      func(m *translate.Model, v string) { route(m).Match.Path = "/" + v },
+		"exact path": func(m *translate.Model, v string) {
+			route(m).Match = translate.Match{PathType: translate.PathExact, Path: "/" + v}
+		},
+		"regex path": func(m *translate.Model, v string) {
+			route(m).Match = translate.Match{PathType: translate.PathRegex, Path: v}
+		},
+		"method": func(m *translate.Model, v string) { route(m).Match.Method = v },
+		"header name": func(m *translate.Model, v string) {
+			route(m).Match.Headers = []translate.ValueMatch{{Type: translate.StringExact, Name: v, Value: "x"}}
+		},
+		"header exact value": func(m *translate.Model, v string) {
+			route(m).Match.Headers = []translate.ValueMatch{{Type: translate.StringExact, Name: "x", Value: v}}
+		},
+		"header regex value": func(m *translate.Model, v string) {
+			route(m).Match.Headers = []translate.ValueMatch{{Type: translate.StringRegex, Name: "x", Value: v}}
+		},
+		"query name": func(m *translate.Model, v string) {
+			route(m).Match.Query = []translate.ValueMatch{{Type: translate.StringExact, Name: v, Value: "x"}}
+		},
+		"query value": func(m *translate.Model, v string) {
+			route(m).Match.Query = []translate.ValueMatch{{Type: translate.StringExact, Name: "x", Value: v}}
+		},
+		"query regex": func(m *translate.Model, v string) {
+			route(m).Match.Query = []translate.ValueMatch{{Type: translate.StringRegex, Name: "x", Value: v}}
+		},
+		"rule name":     func(m *translate.Model, v string) { m.Rules[0].Name = v },
+		"backend name":  func(m *translate.Model, v string) { m.Rules[0].Backends[0].Name = v },
+		"endpoint host": func(m *translate.Model, v string) { m.Rules[0].Backends[0].Endpoints[0].Host = v },
+	}
+}
+
+func TestGenerateRejectsHostileValues(t *testing.T) {
+	for field, set := range hostileFields() {
+		for name, v := range hostileValues() {
+			t.Run(field+"/"+name, func(t *testing.T) {
+				m := model("", []*translate.Rule{rule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})})
+				set(m, v)
+				out, err := New().Generate(m, translate.Options{})
+				if err == nil {
+					t.Fatalf("Generate accepted %q in %s:\n%s", v, field, out.Files[0].Data)
+				}
+				if out != nil {
+					t.Fatalf("Generate returned output with error %v", err)
+				}
+			})
+		}
+	}
+}
+
+func TestCheckArgs(t *testing.T) {
+	for name, v := range hostileValues() {
+		if name == "semicolon" || name == "open brace" || name == "close brace" || name == "backtick" {
+			continue // crossplane quotes these safely; the allowlist rejects them earlier
+		}
+		ds := crossplane.Directives{block("http", nil, crossplane.Directives{directive("server_name", v)})}
+		if err := checkArgs(ds); err == nil {
+			t.Errorf("%s: checkArgs accepted %q", name, v)
+		}
+	}
+	if err := checkArgs(crossplane.Directives{directive("server_name", "", "a.example.com", "$host")}); err != nil {
+		t.Errorf("checkArgs rejected safe values: %v", err)
+	}
+}
+
+// TestRenderDetectsBreakOut bypasses the allowlists: the parse-back must
+// still catch what nginx-go-crossplane writes wrongly.
+func TestRenderDetectsBreakOut(t *testing.T) {
+	v, _ := lookupVersion("")
+	for _, args := range [][]string{
+		{`x\`, "; pwned_directive on; #"},
+		{"#comment"},
+		{`a\'"b`},
+	} {
+		ds := crossplane.Directives{block("events", nil, crossplane.Directives{}), block("http", nil, crossplane.Directives{
+			block("server", nil, crossplane.Directives{directive("server_name", args...)}),
+		})}
+		if conf, err := render(ds, v); err == nil {
+			t.Errorf("render(%q) succeeded:\n%s", args, conf)
+		}
+	}
+	ok := crossplane.Directives{block("events", nil, crossplane.Directives{}), block("http", nil, crossplane.Directives{
+		block("server", nil, crossplane.Directives{directive("server_name", "", "a;b", "{", "}")}),
+	})}
+	if _, err := render(ok, v); err != nil {
+		t.Errorf("render of safely quoted values failed: %v", err)
+	}
+}

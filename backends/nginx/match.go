@@ -1,0 +1,166 @@
+package nginx
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// condition is one part of a match, tested by an nginx map: the value of
+// Source (after Extract, when set) must match the PCRE Regex.
+type condition struct {
+	// Source is an nginx variable: $uri, $request_method, $http_<name> or
+	// $args.
+	Source string
+	// Extract, when set, is a regex over Source whose first group is the
+	// value tested; the tested value is "=" plus that group, or "" when
+	// Extract does not match (so a missing parameter never matches).
+	Extract string
+	// Regex is matched, case-sensitively, against the tested value.
+	Regex string
+}
+
+// headerVarRE is the header names nginx exposes exactly as $http_<name>:
+// nginx lower-cases names and turns '-' into '_', and ignores request headers
+// with '_' (or '.') by default, so such names cannot be matched.
+var headerVarRE = regexp.MustCompile(`^[a-z0-9-]+$`)
+
+// conditions returns the conditions that together (AND) select the requests
+// m selects. The error says why m cannot be expressed in nginx.
+func conditions(m translate.Match) ([]condition, error) {
+	path, err := pathRegex(m)
+	if err != nil {
+		return nil, err
+	}
+	cs := []condition{{Source: "$uri", Regex: path}}
+	if m.Method != "" {
+		cs = append(cs, condition{Source: "$request_method", Regex: "^" + m.Method + "$"})
+	}
+	for _, h := range m.Headers {
+		if !headerVarRE.MatchString(h.Name) {
+			return nil, fmt.Errorf("header %q: nginx has no variable for a header name with '_' or '.'", h.Name)
+		}
+		re, err := valueRegex(h, "")
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", h.Name, err)
+		}
+		source := "$http_" + strings.ReplaceAll(h.Name, "-", "_")
+		cs = append(cs, condition{Source: source, Regex: re})
+		compiled, err := regexp.Compile(re)
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", h.Name, err)
+		}
+		if compiled.MatchString("") {
+			// A missing header reads as "": require a value so that a
+			// missing header never matches.
+			cs = append(cs, condition{Source: source, Regex: "."})
+		}
+	}
+	for _, q := range m.Query {
+		re, err := valueRegex(q, "=")
+		if err != nil {
+			return nil, fmt.Errorf("query parameter %q: %w", q.Name, err)
+		}
+		// The leftmost match is the first occurrence of the parameter.
+		cs = append(cs, condition{Source: "$args", Extract: "(?:^|&)" + literal(q.Name) + "=([^&]*)", Regex: re})
+	}
+	return cs, nil
+}
+
+// pathRegex returns the PCRE that nginx's normalized, percent-decoded $uri
+// must match.
+func pathRegex(m translate.Match) (string, error) {
+	switch m.PathType {
+	case translate.PathExact:
+		p, err := decodePath(m.Path)
+		if err != nil {
+			return "", err
+		}
+		return "^" + literal(p) + "$", nil
+	case translate.PathPrefix:
+		// A trailing '/' is ignored; the prefix matches whole elements.
+		p, err := decodePath(strings.TrimRight(m.Path, "/"))
+		if err != nil {
+			return "", err
+		}
+		if p == "" {
+			return "^/", nil
+		}
+		return "^" + literal(p) + "(?:/|$)", nil
+	case translate.PathRegex:
+		return "^(?:" + m.Path + ")$", nil
+	}
+	return "", fmt.Errorf("unknown path type %q", m.PathType)
+}
+
+// valueRegex returns the regex for a header (prefix "") or a query value
+// (prefix "=", see condition.Extract).
+func valueRegex(v translate.ValueMatch, prefix string) (string, error) {
+	switch v.Type {
+	case translate.StringExact:
+		if v.Value == "" && prefix == "" {
+			return "", fmt.Errorf("nginx cannot tell an empty header from a missing one")
+		}
+		return "^" + prefix + literal(v.Value) + "$", nil
+	case translate.StringRegex:
+		return "^" + prefix + "(?:" + v.Value + ")$", nil
+	}
+	return "", fmt.Errorf("unknown match type %q", v.Type)
+}
+
+// decodedSafe are the characters a percent-escape in a path may stand for:
+// nginx matches locations against the decoded path, and these are the
+// characters literal can write without a backslash.
+const decodedSafe = "._~!$&()*+,=:@%/-"
+
+// decodePath decodes the percent-escapes of a path the way nginx decodes the
+// request path before matching it.
+func decodePath(p string) (string, error) {
+	if !strings.Contains(p, "%") {
+		return p, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' {
+			b.WriteByte(p[i])
+			continue
+		}
+		if i+2 >= len(p) {
+			return "", fmt.Errorf("path %q: incomplete percent-escape", p)
+		}
+		n, err := strconv.ParseUint(p[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", fmt.Errorf("path %q: invalid percent-escape %q", p, p[i:i+3])
+		}
+		c := byte(n)
+		if !isAlnum(c) && !strings.ContainsRune(decodedSafe, rune(c)) {
+			return "", fmt.Errorf("path %q: percent-escape %q decodes to a character gwretry does not write into an nginx regex", p, p[i:i+3])
+		}
+		b.WriteByte(c)
+		i += 2
+	}
+	return b.String(), nil
+}
+
+// literal writes s as a PCRE that matches s exactly, without backslashes
+// (which nginx-go-crossplane cannot quote safely): metacharacters go into a
+// one-character class. s holds only allowlisted characters.
+func literal(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if strings.IndexByte(".$()*+?{}|[", c) >= 0 {
+			b.WriteString("[" + string(c) + "]")
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

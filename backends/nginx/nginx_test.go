@@ -1,0 +1,295 @@
+package nginx
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+func TestVersions(t *testing.T) {
+	b := New()
+	got := b.Versions()
+	want := []string{"1.22", "1.24", "1.26", "1.28"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("Versions() = %v, want %v", got, want)
+	}
+	for _, row := range versionTable() {
+		v, err := lookupVersion(row.Name)
+		if err != nil || v.Name != row.Name || len(v.RetryCodes) != 7 || v.Directives == nil {
+			t.Errorf("lookupVersion(%q) = %+v, %v", row.Name, v, err)
+		}
+	}
+	if _, err := lookupVersion("1.20"); err == nil {
+		t.Error("lookupVersion(1.20) succeeded")
+	}
+	if _, err := b.Generate(model("", []*translate.Rule{rule(0, nil, translate.Timeouts{})}), translate.Options{Version: "1.18"}); err == nil {
+		t.Error("Generate with version 1.18 succeeded")
+	}
+}
+
+type generateCase struct {
+	name  string
+	model func(t testing.TB) *translate.Model
+	opts  translate.Options
+	// status is the expected status of each reported feature of rule 0.
+	status map[translate.Feature]translate.Status
+	// contains and lacks are checked against nginx.conf.
+	contains, lacks []string
+	// counts are how often lines appear in nginx.conf.
+	counts map[string]int
+	// notes must each appear in one of the notes.
+	notes []string
+}
+
+func generateCases() []generateCase {
+	retry := func(attempts int, codes ...int) *translate.Retry {
+		return &translate.Retry{Attempts: attempts, Codes: codes}
+	}
+	one := func(r *translate.Rule) func(testing.TB) *translate.Model {
+		return func(testing.TB) *translate.Model { return model("", []*translate.Rule{r}) }
+	}
+	return []generateCase{{
+		name:     "no retry, no timeouts",
+		model:    one(rule(0, nil, translate.Timeouts{})),
+		status:   map[translate.Feature]translate.Status{},
+		contains: []string{"proxy_next_upstream off;", "server 127.0.0.1:18081 max_fails=0;", "listen 127.0.0.1:18080 default_server;", `server_name "";`},
+		lacks:    []string{"proxy_next_upstream_tries", "proxy_read_timeout", "pid", "error_log"},
+	}, {
+		name:  "attempts 0",
+		model: one(rule(0, retry(0, 500), translate.Timeouts{})),
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured,
+			translate.FeatureRetryCodes: translate.Honoured, translate.FeatureRetryConnectionErrors: translate.Honoured},
+		contains: []string{"proxy_next_upstream off;"},
+		lacks:    []string{"proxy_next_upstream_tries"},
+	}, {
+		name:  "attempts 3, supported codes",
+		model: one(rule(0, retry(3, 500, 502, 503), translate.Timeouts{})),
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured,
+			translate.FeatureRetryCodes: translate.Honoured, translate.FeatureRetryConnectionErrors: translate.Honoured},
+		contains: []string{"proxy_next_upstream error timeout invalid_header http_500 http_502 http_503;",
+			"proxy_next_upstream_tries 4;"},
+		counts: map[string]int{"server 127.0.0.1:18081 max_fails=0;": 4},
+		lacks:  []string{"non_idempotent"},
+	}, {
+		name:     "non-idempotent opt-in",
+		model:    one(rule(0, retry(1, 503), translate.Timeouts{})),
+		opts:     translate.Options{RetryNonIdempotent: true},
+		status:   map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured},
+		contains: []string{"proxy_next_upstream error timeout invalid_header http_503 non_idempotent;", "proxy_next_upstream_tries 2;"},
+	}, {
+		name:     "some codes unsupported",
+		model:    one(rule(0, retry(2, 429, 501, 505), translate.Timeouts{})),
+		status:   map[translate.Feature]translate.Status{translate.FeatureRetryCodes: translate.Approximated},
+		contains: []string{"proxy_next_upstream error timeout invalid_header http_429;"},
+		lacks:    []string{"http_501", "http_505"},
+	}, {
+		name:     "no code supported",
+		model:    one(rule(0, retry(2, 408, 501), translate.Timeouts{})),
+		status:   map[translate.Feature]translate.Status{translate.FeatureRetryCodes: translate.Unsupported, translate.FeatureRetryConnectionErrors: translate.Honoured},
+		contains: []string{"proxy_next_upstream error timeout invalid_header;"},
+	}, {
+		name: "backoff",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, &translate.Retry{Attempts: 2, Backoff: dur(t, "100ms")}, translate.Timeouts{})})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryBackoff: translate.Unsupported},
+	}, {
+		name: "timeouts with retry",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, retry(2, 500), translate.Timeouts{Request: dur(t, "10s"), BackendRequest: dur(t, "1s500ms")})})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryBackendTimeout: translate.Approximated,
+			translate.FeatureBackendRequestTimeout: translate.Approximated, translate.FeatureRequestTimeout: translate.Approximated},
+		contains: []string{"proxy_next_upstream_timeout 10000ms;", "proxy_read_timeout 1500ms;", "proxy_send_timeout 1500ms;", "proxy_connect_timeout 1500ms;"},
+	}, {
+		name: "request timeout only, no retry",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, nil, translate.Timeouts{Request: dur(t, "2m")})})
+		},
+		status:   map[translate.Feature]translate.Status{translate.FeatureRequestTimeout: translate.Approximated},
+		contains: []string{"proxy_read_timeout 120000ms;"},
+		lacks:    []string{"proxy_next_upstream_timeout"},
+	}, {
+		name: "timeouts disabled",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, retry(1), translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")})})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRequestTimeout: translate.Honoured,
+			translate.FeatureBackendRequestTimeout: translate.Honoured, translate.FeatureRetryBackendTimeout: translate.Honoured},
+		contains: []string{"proxy_read_timeout 99999h;"},
+		lacks:    []string{"proxy_next_upstream_timeout"},
+	}, {
+		name: "backendRequest with attempts 0",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, retry(0), translate.Timeouts{BackendRequest: dur(t, "90s")})})
+		},
+		status:   map[translate.Feature]translate.Status{translate.FeatureRetryBackendTimeout: translate.Approximated},
+		contains: []string{"proxy_next_upstream off;", "proxy_read_timeout 90000ms;"},
+	}, {
+		name: "attempts capped",
+		model: one(rule(0, retry(250, 502), translate.Timeouts{},
+			backend("a", 1, "127.0.0.1", "127.0.0.2"))),
+		status:   map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated},
+		contains: []string{"proxy_next_upstream_tries 101;"},
+	}, {
+		name: "weighted backends",
+		model: one(rule(0, retry(3, 503), translate.Timeouts{},
+			backend("a", 80, "127.0.0.1", "127.0.0.2"), backend("b", 20, "127.0.0.3"), backend("c", 0, "127.0.0.4"))),
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured},
+		// a: 80/2 = 40 per endpoint, b: 20 per endpoint -> 2:1; 3
+		// endpoints, 4 tries -> each listed twice.
+		counts: map[string]int{"server 127.0.0.1:18081 weight=2 max_fails=0;": 2,
+			"server 127.0.0.2:18082 weight=2 max_fails=0;": 2, "server 127.0.0.3:18081 weight=1 max_fails=0;": 2},
+		lacks: []string{"127.0.0.4"},
+	}, {
+		name:     "all weights zero",
+		model:    one(rule(0, retry(1), translate.Timeouts{}, backend("a", 0, "127.0.0.1"))),
+		contains: []string{"return 500;"},
+		lacks:    []string{"\n    upstream "},
+		notes:    []string{"weight 0"},
+	}, {
+		name:     "hostname endpoint",
+		model:    one(rule(0, retry(1, 503), translate.Timeouts{}, backend("a", 1, "localhost"))),
+		contains: []string{"server localhost:18081 max_fails=0;"},
+		notes:    []string{"endpoint localhost is a DNS name"},
+	}, {
+		name: "unroutable percent-escape",
+		model: func(testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, nil, translate.Timeouts{})}, translate.Match{PathType: translate.PathExact, Path: "/a%20b"})
+		},
+		contains: []string{"location / {\n            return 404;"},
+		notes:    []string{`percent-escape "%20"`},
+	}, {
+		name:     "IPv6 endpoint and listener",
+		model:    ipv6Model,
+		contains: []string{"server [::1]:18081 max_fails=0;", "listen [::1]:18080 default_server;"},
+	}, {
+		name: "matches of each kind and hosts",
+		model: func(testing.TB) *translate.Model {
+			return matchModel()
+		},
+		contains: []string{`server_name a.example.com;`, `server_name *.example.com;`,
+			`"~^/exact$" 1;`, `~^/p(?:/|$) 1;`, `~(?:^|&)q=([^&]*) =$1;`, `"~^GET$" 1;`, `"~^v1$" 1;`,
+			`"~^=(?:a.*)$" 1;`, `"~^(?:/re/[a-z]{1,20})$" 1;`, `"~^/a[.]b[(]1[)]$" 1;`, `"~^0{5}1" @r_default_route_r1;`,
+			"listen 127.0.0.1:18080;\n        server_name a.example.com;", "listen 0.0.0.0:18090 default_server;",
+			"error_page 418 = $gw_s0_route;"},
+		counts: map[string]int{"listen 127.0.0.1:18080 default_server;": 1, "\n    upstream ": 4, "location @no_route": 3},
+		lacks:  []string{"x_under"},
+		notes:  []string{"x_under", "is not routed"},
+	}}
+}
+
+func ipv6Model(testing.TB) *translate.Model {
+	m := model("", []*translate.Rule{rule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{}, backend("a", 1, "::1"))})
+	m.Listeners[0].Address = "::1"
+	return m
+}
+
+func matchModel() *translate.Model {
+	r := []*translate.Rule{
+		rule(0, &translate.Retry{Attempts: 1, Codes: []int{500}}, translate.Timeouts{}),
+		rule(1, nil, translate.Timeouts{}),
+		rule(2, &translate.Retry{Attempts: 2}, translate.Timeouts{}),
+		rule(3, nil, translate.Timeouts{}),
+	}
+	rm := func(m translate.Match, r *translate.Rule) *translate.RouteMatch {
+		return &translate.RouteMatch{Match: m, Rule: r}
+	}
+	routes := []*translate.RouteMatch{
+		rm(translate.Match{PathType: translate.PathExact, Path: "/exact", Method: "GET"}, r[0]),
+		rm(translate.Match{PathType: translate.PathPrefix, Path: "/p/", Headers: []translate.ValueMatch{{Type: translate.StringExact, Name: "x-version", Value: "v1"}}}, r[1]),
+		rm(translate.Match{PathType: translate.PathPrefix, Path: "/p", Query: []translate.ValueMatch{{Type: translate.StringRegex, Name: "q", Value: "a.*"}}}, r[2]),
+		rm(translate.Match{PathType: translate.PathPrefix, Path: "/h", Headers: []translate.ValueMatch{{Type: translate.StringRegex, Name: "x-any", Value: ".*"}}}, r[2]),
+		rm(translate.Match{PathType: translate.PathRegex, Path: "/re/[a-z]{1,20}"}, r[0]),
+		rm(translate.Match{PathType: translate.PathPrefix, Path: "/u", Headers: []translate.ValueMatch{{Type: translate.StringExact, Name: "x_under", Value: "1"}}}, r[1]),
+		rm(translate.Match{PathType: translate.PathExact, Path: "/a%2Eb(1)"}, r[1]),
+		rm(prefix("/"), r[3]),
+	}
+	return &translate.Model{
+		Listeners: []*translate.Listener{
+			{Name: "http-18080", Address: "127.0.0.1", Port: 18080, VirtualHosts: []*translate.VirtualHost{
+				{Name: "a", Hostname: "a.example.com", Routes: routes},
+				{Name: "wild", Hostname: "*.example.com", Routes: routes[:2]},
+			}},
+			{Name: "http-18090", Address: "0.0.0.0", Port: 18090, VirtualHosts: []*translate.VirtualHost{
+				{Name: "any", Hostname: "", Routes: routes[4:]},
+			}},
+		},
+		Rules: r, RouteCount: 1, RuleCount: 4,
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	for _, tc := range generateCases() {
+		for _, v := range versionTable() {
+			t.Run(tc.name+"/"+v.Name, func(t *testing.T) {
+				m := tc.model(t)
+				opts := tc.opts
+				opts.Version = v.Name
+				out, err := New().Generate(m, opts)
+				if err != nil {
+					t.Fatalf("Generate: %v", err)
+				}
+				if len(out.Files) != 1 || out.Files[0].Path != "nginx/nginx.conf" {
+					t.Fatalf("files = %v", out.Files)
+				}
+				conf := string(out.Files[0].Data)
+				checkFindings(t, m, out.Findings, tc.status)
+				for _, s := range tc.contains {
+					if !strings.Contains(conf, s) {
+						t.Errorf("nginx.conf lacks %q:\n%s", s, conf)
+					}
+				}
+				for _, s := range tc.lacks {
+					if strings.Contains(conf, s) {
+						t.Errorf("nginx.conf has %q:\n%s", s, conf)
+					}
+				}
+				for line, n := range tc.counts {
+					if got := strings.Count(conf, line); got != n {
+						t.Errorf("nginx.conf has %q %d times, want %d", line, got, n)
+					}
+				}
+				for _, n := range tc.notes {
+					if !strings.Contains(strings.Join(out.Notes, "\n"), n) {
+						t.Errorf("no note mentions %q: %q", n, out.Notes)
+					}
+				}
+				again, err := New().Generate(tc.model(t), opts)
+				if err != nil || string(again.Files[0].Data) != conf {
+					t.Errorf("second Generate differs (err %v)", err)
+				}
+				if _, err := translate.Run(m, []translate.Target{{Backend: New(), Version: v.Name}}, opts.RetryNonIdempotent); err != nil {
+					t.Errorf("translate.Run: %v", err)
+				}
+				proxytest.NginxCheck(t, out.Files[0].Data)
+			})
+		}
+	}
+}
+
+// checkFindings checks one finding per feature of each rule, messages on
+// every non-honoured finding, and the expected statuses of rule 0.
+func checkFindings(t *testing.T, m *translate.Model, fs []translate.Finding, want map[translate.Feature]translate.Status) {
+	t.Helper()
+	wantCount := 0
+	for _, r := range m.Rules {
+		wantCount += len(r.Features())
+	}
+	if len(fs) != wantCount {
+		t.Errorf("%d findings, want %d: %+v", len(fs), wantCount, fs)
+	}
+	for _, f := range fs {
+		if f.Status != translate.Honoured && f.Message == "" {
+			t.Errorf("%s finding without message: %+v", f.Status, f)
+		}
+		if f.Rule != 0 {
+			continue
+		}
+		if s, ok := want[f.Feature]; ok && s != f.Status {
+			t.Errorf("%s: status %s, want %s (%s)", f.Feature, f.Status, s, f.Message)
+		}
+	}
+}

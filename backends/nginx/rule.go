@@ -1,0 +1,251 @@
+package nginx
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// maxAttempts caps the retries gwretry configures: each retry needs one more
+// upstream entry per endpoint.
+const maxAttempts = 100
+
+// noTimeout is what gwretry writes for a timeout set to "0s" (disabled):
+// nginx cannot turn its proxy timers off, so they get the largest GEP-2257
+// value.
+const noTimeout = "99999h"
+
+// rulePlan is everything gwretry writes and reports for one rule.
+type rulePlan struct {
+	Upstream upstreamPlan
+	// Location is the body of the rule's named location.
+	Location crossplane.Directives
+	Findings []translate.Finding
+	Notes    []string
+}
+
+// planRule maps one rule to nginx directives and findings.
+func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
+	var p rulePlan
+	attempts := 0
+	if r.Retry != nil {
+		attempts = min(r.Retry.Attempts, maxAttempts)
+	}
+	retrying := attempts > 0
+	p.Upstream = planUpstream(r, attempts+1)
+
+	var supported, unsupported []int
+	if r.Retry != nil {
+		for _, c := range r.Retry.Codes {
+			if slices.Contains(v.RetryCodes, c) {
+				supported = append(supported, c)
+			} else {
+				unsupported = append(unsupported, c)
+			}
+		}
+	}
+
+	loc := crossplane.Directives{}
+	if p.Upstream.Servers == nil {
+		loc = append(loc, directive("return", "500"))
+		p.Notes = append(p.Notes, fmt.Sprintf("rule %s: every backend has weight 0, so its requests get 500", r.Name))
+	} else {
+		loc = append(loc,
+			directive("proxy_pass", "http://"+upstreamName(r)),
+			directive("proxy_http_version", "1.1"),
+			directive("proxy_set_header", "Host", "$http_host"))
+	}
+	if retrying {
+		next := []string{"error", "timeout", "invalid_header"}
+		for _, c := range supported {
+			next = append(next, "http_"+strconv.Itoa(c))
+		}
+		if opts.RetryNonIdempotent {
+			next = append(next, "non_idempotent")
+		}
+		loc = append(loc,
+			directive("proxy_next_upstream", next...),
+			directive("proxy_next_upstream_tries", strconv.Itoa(attempts+1)))
+	} else {
+		// nginx retries errors and timeouts on another peer by default.
+		loc = append(loc, directive("proxy_next_upstream", "off"))
+	}
+	t := r.Timeouts
+	if retrying && t.Request != nil && !t.Request.IsZero() {
+		loc = append(loc, directive("proxy_next_upstream_timeout", nginxDuration(t.Request)))
+	}
+	if timer := tryTimer(t); timer != "" {
+		loc = append(loc,
+			directive("proxy_connect_timeout", timer),
+			directive("proxy_send_timeout", timer),
+			directive("proxy_read_timeout", timer))
+	}
+	p.Location = loc
+	p.Findings = findings(r, attempts, supported, unsupported, p.Upstream, opts)
+	return p
+}
+
+// tryTimer returns the value of the per-try idle timers, or "" to keep
+// nginx's defaults (60s). backendRequest sets them; without it a request
+// timeout bounds them too, since nothing else can.
+func tryTimer(t translate.Timeouts) string {
+	switch {
+	case t.BackendRequest != nil:
+		return nginxDuration(t.BackendRequest)
+	case t.Request != nil:
+		return nginxDuration(t.Request)
+	}
+	return ""
+}
+
+// nginxDuration writes d in milliseconds, which every nginx time parameter
+// accepts; "0s" (disabled) becomes noTimeout.
+func nginxDuration(d *translate.Duration) string {
+	if d.IsZero() {
+		return noTimeout
+	}
+	return strconv.FormatInt(d.Value.Milliseconds(), 10) + "ms"
+}
+
+func upstreamName(r *translate.Rule) string { return r.Name }
+
+func codeList(cs []int) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+// findings returns one finding per feature of r.
+func findings(r *translate.Rule, attempts int, supported, unsupported []int, up upstreamPlan, opts translate.Options) []translate.Finding {
+	var fs []translate.Finding
+	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
+		fs = append(fs, translate.NewFinding(r, f, s, format, args...))
+	}
+	retrying := attempts > 0
+	t := r.Timeouts
+	for _, f := range r.Features() {
+		switch f {
+		case translate.FeatureRetryAttempts:
+			switch {
+			case !retrying:
+				add(f, translate.Honoured, "attempts is 0: proxy_next_upstream off, nothing is retried")
+			default:
+				st, capped := translate.Honoured, ""
+				if r.Retry.Attempts > maxAttempts {
+					st = translate.Approximated
+					capped = fmt.Sprintf("only %d of the %d retries are configured (gwretry caps nginx retries at %d); ", maxAttempts, r.Retry.Attempts, maxAttempts)
+				}
+				add(f, st, "%sproxy_next_upstream_tries %d (first try + %d retries); nginx never retries an upstream entry already tried, "+
+					"so each endpoint is listed %d times with max_fails=0: retries may go to the same endpoint%s, and passive health checks are off for this rule's upstream; %s",
+					capped, attempts+1, attempts, up.Repeat, otherBackends(r), nonIdempotentText(opts))
+			}
+		case translate.FeatureRetryCodes:
+			switch {
+			case !retrying:
+				add(f, translate.Honoured, "attempts is 0: no code is retried")
+			case len(unsupported) == 0:
+				add(f, translate.Honoured, "proxy_next_upstream http_%s", strings.ReplaceAll(codeList(supported), ", ", " http_"))
+			case len(supported) == 0:
+				add(f, translate.Unsupported, "nginx cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): these responses are returned as they are; use a code nginx can retry or another data plane",
+					codeList(unsupported))
+			default:
+				add(f, translate.Approximated, "nginx retries %s but cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): those responses are returned as they are",
+					codeList(supported), codeList(unsupported))
+			}
+		case translate.FeatureRetryConnectionErrors:
+			if !retrying {
+				add(f, translate.Honoured, "attempts is 0: connection errors are not retried")
+			} else {
+				add(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and invalid response headers are retried, as long as no response byte has reached the client")
+			}
+		case translate.FeatureRetryBackoff:
+			if !retrying {
+				add(f, translate.Honoured, "attempts is 0: there is no retry to delay")
+			} else {
+				add(f, translate.Unsupported, "nginx has no delay between tries; retries are immediate. Remove backoff, or use a data plane with backoff (Envoy, Traefik)")
+			}
+		case translate.FeatureRetryBackendTimeout:
+			switch {
+			case t.BackendRequest.IsZero():
+				add(f, translate.Honoured, "backendRequest is 0s: no try is cut (proxy timers set to %s)", noTimeout)
+			case !retrying:
+				add(f, translate.Approximated, "attempts is 0, so a try cut by the %s timers is not retried and answers 504; %s",
+					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
+			default:
+				add(f, translate.Approximated, "a try cut by the %s timers is retried (timeout in proxy_next_upstream); %s",
+					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
+			}
+		case translate.FeatureBackendRequestTimeout:
+			if t.BackendRequest.IsZero() {
+				add(f, translate.Honoured, "backendRequest is 0s: proxy_connect/send/read_timeout set to %s, nginx cannot turn them off", noTimeout)
+			} else {
+				add(f, translate.Approximated, "proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them answers 504",
+					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
+			}
+		case translate.FeatureRequestTimeout:
+			add(f, requestStatus(t), "%s", requestText(t, retrying))
+		}
+	}
+	return fs
+}
+
+// requestStatus: a disabled request timeout is honoured (nothing ends the
+// whole request); any other is approximated.
+func requestStatus(t translate.Timeouts) translate.Status {
+	if t.Request.IsZero() {
+		return translate.Honoured
+	}
+	return translate.Approximated
+}
+
+func requestText(t translate.Timeouts, retrying bool) string {
+	if t.Request.IsZero() {
+		if t.BackendRequest == nil {
+			return fmt.Sprintf("request is 0s: no request timeout (proxy timers set to %s)", noTimeout)
+		}
+		return "request is 0s: nginx has no request timeout"
+	}
+	d := nginxDuration(t.Request)
+	parts := []string{"nginx has no total request timeout (nginx/nginx#1262)"}
+	if retrying {
+		parts = append(parts, fmt.Sprintf("proxy_next_upstream_timeout %s stops new retries once %s have passed, but a try started before runs past it and no 504 is sent at the deadline", d, d))
+	}
+	if t.BackendRequest == nil {
+		parts = append(parts, fmt.Sprintf("the proxy connect/send/read timers are set to %s, so a backend silent for %s gets a 504, but a response that keeps arriving is never cut", d, d))
+	} else if t.BackendRequest.IsZero() {
+		parts = append(parts, "and tries are not bounded either (backendRequest is 0s)")
+	} else {
+		parts = append(parts, "only the backendRequest idle timers bound each try")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func idleText(d *translate.Duration) string {
+	s := "they are idle timers per try (connect, between two writes, between two reads), not a total: a backend that keeps sending is not cut"
+	if d.Value > 75*time.Second {
+		s += "; the operating system usually ends a connect attempt after about 75s"
+	}
+	return s
+}
+
+func otherBackends(r *translate.Rule) string {
+	if len(r.Backends) > 1 {
+		return " or, by weight, to another backend"
+	}
+	return ""
+}
+
+func nonIdempotentText(opts translate.Options) string {
+	if opts.RetryNonIdempotent {
+		return "POST, PATCH and LOCK requests are retried too (non_idempotent, --retry-non-idempotent)"
+	}
+	return "POST, PATCH and LOCK requests are retried only when the connection failed before the request was sent (nginx's default; --retry-non-idempotent retries them)"
+}

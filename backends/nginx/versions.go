@@ -1,0 +1,50 @@
+package nginx
+
+import (
+	"fmt"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+)
+
+// version is what gwretry relies on in one nginx release line.
+type version struct {
+	// Name is "MAJOR.MINOR".
+	Name string
+	// RetryCodes are the status codes proxy_next_upstream accepts as
+	// http_<code> (ngx_http_proxy_next_upstream_masks[]).
+	RetryCodes []int
+	// Directives is the crossplane directive table the output is parsed
+	// back with. crossplane v0.4.89 ships tables for 1.24, 1.26 and the
+	// latest mainline; 1.22 uses the 1.24 table, which has every directive
+	// gwretry writes with the same contexts and argument counts.
+	Directives crossplane.MatchFunc
+}
+
+// retryCodes are the codes every supported nginx version can retry: 403, 404
+// and 429 (since 1.11.13) and 500, 502, 503, 504. Nothing changed in
+// 1.22 to 1.28 (`denied`, 1.29.3, is commercial only).
+func retryCodes() []int { return []int{403, 404, 429, 500, 502, 503, 504} }
+
+// versionTable is the one table of what each supported nginx version does,
+// oldest first; the last is the default.
+func versionTable() []version {
+	return []version{
+		{Name: "1.22", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124},
+		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124},
+		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126},
+		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest},
+	}
+}
+
+func lookupVersion(name string) (version, error) {
+	if name == "" {
+		vs := versionTable()
+		return vs[len(vs)-1], nil
+	}
+	for _, v := range versionTable() {
+		if v.Name == name {
+			return v, nil
+		}
+	}
+	return version{}, fmt.Errorf("unsupported nginx version %q", name)
+}
