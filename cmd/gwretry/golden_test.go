@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gwretry/gwretry/backends/envoy"
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// defaultGoldenTargets are the versions whose real binaries the tests run.
+const defaultGoldenTargets = "envoy,haproxy@2.6,nginx@1.22,traefik@3.6"
+
+// TestGolden runs every case in testdata/<case>/: the input (input.yaml, or
+// the paths in the case's args file, relative to the case) is translated
+// with the flags in args, and the output directory must equal the case's
+// files byte for byte. Each generated configuration is then checked by its
+// real data plane.
+func TestGolden(t *testing.T) {
+	cases, err := filepath.Glob("../../testdata/*/args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := filepath.Glob("../../testdata/*/input.yaml")
+	for _, p := range append(cases, inputs...) {
+		dir := filepath.Dir(p)
+		if p != filepath.Join(dir, "args") && slices.Contains(cases, filepath.Join(dir, "args")) {
+			continue // case listed through its args file
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) { runGolden(t, dir) })
+	}
+}
+
+func goldenArgs(t *testing.T, dir string) []string {
+	args := []string{}
+	if data, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if strings.HasPrefix(line, "-") {
+				args = append(args, strings.Fields(line)...)
+			} else {
+				args = append(args, filepath.Join(dir, line))
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "input.yaml")); err == nil {
+		args = append(args, filepath.Join(dir, "input.yaml"))
+	}
+	if !slices.Contains(args, "--target") {
+		args = append(args, "--target", defaultGoldenTargets)
+	}
+	return args
+}
+
+func runGolden(t *testing.T, dir string) {
+	out := t.TempDir()
+	args := append([]string{"translate", "-o", out, "--report", "none", "-q"}, goldenArgs(t, dir)...)
+	var stderr bytes.Buffer
+	if code := run(args, nil, &bytes.Buffer{}, &stderr); code != exitOK {
+		t.Fatalf("gwretry %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+	}
+	got := readTree(t, out)
+	if *update {
+		for path := range readTree(t, dir) {
+			if path != "input.yaml" && path != "args" && !strings.HasSuffix(path, ".md") {
+				os.Remove(filepath.Join(dir, path))
+			}
+		}
+		for path, data := range got {
+			p := filepath.Join(dir, path)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := readTree(t, dir)
+	for path := range want {
+		if path == "input.yaml" || path == "args" || strings.HasSuffix(path, ".md") {
+			delete(want, path)
+		}
+	}
+	if diff := cmp.Diff(stringTree(want), stringTree(got)); diff != "" {
+		t.Errorf("output differs from testdata (run `go test ./cmd/gwretry -update` and review) (-want +got):\n%s", diff)
+	}
+	checkWithDataPlanes(t, got)
+}
+
+// checkWithDataPlanes runs each generated configuration through its real
+// data plane, when the report says the version is the one installed here.
+func checkWithDataPlanes(t *testing.T, files map[string][]byte) {
+	var rep translate.Report
+	if err := json.Unmarshal(files["report.json"], &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	version := map[string]string{}
+	for _, tg := range rep.Targets {
+		version[tg.Name] = tg.Version
+	}
+	if conf, ok := files["nginx/nginx.conf"]; ok {
+		// Every supported nginx version reads the same directives.
+		t.Run("nginx -t", func(t *testing.T) { proxytest.NginxCheck(t, conf) })
+	}
+	if cfg, ok := files["haproxy/haproxy.cfg"]; ok {
+		if version["haproxy"] == "2.6" {
+			t.Run("haproxy -c", func(t *testing.T) { proxytest.HAProxyCheck(t, cfg) })
+		} else {
+			t.Logf("haproxy@%s output is checked by parse-back only: HAProxy 2.6 is the binary here", version["haproxy"])
+		}
+	}
+	if static, ok := files["traefik/traefik.yaml"]; ok {
+		if version["traefik"] == "3.6" {
+			t.Run("traefik loads", func(t *testing.T) { proxytest.TraefikCheck(t, static, files["traefik/dynamic.yaml"]) })
+		} else {
+			t.Logf("traefik@%s output is checked by strict decoding only: Traefik 3.6.12 is the binary here", version["traefik"])
+		}
+	}
+	if conf, ok := files["envoy/envoy.yaml"]; ok {
+		t.Run("envoy", func(t *testing.T) { checkEnvoy(t, conf) })
+	}
+}
+
+func readTree(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	tree := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		data, err := os.ReadFile(p)
+		tree[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+func stringTree(tree map[string][]byte) map[string]string {
+	out := map[string]string{}
+	for k, v := range tree {
+		out[k] = string(v)
+	}
+	return out
+}
+
+// checkEnvoy validates an Envoy bootstrap with go-control-plane, and with a
+// real envoy when one is installed (none is in Debian, so it is optional
+// even in CI).
+func checkEnvoy(t *testing.T, conf []byte) {
+	if err := envoy.Check(conf); err != nil {
+		t.Fatal(err)
+	}
+	bin := proxytest.Find("envoy")
+	if bin == "" {
+		return
+	}
+	p := filepath.Join(t.TempDir(), "envoy.yaml")
+	if err := os.WriteFile(p, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "--mode", "validate", "-c", p).CombinedOutput(); err != nil {
+		t.Fatalf("envoy --mode validate: %v\n%s", err, out)
+	}
+}

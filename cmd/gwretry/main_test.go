@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+const example = "../../testdata/examples/retry.yaml"
+
+func gwretry(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const badRoute = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  rules:
+  - backendRefs: [{name: svc, port: 8080}]
+    retry: {codes: [200], attempts: 2}
+`
+
+func TestExitCodes(t *testing.T) {
+	bad := writeFile(t, badRoute)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string
+	}{
+		{"ok", []string{"translate", example, "--target", "envoy", "-q"}, exitOK, []string{"gwretry report"}},
+		{"no path", []string{"translate", "--target", "envoy"}, exitUsage, []string{"at least one PATH"}},
+		{"no target", []string{"translate", example}, exitUsage, []string{"--target is required"}},
+		{"unknown target", []string{"translate", example, "--target", "istio"}, exitUsage, []string{`unknown target "istio"`}},
+		{"unknown version", []string{"translate", example, "--target", "nginx@1.2"}, exitUsage, []string{"supported versions are"}},
+		{"several targets to stdout", []string{"translate", example, "--target", "all"}, exitUsage, []string{"need -o DIR"}},
+		{"unknown flag", []string{"translate", example, "--targt", "envoy"}, exitUsage, []string{"unknown flag"}},
+		{"bad report", []string{"check", example, "--report", "xml"}, exitUsage, []string{"--report"}},
+		{"bad fail-on", []string{"check", example, "--fail-on", "never"}, exitUsage, []string{"--fail-on"}},
+		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},
+		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},
+		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ": document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: 200 is not a retryable status code"}},
+		{"missing file", []string{"check", "does-not-exist.yaml"}, exitInput, []string{"does-not-exist.yaml"}},
+		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute"}},
+		{"fail-on approximated", []string{"check", example, "--target", "envoy", "--fail-on", "approximated"}, exitFailOn, []string{"--fail-on approximated: 1 finding"}},
+		{"fail-on unsupported not reached", []string{"check", example, "--target", "envoy", "--fail-on", "unsupported"}, exitOK, nil},
+		{"fail-on unsupported", []string{"check", example, "--target", "nginx", "--fail-on", "unsupported"}, exitFailOn, []string{"--fail-on unsupported"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := gwretry(t, "", tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestTranslateToStdoutAndDir(t *testing.T) {
+	code, stdout, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "--report", "json")
+	if code != exitOK || !strings.Contains(stdout, "static_resources:") {
+		t.Fatalf("exit %d, stdout %.200q", code, stdout)
+	}
+	// The JSON report follows the info lines on stderr.
+	var rep translate.Report
+	if err := json.Unmarshal([]byte(stderr[strings.Index(stderr, "{"):]), &rep); err != nil || rep.Targets[0].Version != "1.36" {
+		t.Errorf("JSON report on stderr: %v %+v", err, rep.Targets)
+	}
+
+	code, stdout, _ = gwretry(t, "", "translate", example, "--target", "traefik@3.6", "-q", "--report", "none")
+	if code != exitOK || !strings.Contains(stdout, "# traefik/dynamic.yaml") || !strings.Contains(stdout, "---\n# traefik/traefik.yaml") {
+		t.Errorf("two files on stdout: exit %d\n%s", code, stdout)
+	}
+
+	dir := t.TempDir()
+	reportFile := filepath.Join(dir, "report.txt")
+	code, stdout, stderr = gwretry(t, "", "translate", example, "--target", "all", "-o", dir, "--report-file", reportFile, "-q")
+	if code != exitOK || stdout != "" || stderr != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	for _, f := range []string{"envoy/envoy.yaml", "nginx/nginx.conf", "haproxy/haproxy.cfg", "traefik/traefik.yaml", "traefik/dynamic.yaml", "report.json", "report.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	// Byte-for-byte determinism: a second run writes the same files.
+	dir2 := t.TempDir()
+	gwretry(t, "", "translate", example, "--target", "all", "-o", dir2, "-q", "--report", "none")
+	for _, f := range []string{"envoy/envoy.yaml", "nginx/nginx.conf", "haproxy/haproxy.cfg", "traefik/dynamic.yaml", "report.json"} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir2, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+}
+
+func TestCheckWritesNothingAndReadsStdin(t *testing.T) {
+	input, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, stdout, stderr := gwretry(t, string(input), "check", "-")
+	if code != exitOK || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	for _, target := range []string{"envoy@1.36", "haproxy@3.2", "nginx@1.28", "traefik@3.7"} {
+		if !strings.Contains(stderr, target) {
+			t.Errorf("report does not name %s:\n%s", target, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("check wrote %v", entries)
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, cmd := range [][]string{{"--help"}, {"translate", "--help"}, {"check", "--help"}, {"version", "--help"}} {
+		code, stdout, _ := gwretry(t, "", cmd...)
+		if code != exitOK || !strings.Contains(stdout, "Examples:") {
+			t.Errorf("gwretry %v: exit %d, no examples:\n%s", cmd, code, stdout)
+		}
+	}
+	if code, stdout, _ := gwretry(t, "", "version"); code != exitOK || !strings.HasPrefix(stdout, "gwretry ") {
+		t.Errorf("version: %d %q", code, stdout)
+	}
+}
+
+// TestConformanceManifests translates each upstream conformance manifest on
+// its own, for every target, with cluster DNS endpoints.
+func TestConformanceManifests(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/upstream-conformance/*.yaml")
+	if len(files) != 5 {
+		t.Fatalf("found %d conformance manifests, want 5", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, _, stderr := gwretry(t, "", "translate", f, "../../testdata/upstream-conformance/base", "--target", "all", "-o", t.TempDir(), "-q", "--report", "none")
+			if code != exitOK {
+				t.Errorf("exit %d: %s", code, stderr)
+			}
+		})
+	}
+}
