@@ -1,0 +1,199 @@
+package envoy
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// Extension names used in the bootstrap.
+const (
+	hcmFilterName     = "envoy.filters.network.http_connection_manager"
+	routerFilterName  = "envoy.filters.http.router"
+	previousHostsName = "envoy.retry_host_predicates.previous_hosts"
+)
+
+// clusterConnectTimeout bounds a TCP connect to a backend; a failed connect
+// is retried (connect-failure).
+const clusterConnectTimeout = 10 * time.Second
+
+// generator builds one bootstrap. It is used once, by one Generate call.
+type generator struct {
+	cap                capability
+	retryNonIdempotent bool
+	// clusters are the backends referenced by routes, by cluster name.
+	clusters map[string]*translate.BackendRef
+}
+
+// bootstrap builds the static bootstrap for m.
+func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error) {
+	g.clusters = map[string]*translate.BackendRef{}
+	sr := &bootstrapv3.Bootstrap_StaticResources{}
+	names := map[string]bool{}
+	for _, l := range m.Listeners {
+		if names[l.Name] {
+			return nil, fmt.Errorf("two listeners are named %q", l.Name)
+		}
+		names[l.Name] = true
+		lis, err := g.listener(l)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		sr.Listeners = append(sr.Listeners, lis)
+	}
+	clusterNames := make([]string, 0, len(g.clusters))
+	for name := range g.clusters {
+		clusterNames = append(clusterNames, name)
+	}
+	slices.Sort(clusterNames)
+	for _, name := range clusterNames {
+		sr.Clusters = append(sr.Clusters, g.cluster(g.clusters[name]))
+	}
+	return &bootstrapv3.Bootstrap{StaticResources: sr}, nil
+}
+
+func (g *generator) listener(l *translate.Listener) (*listenerv3.Listener, error) {
+	if _, err := netip.ParseAddr(l.Address); err != nil {
+		return nil, fmt.Errorf("Envoy listens on IP addresses only, not %q", l.Address)
+	}
+	rc, err := g.routeConfiguration(l)
+	if err != nil {
+		return nil, err
+	}
+	router, err := marshalAny(&routerv3.Router{})
+	if err != nil {
+		return nil, err
+	}
+	hcm, err := marshalAny(&hcmv3.HttpConnectionManager{
+		StatPrefix:     l.Name,
+		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc},
+		HttpFilters: []*hcmv3.HttpFilter{{
+			Name:       routerFilterName,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &listenerv3.Listener{
+		Name:    l.Name,
+		Address: socketAddress(l.Address, l.Port),
+		FilterChains: []*listenerv3.FilterChain{{
+			Filters: []*listenerv3.Filter{{
+				Name:       hcmFilterName,
+				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm},
+			}},
+		}},
+	}, nil
+}
+
+func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteConfiguration, error) {
+	rc := &routev3.RouteConfiguration{Name: l.Name, IgnorePortInHostMatching: true}
+	vhNames := map[string]bool{}
+	domains := map[string]string{}
+	for _, vh := range l.VirtualHosts {
+		if vhNames[vh.Name] {
+			return nil, fmt.Errorf("two virtual hosts are named %q", vh.Name)
+		}
+		vhNames[vh.Name] = true
+		domain := vh.Hostname
+		if domain == "" {
+			domain = "*"
+		}
+		if other, ok := domains[domain]; ok {
+			return nil, fmt.Errorf("virtual hosts %s and %s both serve %q", other, vh.Name, domain)
+		}
+		domains[domain] = vh.Name
+		v := &routev3.VirtualHost{Name: vh.Name, Domains: []string{domain}}
+		for _, rm := range vh.Routes {
+			routes, err := g.routes(rm)
+			if err != nil {
+				return nil, fmt.Errorf("virtual host %s: %w", vh.Name, err)
+			}
+			v.Routes = append(v.Routes, routes...)
+		}
+		rc.VirtualHosts = append(rc.VirtualHosts, v)
+	}
+	return rc, nil
+}
+
+func (g *generator) cluster(b *translate.BackendRef) *clusterv3.Cluster {
+	discovery := clusterv3.Cluster_STATIC
+	var lbEndpoints []*endpointv3.LbEndpoint
+	for _, e := range b.Endpoints {
+		if _, err := netip.ParseAddr(e.Host); err != nil {
+			discovery = clusterv3.Cluster_STRICT_DNS
+		}
+		lbEndpoints = append(lbEndpoints, &endpointv3.LbEndpoint{
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+				Address: socketAddress(e.Host, e.Port),
+			}},
+		})
+	}
+	c := &clusterv3.Cluster{
+		Name:                 b.Name,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: discovery},
+		ConnectTimeout:       durationpb.New(clusterConnectTimeout),
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{
+			ClusterName: b.Name,
+			Endpoints:   []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbEndpoints}},
+		},
+		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+			Priority:   corev3.RoutingPriority_DEFAULT,
+			MaxRetries: wrapperspb.UInt32(g.cap.maxRetries),
+		}}},
+	}
+	if discovery == clusterv3.Cluster_STRICT_DNS {
+		c.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
+	}
+	return c
+}
+
+func socketAddress(host string, port int) *corev3.Address {
+	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+		Address:       host,
+		PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: uint32(port)},
+	}}}
+}
+
+// marshalAny packs m deterministically, so that the bootstrap compares
+// equal with its parsed-back copy.
+func marshalAny(m proto.Message) (*anypb.Any, error) {
+	a := &anypb.Any{}
+	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
+		return nil, fmt.Errorf("packing %s: %w", m.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return a, nil
+}
+
+// useCluster records that a route sends traffic to b.
+func (g *generator) useCluster(b *translate.BackendRef) error {
+	if prev, ok := g.clusters[b.Name]; ok {
+		if !slices.Equal(prev.Endpoints, b.Endpoints) {
+			return fmt.Errorf("backend %s appears with two different endpoint lists", b.Name)
+		}
+		return nil
+	}
+	g.clusters[b.Name] = b
+	return nil
+}
+
+// joinTokens writes a retry_on value.
+func joinTokens(tokens []string) string { return strings.Join(tokens, ",") }

@@ -1,0 +1,169 @@
+// Package envoy translates a gwretry Model into a static Envoy v3 bootstrap
+// (envoy/envoy.yaml) that `envoy -c` runs as it is, and reports how far Envoy
+// honours each retry and timeout feature of each rule.
+//
+// The configuration is built from go-control-plane protos, validated with
+// their generated ValidateAll methods, written with protojson and
+// sigs.k8s.io/yaml, and parsed back and compared before it is returned.
+package envoy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// OutputPath is where the bootstrap is written, relative to the output
+// directory.
+const OutputPath = "envoy/envoy.yaml"
+
+// capability is what gwretry relies on in one Envoy version. Every version
+// gwretry knows has exactly one row in capabilities.
+type capability struct {
+	// version is "MAJOR.MINOR".
+	version string
+	// retryOn are the retry_on tokens of every retry policy. They must
+	// include a per-try timeout trigger (reset, 5xx or gateway-error): the
+	// others do not retry a try cut by per_try_timeout.
+	retryOn []string
+	// statusCodesToken is appended to retryOn when the rule lists codes.
+	statusCodesToken string
+	// hostSelectionRetryMaxAttempts bounds how often a retry looks for a
+	// host it has not tried yet (previous_hosts predicate).
+	hostSelectionRetryMaxAttempts int64
+	// maxRetries is the clusters' circuit breaker for concurrent retries
+	// (Envoy's default of 3 silently drops the rest).
+	maxRetries uint32
+	// defaultRouteTimeout applies when a route sets no timeout.
+	defaultRouteTimeout time.Duration
+	// streamIdleTimeout is the connection manager's default stream idle
+	// timeout; a longer route timeout needs a route idle_timeout too.
+	streamIdleTimeout time.Duration
+	// defaultBackoffBase is the back-off base when a policy sets none.
+	defaultBackoffBase time.Duration
+	// backoffMaxFactor is max_interval as a multiple of base_interval when
+	// it is not set.
+	backoffMaxFactor int
+}
+
+// capabilities returns the table of known Envoy versions, oldest first; the
+// last is the default.
+func capabilities() []capability {
+	return []capability{{
+		version:                       "1.36",
+		retryOn:                       []string{"connect-failure", "refused-stream", "reset"},
+		statusCodesToken:              "retriable-status-codes",
+		hostSelectionRetryMaxAttempts: 5,
+		maxRetries:                    1024,
+		defaultRouteTimeout:           15 * time.Second,
+		streamIdleTimeout:             5 * time.Minute,
+		defaultBackoffBase:            25 * time.Millisecond,
+		backoffMaxFactor:              10,
+	}}
+}
+
+// lookup returns the capability row for version; "" means the default.
+func lookup(version string) (capability, error) {
+	caps := capabilities()
+	if version == "" {
+		return caps[len(caps)-1], nil
+	}
+	for _, c := range caps {
+		if c.version == version {
+			return c, nil
+		}
+	}
+	return capability{}, fmt.Errorf("envoy: unsupported version %q (supported: %s)", version, strings.Join(versions(caps), ", "))
+}
+
+func versions(caps []capability) []string {
+	var vs []string
+	for _, c := range caps {
+		vs = append(vs, c.version)
+	}
+	return vs
+}
+
+// Backend is the Envoy target.
+type Backend struct{}
+
+// New returns the Envoy backend.
+func New() *Backend { return &Backend{} }
+
+// Name returns "envoy".
+func (*Backend) Name() string { return "envoy" }
+
+// Versions returns the Envoy versions gwretry knows, oldest first.
+func (*Backend) Versions() []string { return versions(capabilities()) }
+
+// Generate writes envoy/envoy.yaml for m and one finding per feature per
+// rule.
+func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	if err := m.Check(); err != nil {
+		return nil, fmt.Errorf("envoy: %w", err)
+	}
+	c, err := lookup(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	g := &generator{cap: c, retryNonIdempotent: opts.RetryNonIdempotent}
+	bs, err := g.bootstrap(m)
+	if err != nil {
+		return nil, fmt.Errorf("envoy: %w", err)
+	}
+	if err := validate(bs); err != nil {
+		return nil, fmt.Errorf("envoy: internal error: generated bootstrap is invalid: %w", err)
+	}
+	data, err := encode(bs)
+	if err != nil {
+		return nil, fmt.Errorf("envoy: internal error: %w", err)
+	}
+	if err := verify(bs, data); err != nil {
+		return nil, fmt.Errorf("envoy: internal error: %w", err)
+	}
+	var findings []translate.Finding
+	for _, r := range m.Rules {
+		findings = append(findings, g.findings(r)...)
+	}
+	return &translate.Output{
+		Files:    []translate.File{{Path: OutputPath, Data: data}},
+		Findings: findings,
+		Notes:    notes(c, opts.RetryNonIdempotent),
+	}, nil
+}
+
+// notes are the data-plane-wide facts a user of the generated file needs.
+func notes(c capability, retryNonIdempotent bool) []string {
+	ns := []string{
+		fmt.Sprintf("run it with `envoy -c %s` (a static v3 bootstrap for Envoy %s; no admin interface is configured)", OutputPath, c.version),
+		fmt.Sprintf("a rule without timeouts.request keeps Envoy's default route timeout of %s, which includes all retries; set timeouts.request (\"0s\" disables it) to change it", formatDuration(c.defaultRouteTimeout)),
+		fmt.Sprintf("every cluster sets circuit_breakers max_retries %d: Envoy's default allows 3 concurrent retries per cluster and silently drops the others", c.maxRetries),
+		fmt.Sprintf("retry_on is %q (plus %s when a rule lists codes): reset makes Envoy retry a try cut by backendRequest (per_try_timeout), and may replay a request the backend already processed", strings.Join(c.retryOn, ","), c.statusCodesToken),
+		"Envoy retries nothing once response bytes were sent downstream, nor a request whose body exceeds its buffer limit (1 MiB per connection by default)",
+		fmt.Sprintf("host matching ignores the port of the Host header (ignore_port_in_host_matching); backends with DNS names are STRICT_DNS clusters (IPv4 preferred), IP backends STATIC clusters, connect_timeout %s", formatDuration(clusterConnectTimeout)),
+		"Envoy also obeys x-envoy-retry-on, x-envoy-max-retries and x-envoy-upstream-rq-(per-try-)timeout-ms request headers from clients it considers internal (by default private and loopback addresses); strip them in front of Envoy if such clients are untrusted",
+	}
+	if retryNonIdempotent {
+		ns = append(ns, "--retry-non-idempotent: POST, PATCH and LOCK requests are retried like any other method")
+	} else {
+		ns = append(ns, "Envoy retries every method; gwretry adds, before each retrying route, a route for POST, PATCH and LOCK with the same match and timeouts but no retries (--retry-non-idempotent drops it)")
+	}
+	return ns
+}
+
+// formatDuration writes d in GEP-2257 form for messages.
+func formatDuration(d time.Duration) string {
+	s, err := translate.FormatDuration(d)
+	if err != nil {
+		return d.String()
+	}
+	return s
+}
+
+// nonIdempotentMethods are the methods not retried by default.
+func nonIdempotentMethods() []string { return []string{"POST", "PATCH", "LOCK"} }
+
+func isNonIdempotent(method string) bool { return slices.Contains(nonIdempotentMethods(), method) }

@@ -1,0 +1,164 @@
+package envoy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+func TestFindingStatuses(t *testing.T) {
+	type want struct {
+		status translate.Status
+		says   string // a part of the message
+	}
+	H := func(says string) want { return want{translate.Honoured, says} }
+	A := func(says string) want { return want{translate.Approximated, says} }
+	cases := []struct {
+		name  string
+		rule  func(t *testing.T) *translate.Rule
+		optIn bool
+		want  map[translate.Feature]want
+	}{
+		{"everything set", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 3, Codes: []int{500, 503}, Backoff: dur(t, "100ms")},
+				translate.Timeouts{Request: dur(t, "10s"), BackendRequest: dur(t, "1s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         H("num_retries 3. POST, PATCH and LOCK requests are not retried"),
+			translate.FeatureRetryBackendTimeout:   H("per_try_timeout 1s with retry_on reset"),
+			translate.FeatureRetryBackoff:          A("fully jittered"),
+			translate.FeatureRetryCodes:            H("retriable-status-codes [500, 503]"),
+			translate.FeatureRetryConnectionErrors: H("connect-failure,refused-stream,reset"),
+			translate.FeatureBackendRequestTimeout: H("per_try_timeout 1s"),
+			translate.FeatureRequestTimeout:        H("route timeout 10s: it bounds the whole request, retries included"),
+		}},
+		{"opted in", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})
+		}, true, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         H("POST, PATCH and LOCK requests are retried too"),
+			translate.FeatureRetryConnectionErrors: H("resets are retried"),
+		}},
+		{"attempts 0", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 0, Codes: []int{503}, Backoff: dur(t, "1s")},
+				translate.Timeouts{Request: dur(t, "5s"), BackendRequest: dur(t, "2s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         H("attempts is 0"),
+			translate.FeatureRetryBackendTimeout:   H("attempts is 0: no retries; backendRequest 2s bounds the single try"),
+			translate.FeatureRetryBackoff:          H("attempts is 0"),
+			translate.FeatureRetryCodes:            H("attempts is 0"),
+			translate.FeatureRetryConnectionErrors: H("attempts is 0"),
+			translate.FeatureBackendRequestTimeout: H("route timeout 2s"),
+			translate.FeatureRequestTimeout:        H("the shorter backendRequest"),
+		}},
+		{"default route timeout cuts the retries", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 2}, translate.Timeouts{BackendRequest: dur(t, "5s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
+			translate.FeatureRetryBackendTimeout:   H("per_try_timeout 5s"),
+			translate.FeatureRetryConnectionErrors: H("retry_on"),
+			translate.FeatureBackendRequestTimeout: H("per_try_timeout 5s"),
+		}},
+		{"default route timeout cuts a try", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "20s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
+			translate.FeatureRetryBackendTimeout:   A("before a try reaches 20s"),
+			translate.FeatureBackendRequestTimeout: A("before a try reaches 20s"),
+		}},
+		{"no retry: backendRequest is the route timeout", func(t *testing.T) *translate.Rule {
+			return newRule(0, nil, translate.Timeouts{BackendRequest: dur(t, "20s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureBackendRequestTimeout: H("route timeout 20s"),
+		}},
+		{"default route timeout is long enough", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "5s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         H("num_retries 1"),
+			translate.FeatureRetryBackendTimeout:   H("per_try_timeout 5s"),
+			translate.FeatureRetryConnectionErrors: H("retry_on"),
+			translate.FeatureBackendRequestTimeout: H("per_try_timeout 5s"),
+		}},
+		{"zero durations", func(t *testing.T) *translate.Rule {
+			return newRule(0, &translate.Retry{Attempts: 1, Backoff: dur(t, "0s")}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         H("num_retries 1"),
+			translate.FeatureRetryBackendTimeout:   H("backendRequest is 0s"),
+			translate.FeatureRetryBackoff:          H("base_interval 1ms"),
+			translate.FeatureRetryConnectionErrors: H("retry_on"),
+			translate.FeatureBackendRequestTimeout: H("backendRequest is 0s: no per-try timeout"),
+			translate.FeatureRequestTimeout:        H("request is 0s"),
+		}},
+		{"backendRequest 0s alone", func(t *testing.T) *translate.Rule {
+			return newRule(0, nil, translate.Timeouts{BackendRequest: dur(t, "0s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureBackendRequestTimeout: H("the route timeout is 0s"),
+		}},
+		{"no retry", func(t *testing.T) *translate.Rule {
+			return newRule(0, nil, translate.Timeouts{Request: dur(t, "4s"), BackendRequest: dur(t, "4s")})
+		}, false, map[translate.Feature]want{
+			translate.FeatureBackendRequestTimeout: H("route timeout 4s: a single try"),
+			translate.FeatureRequestTimeout:        H("route timeout 4s"),
+		}},
+		{"every weight 0", func(t *testing.T) *translate.Rule {
+			r := newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{Request: dur(t, "1s")})
+			r.Backends[0].Weight = 0
+			return r
+		}, false, map[translate.Feature]want{
+			translate.FeatureRetryAttempts:         H("weight 0"),
+			translate.FeatureRetryConnectionErrors: H("weight 0"),
+			translate.FeatureRequestTimeout:        H("weight 0"),
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.rule(t)
+			out, _ := generate(t, singleModel(r), translate.Options{RetryNonIdempotent: c.optIn})
+			got := map[translate.Feature]translate.Finding{}
+			for _, f := range out.Findings {
+				got[f.Feature] = f
+			}
+			if len(got) != len(r.Features()) || len(out.Findings) != len(r.Features()) {
+				t.Errorf("%d findings, want %d (%v)", len(out.Findings), len(r.Features()), r.Features())
+			}
+			for feature, w := range c.want {
+				f, ok := got[feature]
+				if !ok {
+					t.Errorf("%s: no finding", feature)
+					continue
+				}
+				if f.Status != w.status || !strings.Contains(f.Message, w.says) {
+					t.Errorf("%s: %s %q, want %s saying %q", feature, f.Status, f.Message, w.status, w.says)
+				}
+			}
+		})
+	}
+}
+
+func TestWorstCase(t *testing.T) {
+	g := &generator{cap: capabilities()[0]}
+	cases := []struct {
+		attempts int
+		backoff  time.Duration // 0: unset
+		perTry   time.Duration
+		want     time.Duration
+	}{
+		{1, 0, time.Second, 2*time.Second + ms(25)},
+		{3, 0, time.Second, 4*time.Second + ms(25+50+100)},
+		{5, ms(100), time.Second, 6*time.Second + ms(100+200+400+800+1000)},
+		{2, ms(1), 5 * time.Second, 15*time.Second + ms(1+2)},
+	}
+	for _, c := range cases {
+		rt := &translate.Retry{Attempts: c.attempts}
+		if c.backoff > 0 {
+			rt.Backoff = &translate.Duration{Text: "x", Value: c.backoff}
+		}
+		if got := g.worstCase(rt, c.perTry); got != c.want {
+			t.Errorf("worstCase(%d, %v, %v) = %v, want %v", c.attempts, c.backoff, c.perTry, got, c.want)
+		}
+	}
+	// Huge attempt counts stop early instead of looping.
+	if got := g.worstCase(&translate.Retry{Attempts: 1 << 30}, time.Second); got <= g.cap.defaultRouteTimeout {
+		t.Errorf("worstCase with 2^30 attempts = %v", got)
+	}
+}
