@@ -1,0 +1,67 @@
+package haproxy
+
+import (
+	parser "github.com/haproxytech/client-native/v5/config-parser"
+	"github.com/haproxytech/client-native/v5/config-parser/params"
+	"github.com/haproxytech/client-native/v5/config-parser/parsers/http/actions"
+	"github.com/haproxytech/client-native/v5/config-parser/types"
+)
+
+// defaultsName names the defaults section; frontends and backends use the
+// last defaults section, so no "from" is needed.
+const defaultsName = "gwretry"
+
+// buildDocument lays out global, defaults, the frontends and the backends.
+func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
+	d := &document{}
+	g := d.addSection(parser.Global, parser.GlobalSectionName)
+	d.setLines(g, "log", []types.Log{{Address: "stdout", Format: "raw", Facility: "local0"}}, 1)
+
+	def := d.addSection(parser.Defaults, defaultsName)
+	d.set(def, "mode", &types.StringC{Value: "http"})
+	d.setLines(def, "log", []types.Log{{Global: true}}, 1)
+	d.set(def, "option httplog", &types.OptionHTTPLog{})
+	d.set(def, "balance", &types.Balance{Algorithm: "roundrobin"})
+	d.set(def, "timeout connect", &types.SimpleTimeout{Value: ms(defaultConnectMs)})
+	d.set(def, "timeout client", &types.SimpleTimeout{Value: ms(defaultClientMs)})
+	d.set(def, "timeout server", &types.SimpleTimeout{Value: ms(defaultServerMs)})
+	d.set(def, "timeout http-request", &types.SimpleTimeout{Value: ms(defaultHTTPRequestMs)})
+	d.set(def, "retries", &types.Int64C{Value: 0})
+
+	for _, f := range frontends {
+		s := d.addSection(parser.Frontends, f.name)
+		d.setLines(s, "bind", []types.Bind{{Path: f.bind}}, 1)
+		d.setLines(s, "acl", f.acls, len(f.acls))
+		d.setLines(s, "use_backend", f.useBackends, len(f.useBackends))
+		d.set(s, "default_backend", &types.StringC{Value: noRouteBackend})
+	}
+
+	for _, b := range backends {
+		s := d.addSection(parser.Backends, b.name)
+		if b.bufferRequest {
+			d.set(s, "option http-buffer-request", &types.SimpleOption{})
+		}
+		if b.redispatch {
+			every := int64(1)
+			d.set(s, "option redispatch", &types.OptionRedispatch{Interval: &every})
+		}
+		if b.timeouts.set {
+			d.set(s, "timeout server", &types.SimpleTimeout{Value: ms(b.timeouts.serverMs)})
+			d.set(s, "timeout connect", &types.SimpleTimeout{Value: ms(b.timeouts.connectMs)})
+		}
+		d.setLines(s, "default-server", []types.DefaultServer{{Params: []params.ServerOption{
+			&params.ServerOptionValue{Name: "init-addr", Value: "last,libc,none"},
+		}}}, 1)
+		if b.disableUnsafe {
+			d.setLines(s, "http-request", []types.Action{disableL7RetryAction()}, 1)
+		}
+		d.setLines(s, "server", b.servers, len(b.servers))
+		d.set(s, "retries", &types.Int64C{Value: b.retries})
+		d.set(s, "retry-on", &types.StringC{Value: b.retryOn})
+	}
+
+	nr := d.addSection(parser.Backends, noRouteBackend)
+	status := int64(404)
+	d.setLines(nr, "http-request", []types.Action{&actions.Deny{Status: &status, Hdrs: []*actions.Hdr{}}}, 1)
+	return d
+}

@@ -1,0 +1,119 @@
+// Package haproxy writes an HAProxy configuration (haproxy.cfg) for a
+// gwretry Model: one frontend per listener that routes with ACLs in Gateway
+// API precedence order, and one backend per route rule that carries the
+// rule's retries and timeouts.
+//
+// The file is built and parsed back with the config-parser package of
+// github.com/haproxytech/client-native/v5, which does no quoting or
+// escaping: every value is checked against the translate allowlists and
+// this package's own word check before it is written, and the output is
+// parsed back and compared with what was meant before it is returned.
+package haproxy
+
+import (
+	"fmt"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// OutputPath is where the configuration is written, relative to the output
+// directory.
+const OutputPath = "haproxy/haproxy.cfg"
+
+// Backend is the HAProxy target. It implements translate.Backend.
+type Backend struct{}
+
+// New returns the HAProxy target.
+func New() *Backend { return &Backend{} }
+
+// Name returns "haproxy".
+func (*Backend) Name() string { return "haproxy" }
+
+// Versions returns the HAProxy versions gwretry knows, oldest first.
+func (*Backend) Versions() []string {
+	var vs []string
+	for _, s := range supportTable() {
+		vs = append(vs, s.Version)
+	}
+	return vs
+}
+
+// Generate writes haproxy.cfg for m and one finding per feature per rule.
+func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	vs, err := lookupVersion(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	var ck tokenChecker
+	var frontends []frontendPlan
+	for _, l := range m.Listeners {
+		frontends = append(frontends, planFrontend(l, &ck))
+	}
+	var backends []backendPlan
+	var findings []translate.Finding
+	for _, r := range m.Rules {
+		b, fs := planRule(r, vs, opts, &ck)
+		backends = append(backends, b)
+		findings = append(findings, fs...)
+	}
+	if ck.err != nil {
+		return nil, fmt.Errorf("value not allowed in haproxy.cfg: %w", ck.err)
+	}
+	if err := checkUniqueNames(frontends, backends); err != nil {
+		return nil, err
+	}
+	cfg, err := buildDocument(frontends, backends).render()
+	if err != nil {
+		return nil, err
+	}
+	return &translate.Output{
+		Files:    []translate.File{{Path: OutputPath, Data: cfg}},
+		Findings: findings,
+		Notes:    notes(vs, backends),
+	}, nil
+}
+
+// checkUniqueNames rejects two listeners or two rules that would share a
+// section name.
+func checkUniqueNames(frontends []frontendPlan, backends []backendPlan) error {
+	seen := map[string]bool{noRouteBackend: true}
+	for _, f := range frontends {
+		if seen[f.name] {
+			return fmt.Errorf("two listeners would both be frontend %s", f.name)
+		}
+		seen[f.name] = true
+	}
+	for _, b := range backends {
+		if seen[b.name] {
+			return fmt.Errorf("two rules would both be backend %s", b.name)
+		}
+		seen[b.name] = true
+	}
+	return nil
+}
+
+// notes are the data-plane-wide lines of the report.
+func notes(vs versionSupport, backends []backendPlan) []string {
+	n := []string{
+		fmt.Sprintf("run with `haproxy -f %s` (HAProxy %s; check it with `haproxy -c -f %s`)", OutputPath, vs.Version, OutputPath),
+		fmt.Sprintf("defaults: timeout connect %s, client %s, server %s, http-request %s; a rule without timeouts ends with 504 when its server sends nothing for %s",
+			ms(defaultConnectMs), ms(defaultClientMs), ms(defaultServerMs), ms(defaultHTTPRequestMs), ms(defaultServerMs)),
+		"rules without retry, or with attempts 0, get `retries 0` and `retry-on none`: HAProxy does not retry them (its own default would be 3 connection retries)",
+		"retried requests are read whole before they are sent (option http-buffer-request); HAProxy retries a request only when it fits in one buffer (tune.bufsize, 16384 bytes by default), otherwise only after a connection failure",
+		"requests that no route matches get 404 (backend " + noRouteBackend + "); once a request's host selects a hostname, it does not fall through to a less specific one",
+		"DNS endpoints are resolved once at startup (default-server init-addr last,libc,none): a name that does not resolve disables its server until HAProxy reloads; add a resolvers section to follow DNS changes",
+		"regular expressions are run by HAProxy's PCRE2 (or libc regex), anchored at both ends; RE2-only syntax may not behave the same",
+		"a repeated query parameter matches when any of its values matches; header matches compare each whole header line (commas included)",
+	}
+	for _, b := range backends {
+		if b.allZero {
+			n = append(n, fmt.Sprintf("backend %s: every backendRef has weight 0, so HAProxy answers 503 (the Gateway API expects 500)", b.name))
+		} else if b.weightsRounded {
+			n = append(n, fmt.Sprintf("backend %s: backendRef weights were rounded to fit HAProxy's server weights (0 to %d)", b.name, maxServerWeight))
+		}
+	}
+	return n
+}

@@ -1,0 +1,75 @@
+package haproxy
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// maxTokenLen bounds every value written as one configuration word. The
+// translate allowlists already bound each kind; this is the backstop.
+const maxTokenLen = 4096
+
+// tokenChecker checks every value that comes from the Model before it is
+// written as a word of haproxy.cfg, on top of translate.Model.Check:
+// config-parser does no quoting or escaping, so a value must be one plain
+// word. It records the first failure and lets the caller keep building.
+type tokenChecker struct {
+	err error
+}
+
+// word returns s after checking it is safe as one unquoted word; where says
+// which Model field it comes from.
+func (c *tokenChecker) word(where, s string) string {
+	if c.err == nil && strings.HasPrefix(s, "-") {
+		c.err = fmt.Errorf("%s: value %q starts with '-'", where, shorten(s))
+	}
+	return c.pattern(where, s)
+}
+
+// pattern is word for an ACL pattern, which may start with '-': the caller
+// writes "--" (end of flags) before such a pattern.
+func (c *tokenChecker) pattern(where, s string) string {
+	if c.err == nil {
+		if err := checkWord(s); err != nil {
+			c.err = fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	return s
+}
+
+// checkWord rejects what HAProxy's tokenizer or config-parser treat
+// specially: whitespace and control characters (word and line breaks),
+// quotes and backslashes (quoting and escaping), '#' (comments), a lone
+// brace (anonymous ACL delimiters), non-ASCII
+// bytes, empty and oversized values.
+func checkWord(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("empty value")
+	case len(s) > maxTokenLen:
+		return fmt.Errorf("value of %d bytes is longer than %d", len(s), maxTokenLen)
+	case s == "{" || s == "}":
+		return fmt.Errorf("value %q is an ACL delimiter", s)
+	}
+	for _, r := range s {
+		if r > unicode.MaxASCII || unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("#\\\"'`", r) {
+			return fmt.Errorf("value %q contains %q, which cannot be written safely", shorten(s), r)
+		}
+	}
+	return nil
+}
+
+func shorten(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}
+
+// fail records err unless an earlier error was recorded.
+func (c *tokenChecker) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
