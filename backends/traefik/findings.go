@@ -115,13 +115,14 @@ func assessAttempts(r *translate.Rule) (translate.Status, string) {
 		return translate.Honoured, msg
 	}
 	worst := worstWaits(rt)
-	if d := r.Timeouts.BackendRequest; d != nil && !d.IsZero() {
-		worst += time.Duration(rt.Attempts) * d.Value // the tries before the last
+	if d := r.Timeouts.BackendRequest; d != nil && !d.IsZero() && worst < maxElapsed {
+		// The tries before the last; computed in float64 and capped, as
+		// attempts × backendRequest can overflow a time.Duration.
+		worst += time.Duration(math.Min(float64(rt.Attempts)*float64(d.Value), float64(maxElapsed)))
 	}
 	if worst >= maxElapsed {
-		return translate.Approximated, msg + fmt.Sprintf("; but Traefik starts no retry 15m after the first "+
-			"try started, and the waits and timed tries can add up to %s, so later retries can be dropped",
-			worst.Round(time.Second))
+		return translate.Approximated, msg + "; but Traefik starts no retry 15m after the first " +
+			"try started, and the waits and timed tries can exceed 15m, so later retries can be dropped"
 	}
 	return translate.Honoured, msg + "; Traefik starts no retry 15m after the first try started"
 }

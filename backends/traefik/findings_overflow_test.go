@@ -1,0 +1,19 @@
+package traefik
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestAttemptsWithHugeDurations guards against time.Duration overflow
+// turning "retries can be dropped" into a false "honoured".
+func TestAttemptsWithHugeDurations(t *testing.T) {
+	huge := &translate.Duration{Text: "99999h", Value: 99999 * time.Hour}
+	r := &translate.Rule{Retry: &translate.Retry{Attempts: 1000, Backoff: huge},
+		Timeouts: translate.Timeouts{BackendRequest: huge}}
+	if st, msg := assessAttempts(r); st != translate.Approximated {
+		t.Errorf("status %s (%s), want approximated", st, msg)
+	}
+}
