@@ -1,6 +1,9 @@
 package translate
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Model is the data-plane-neutral intent of a set of manifests: where the
 // proxy listens, which requests go to which rule, and what each rule asks of
@@ -167,4 +170,20 @@ type SkippedRule struct {
 	// finding on every target.
 	Features []Feature
 	Reason   string
+}
+
+// SplitCodes splits the codes to retry into those in accepted (what a data
+// plane can retry on) and the others, both in order. A nil Retry has none.
+func (rt *Retry) SplitCodes(accepted []int) (supported, unsupported []int) {
+	if rt == nil {
+		return nil, nil
+	}
+	for _, c := range rt.Codes {
+		if slices.Contains(accepted, c) {
+			supported = append(supported, c)
+		} else {
+			unsupported = append(unsupported, c)
+		}
+	}
+	return supported, unsupported
 }

@@ -2,7 +2,6 @@ package haproxy
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -64,16 +63,7 @@ func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *
 	if r.Retry != nil {
 		attempts = r.Retry.Attempts
 	}
-	var supported, unsupported []int
-	if r.Retry != nil {
-		for _, c := range r.Retry.Codes {
-			if slices.Contains(vs.RetryCodes, c) {
-				supported = append(supported, c)
-			} else {
-				unsupported = append(unsupported, c)
-			}
-		}
-	}
+	supported, unsupported := r.Retry.SplitCodes(vs.RetryCodes)
 	if attempts > 0 {
 		b.retries = int64(attempts)
 		b.retryOn = connectionRetryOn

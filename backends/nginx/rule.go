@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,16 +39,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 	retrying := attempts > 0
 	p.Upstream = planUpstream(r, attempts+1)
 
-	var supported, unsupported []int
-	if r.Retry != nil {
-		for _, c := range r.Retry.Codes {
-			if slices.Contains(v.RetryCodes, c) {
-				supported = append(supported, c)
-			} else {
-				unsupported = append(unsupported, c)
-			}
-		}
-	}
+	supported, unsupported := r.Retry.SplitCodes(v.RetryCodes)
 
 	loc := crossplane.Directives{}
 	if p.Upstream.Servers == nil {
