@@ -219,7 +219,7 @@ func requestText(t translate.Timeouts, retrying bool) string {
 }
 
 func idleText(d *translate.Duration) string {
-	s := "they are idle timers per try (connect, between two writes, between two reads), not a total: a backend that keeps sending is not cut"
+	s := "they are idle timers per try (connect, between two writes, between two reads), not a total: a backend that keeps sending is usually not cut (nginx does not re-arm a timer for reads less than 300ms apart, so a body trickling in faster than that can be cut at the timeout)"
 	if d.Value > 75*time.Second {
 		s += "; the operating system usually ends a connect attempt after about 75s"
 	}
