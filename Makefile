@@ -31,11 +31,11 @@ unit:
 
 ## e2e: only the end-to-end suite against real nginx, HAProxy and Traefik.
 e2e: deps
-	$(GO) test -count=1 -v ./e2e/
+	$(GO) test -count=1 -timeout 5m ./e2e/ ./internal/flaky/ ./internal/proxytest/
 
 ## matrix: run the end-to-end suite and write docs/matrix.md from its results.
 matrix: deps
-	GWRETRY_MATRIX=$(CURDIR)/docs/matrix.md $(GO) test -count=1 ./e2e/
+	GWRETRY_MATRIX=$(CURDIR)/docs/matrix.md $(GO) test -count=1 -timeout 5m ./e2e/
 
 ## bench: speed and memory of loading, resolving and generating.
 bench:

@@ -131,6 +131,7 @@ func start(t testing.TB, name, bin, dir, addr string, args ...string) *Proxy {
 	out := &tailBuffer{limit: outputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
