@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Feature names one retry or timeout feature a rule can set. The names are
@@ -132,3 +133,7 @@ func (r *Report) Worst() (Status, bool) {
 	}
 	return worst, worst != ""
 }
+
+// IsRetry reports whether f is one of the retry.* features, which a rule
+// with attempts 0 honours by not retrying at all.
+func (f Feature) IsRetry() bool { return strings.HasPrefix(string(f), "retry.") }

@@ -187,3 +187,14 @@ func (rt *Retry) SplitCodes(accepted []int) (supported, unsupported []int) {
 	}
 	return supported, unsupported
 }
+
+// AllWeightsZero reports whether every backend of the rule has weight 0,
+// in which case a Gateway answers its requests with 500.
+func (r *Rule) AllWeightsZero() bool {
+	for _, b := range r.Backends {
+		if b.Weight > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -21,7 +21,7 @@ func (g *generator) findings(r *translate.Rule) []translate.Finding {
 
 // assess says how Envoy handles one feature of r.
 func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.Status, string) {
-	if allWeightsZero(r) {
+	if r.AllWeightsZero() {
 		return translate.Honoured, "every backendRef has weight 0: Envoy answers 500 itself, as the Gateway API requires, and never contacts a backend, so this setting never applies"
 	}
 	rt, req, be := r.Retry, r.Timeouts.Request, r.Timeouts.BackendRequest
@@ -125,15 +125,6 @@ func (g *generator) worstCase(rt *translate.Retry, perTry time.Duration) time.Du
 		interval = min(2*interval, maxInterval)
 	}
 	return total
-}
-
-func allWeightsZero(r *translate.Rule) bool {
-	for _, b := range r.Backends {
-		if b.Weight > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func codesText(codes []int) string {

@@ -161,15 +161,6 @@ func loadBalancerOf(b *translate.BackendRef, transport string) *loadBalancer {
 	return lb
 }
 
-func allZeroWeights(r *translate.Rule) bool {
-	for _, b := range r.Backends {
-		if b.Weight > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // retryMiddleware maps a rule's retry intent onto Traefik's Retry
 // middleware, writing only the fields that sup's version knows.
 func retryMiddleware(r *translate.Rule, sup support, opts translate.Options) (*middleware, error) {

@@ -33,28 +33,17 @@ func findings(r *translate.Rule, sup support, opts translate.Options) []translat
 // assess says how Traefik, as configured, handles feature f of rule r.
 func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.Options) (translate.Status, string) {
 	rt := r.Retry
-	retries := rt != nil && rt.Attempts > 0
-	noRetry := "attempts is 0: no Retry middleware, nothing is retried"
+	if f.IsRetry() && (rt == nil || rt.Attempts == 0) {
+		return translate.Honoured, "attempts is 0: no Retry middleware, nothing is retried"
+	}
 	switch f {
 	case translate.FeatureRetryAttempts:
-		if !retries {
-			return translate.Honoured, noRetry
-		}
 		return assessAttempts(r)
 	case translate.FeatureRetryCodes:
-		if !retries {
-			return translate.Honoured, noRetry
-		}
 		return assessCodes(rt, sup, opts)
 	case translate.FeatureRetryBackoff:
-		if !retries {
-			return translate.Honoured, noRetry
-		}
 		return assessBackoff(rt)
 	case translate.FeatureRetryConnectionErrors:
-		if !retries {
-			return translate.Honoured, noRetry
-		}
 		msg := "Traefik retries a try only when the request could not be sent (connection refused, " +
 			"DNS or dial error, dial timeout); a connection reset or closed after the request was sent " +
 			"is not retried and the client gets 502"
@@ -64,9 +53,6 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 		}
 		return translate.Approximated, msg
 	case translate.FeatureRetryBackendTimeout:
-		if !retries {
-			return translate.Honoured, noRetry
-		}
 		if r.Timeouts.BackendRequest.IsZero() {
 			return translate.Honoured, "backendRequest is 0s: no try is cut, so none is retried for it"
 		}
@@ -99,7 +85,7 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 		msg := "Traefik has no per-route request timeout: entryPoints.<name>.transport.respondingTimeouts " +
 			"are static, apply to every route of the entry point and do not answer 504; " +
 			"set a timeout in the client or use the Envoy target"
-		if sup.RetryTimeout && retries {
+		if sup.RetryTimeout && retries(r) {
 			msg += fmt.Sprintf("; retry.timeout %s is set, so no retry starts after %s, but the "+
 				"request itself is not cut", d.Text, d.Text)
 		}

@@ -100,7 +100,7 @@ func notes(m *translate.Model, sup support) []string {
 			"no writeTimeout)",
 	}
 	for _, r := range m.Rules {
-		if allZeroWeights(r) {
+		if r.AllWeightsZero() {
 			n = append(n, fmt.Sprintf("rule %s of %s: every backend has weight 0; Traefik answers 503 "+
 				"(the Gateway API asks for 500)", ruleLabel(r), r.Route))
 		}
