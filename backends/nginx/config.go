@@ -60,13 +60,16 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 
 	maps := crossplane.Directives{}
 	servers := crossplane.Directives{}
+	// routed maps each rule that at least one match reaches to true, and
+	// each rule whose matches nginx cannot express to false.
+	routed := map[*translate.Rule]bool{}
 	serverIndex := 0
 	longestName := 0
 	for _, l := range m.Listeners {
 		listen := hostPort(l.Address, l.Port)
 		hasDefault := false
 		for _, vh := range l.VirtualHosts {
-			sb := serverBuilder{prefix: "gw_s" + strconv.Itoa(serverIndex), plans: plans}
+			sb := serverBuilder{prefix: "gw_s" + strconv.Itoa(serverIndex), plans: plans, routed: routed}
 			serverIndex++
 			listenArgs := []string{listen}
 			if vh.Hostname == "" {
@@ -90,6 +93,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 	}
 
+	cp.Findings = unroutedFindings(m, routed, cp.Findings)
 	http := crossplane.Directives{
 		// The access log and temporary files stay under the prefix (-p),
 		// so that the configuration runs without root and without the
@@ -126,6 +130,7 @@ type serverBuilder struct {
 	plans  map[*translate.Rule]rulePlan
 	maps   crossplane.Directives
 	notes  []string
+	routed map[*translate.Rule]bool
 }
 
 // routing returns the locations of a server: `location /` that dispatches,
@@ -140,10 +145,14 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 		if err != nil {
 			sb.notes = append(sb.notes, fmt.Sprintf("listener %s host %q: a match of rule %s is not routed: %v; requests it would select go to the next matching route",
 				l.Name, vh.Hostname, rm.Rule.Name, err))
+			if _, seen := sb.routed[rm.Rule]; !seen {
+				sb.routed[rm.Rule] = false
+			}
 			continue
 		}
 		matchVars = append(matchVars, sb.matchMap(len(matchVars), cs))
 		targets = append(targets, "@"+locationName(rm.Rule))
+		sb.routed[rm.Rule] = true
 		if !located[rm.Rule] {
 			located[rm.Rule] = true
 			locations = append(locations, block("location", []string{"@" + locationName(rm.Rule)}, sb.plans[rm.Rule].Location))
@@ -236,4 +245,27 @@ func nextPow2(n int) int {
 		p *= 2
 	}
 	return p
+}
+
+// unroutedFindings turns every finding of a rule that no request can reach
+// (all its matches are beyond nginx) into unsupported: nginx applies none
+// of that rule's retries or timeouts, whatever its location says.
+func unroutedFindings(m *translate.Model, routed map[*translate.Rule]bool, fs []translate.Finding) []translate.Finding {
+	type key struct {
+		route string
+		index int
+	}
+	lost := map[key]bool{}
+	for _, r := range m.Rules {
+		if reached, ok := routed[r]; ok && !reached {
+			lost[key{r.Route, r.Index}] = true
+		}
+	}
+	for i, f := range fs {
+		if lost[key{f.Route, f.Rule}] {
+			fs[i].Status = translate.Unsupported
+			fs[i].Message = "nginx routes no request to this rule: none of its matches can be expressed in nginx (see the info lines); requests go to the next matching route or get 404"
+		}
+	}
+	return fs
 }
