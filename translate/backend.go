@@ -226,3 +226,7 @@ func checkFindings(m *Model, fs []Finding) error {
 	}
 	return nil
 }
+
+// NonIdempotentMethods are the methods that, as in nginx and HAProxy by
+// default, are not retried unless Options.RetryNonIdempotent is set.
+func NonIdempotentMethods() []string { return []string{"POST", "PATCH", "LOCK"} }

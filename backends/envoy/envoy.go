@@ -164,6 +164,6 @@ func formatDuration(d time.Duration) string {
 }
 
 // nonIdempotentMethods are the methods not retried by default.
-func nonIdempotentMethods() []string { return []string{"POST", "PATCH", "LOCK"} }
+func nonIdempotentMethods() []string { return translate.NonIdempotentMethods() }
 
 func isNonIdempotent(method string) bool { return slices.Contains(nonIdempotentMethods(), method) }

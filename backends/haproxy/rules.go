@@ -18,7 +18,9 @@ const connectionRetryOn = "conn-failure empty-response response-timeout"
 
 // unsafeMethods are not retried after anything but a connection failure
 // unless Options.RetryNonIdempotent.
-const unsafeMethodsCond = "{ method POST PATCH LOCK }"
+func unsafeMethodsCond() string {
+	return "{ method " + strings.Join(translate.NonIdempotentMethods(), " ") + " }"
+}
 
 // backendPlan is one rule's backend section.
 type backendPlan struct {
@@ -226,5 +228,5 @@ func joinInts(v []int) string {
 
 // disableL7RetryAction is http-request disable-l7-retry for unsafe methods.
 func disableL7RetryAction() *actions.DisableL7Retry {
-	return &actions.DisableL7Retry{Cond: "if", CondTest: unsafeMethodsCond}
+	return &actions.DisableL7Retry{Cond: "if", CondTest: unsafeMethodsCond()}
 }
