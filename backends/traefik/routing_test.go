@@ -49,13 +49,7 @@ func TestTraefik36RoutesInPrecedenceOrder(t *testing.T) {
 				{Rule: all, Match: prefixRoot},
 			}},
 		}}}}
-	static, dyn := files(t, generate(t, m, translate.Options{Version: v36}))
-	cfg := proxytest.WriteTraefikConfig(t, static, dyn, nil)
-	p := proxytest.StartTraefik(t, cfg.StaticPath, cfg.API)
-	defer p.Stop()
-	if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
-		t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
-	}
+	cfg := startLoaded(t, m)
 	client := &http.Client{Timeout: 5 * time.Second}
 	for _, tc := range []struct {
 		host, path, header, want string
@@ -116,13 +110,7 @@ func TestTraefik36RetriesRefusedConnections(t *testing.T) {
 			{Rule: withRetry, Match: translate.Match{PathType: translate.PathPrefix, Path: "/retry"}},
 			{Rule: without, Match: prefixRoot},
 		}}}}}}
-	static, dyn := files(t, generate(t, m, translate.Options{Version: v36}))
-	cfg := proxytest.WriteTraefikConfig(t, static, dyn, nil)
-	p := proxytest.StartTraefik(t, cfg.StaticPath, cfg.API)
-	defer p.Stop()
-	if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
-		t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
-	}
+	cfg := startLoaded(t, m)
 	client := &http.Client{Timeout: 5 * time.Second}
 	count := func(path string) (ok, bad int) {
 		for range 10 {
@@ -145,4 +133,19 @@ func TestTraefik36RetriesRefusedConnections(t *testing.T) {
 	if ok, bad := count("/plain"); bad == 0 {
 		t.Errorf("without retry: %d ok, none failed; want the refusing endpoint's 502 to reach the client", ok)
 	}
+}
+
+// startLoaded generates m for Traefik 3.6, starts the real Traefik on it
+// and waits until it has loaded the dynamic configuration; Traefik is
+// stopped when the test ends.
+func startLoaded(t *testing.T, m *translate.Model) *proxytest.TraefikConfig {
+	t.Helper()
+	static, dyn := files(t, generate(t, m, translate.Options{Version: v36}))
+	cfg := proxytest.WriteTraefikConfig(t, static, dyn, nil)
+	p := proxytest.StartTraefik(t, cfg.StaticPath, cfg.API)
+	t.Cleanup(p.Stop)
+	if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
+		t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
+	}
+	return cfg
 }
