@@ -121,6 +121,25 @@ func (m *Model) Check() error {
 			errs = append(errs, where+": "+err.Error())
 		}
 	}
+	// Generated names become upstream, backend and cluster names: two
+	// objects with one name would merge or clash in every data plane.
+	seen := map[string]string{}
+	unique := func(what, name string) {
+		if prev, dup := seen[name]; dup {
+			errs = append(errs, fmt.Sprintf("%s and %s have the same name %q", prev, what, name))
+			return
+		}
+		seen[name] = what
+	}
+	for _, l := range m.Listeners {
+		unique("listener", l.Name)
+		for _, vh := range l.VirtualHosts {
+			unique("virtual host "+vh.Hostname, vh.Name)
+		}
+	}
+	for _, r := range m.Rules {
+		unique("rule "+r.Route+" "+fmt.Sprint(r.Index), r.Name)
+	}
 	for _, l := range m.Listeners {
 		check("listener", KindName, l.Name)
 		check("listener "+l.Name, KindHost, l.Address)
@@ -141,10 +160,10 @@ func (m *Model) Check() error {
 		if r.Retry != nil && r.Retry.Attempts < 0 {
 			errs = append(errs, fmt.Sprintf("rule %s: negative attempts", r.Name))
 		}
-		if len(r.Backends) == 0 {
-			errs = append(errs, fmt.Sprintf("rule %s: no backends", r.Name))
-		}
 		for _, b := range r.Backends {
+			if b.Weight < 0 {
+				errs = append(errs, fmt.Sprintf("rule %s backend %s: negative weight %d", r.Name, b.Name, b.Weight))
+			}
 			check("rule "+r.Name+" backend", KindName, b.Name)
 			if len(b.Endpoints) == 0 {
 				errs = append(errs, fmt.Sprintf("rule %s backend %s: no endpoints", r.Name, b.Name))

@@ -158,7 +158,13 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if err := checkFindings(m, out.Findings); err != nil {
-			return nil, fmt.Errorf("%s: internal error: %w", name, err)
+			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		}
+		if j, ok := t.Backend.(Judge); ok {
+			opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
+			if err := checkJudged(j, m, opts, out); err != nil {
+				return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+			}
 		}
 		for _, f := range out.Findings {
 			f.Target = name
@@ -174,7 +180,7 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 		for _, f := range out.Files {
 			clean := path.Clean(f.Path)
 			if clean != f.Path || path.IsAbs(clean) || strings.HasPrefix(clean, "../") || clean == ".." {
-				return nil, fmt.Errorf("%s: internal error: bad output path %q", name, f.Path)
+				return nil, &InternalError{Err: fmt.Errorf("%s: bad output path %q", name, f.Path)}
 			}
 			res.Files = append(res.Files, f)
 		}
@@ -226,6 +232,14 @@ func checkFindings(m *Model, fs []Finding) error {
 	}
 	return nil
 }
+
+// InternalError is a bug in gwretry, not a problem with the input: a
+// backend broke its contract, or its configuration contradicts its report.
+// The command exits with its own code for it.
+type InternalError struct{ Err error }
+
+func (e *InternalError) Error() string { return "internal error: " + e.Err.Error() }
+func (e *InternalError) Unwrap() error { return e.Err }
 
 // NonIdempotentMethods are the methods that, as in nginx and HAProxy by
 // default, are not retried unless Options.RetryNonIdempotent is set.

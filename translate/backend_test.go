@@ -1,8 +1,10 @@
 package translate
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeBackend returns canned output, to test Run's contract checks.
@@ -70,15 +72,15 @@ func TestRunChecksTheContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Report
-	if r.Routes != 1 || r.Rules != 2 || len(r.Findings) != 3+2 || r.Targets[0].Version != "1.0" {
+	if r.Routes != 1 || r.Rules != 2 || len(r.Findings) != 3+3 || r.Targets[0].Version != "1.0" {
 		t.Errorf("report %+v", r)
 	}
 	for _, f := range r.Findings {
 		if f.Target != "fake" {
 			t.Errorf("finding without target: %+v", f)
 		}
-		if f.Rule == 1 && (f.Status != Unsupported || !strings.Contains(f.Message, "not translated")) {
-			t.Errorf("skipped rule finding %+v, want unsupported", f)
+		if f.Rule == 1 && f.Feature == FeatureBackendRefs && f.Status != Honoured {
+			t.Errorf("dead rule finding %+v, want the backend's own", f)
 		}
 	}
 	breakers := map[string]func(m *Model) *Output{
@@ -101,4 +103,80 @@ func TestRunChecksTheContract(t *testing.T) {
 			t.Errorf("broken backend: error %v, want %q", err, want)
 		}
 	}
+}
+
+// judgingBackend honours everything and observes what obs says.
+type judgingBackend struct {
+	fakeBackend
+	obs func(r *Rule) Behaviour
+}
+
+func (j judgingBackend) Observe(m *Model, _ Options, _ []File) (map[string]map[MethodClass]Behaviour, error) {
+	out := map[string]map[MethodClass]Behaviour{}
+	for _, r := range m.Rules {
+		out[r.Name] = map[MethodClass]Behaviour{}
+		for _, c := range r.MethodClasses() {
+			out[r.Name][c] = j.obs(r)
+		}
+	}
+	return out, nil
+}
+
+// TestRunJudgesHonouredClaims: a backend whose configuration (as its judge
+// reads it) does less than its honoured findings say makes Run fail with an
+// internal error that names both sides.
+func TestRunJudgesHonouredClaims(t *testing.T) {
+	m := build(t, routeWithRule("    retry: {attempts: 2, codes: [503], backoff: 100ms}\n    timeouts: {request: 10s, backendRequest: 1s}\n"), ResolveOptions{})
+	exact := func(r *Rule) Behaviour {
+		return Behaviour{Retries: 2, Codes: []int{503}, ConnErrors: ConnRetryAll, MaxRetriedBody: -1, MinGap: 100 * time.Millisecond,
+			TryTimeout: Timer{TimerTotal, time.Second}, TimeoutRetried: true, RequestTimeout: Timer{TimerTotal, 10 * time.Second}, TimeoutStatus: 504}
+	}
+	run := func(obs func(r *Rule) Behaviour) error {
+		_, err := Run(m, []Target{{Backend: judgingBackend{fakeBackend{name: "fake", out: honourAll}, obs}, Version: "1.0"}}, false)
+		return err
+	}
+	if err := run(exact); err != nil {
+		t.Fatalf("exact behaviour rejected: %v", err)
+	}
+	breaks := map[string]func(b *Behaviour){
+		"retries 1 times, not 2":           func(b *Behaviour) { b.Retries = 1 },
+		"retries codes":                    func(b *Behaviour) { b.Codes = nil },
+		"not all of them":                  func(b *Behaviour) { b.ConnErrors = ConnRetryUnsent },
+		"pause of only":                    func(b *Behaviour) { b.MinGap = 0 },
+		"cuts each try by idle":            func(b *Behaviour) { b.TryTimeout.Kind = TimerIdle },
+		"does not retry a try cut":         func(b *Behaviour) { b.TimeoutRetried = false },
+		"cuts the request by none":         func(b *Behaviour) { b.RequestTimeout = Timer{Kind: TimerNone} },
+		"larger than 16384 bytes":          func(b *Behaviour) { b.MaxRetriedBody = 16384 },
+		"re-send the request on its own":   func(b *Behaviour) { b.ExtraRetries = true },
+		"answers 502, not 504":             func(b *Behaviour) { b.TimeoutStatus = 502 },
+		"never contacts a backend":         func(b *Behaviour) { b.Answer = 500 },
+		"nothing about non-idempotent":     nil,
+		"the report claims more than the ": func(b *Behaviour) { b.Retries = 0 },
+	}
+	for want, mutate := range breaks {
+		obs := func(r *Rule) Behaviour { b := exact(r); mutate(&b); return b }
+		if mutate == nil {
+			continue
+		}
+		err := run(obs)
+		var ie *InternalError
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &ie) {
+			t.Errorf("%s: Run error %v", want, err)
+		}
+	}
+	// Observing only one method class of a rule that matches both fails.
+	_, err := Run(m, []Target{{Backend: partialJudge{judgingBackend{fakeBackend{name: "fake", out: honourAll}, exact}}, Version: "1.0"}}, false)
+	if err == nil || !strings.Contains(err.Error(), "nothing about non-idempotent") {
+		t.Errorf("partial observation: %v", err)
+	}
+}
+
+type partialJudge struct{ judgingBackend }
+
+func (p partialJudge) Observe(m *Model, o Options, f []File) (map[string]map[MethodClass]Behaviour, error) {
+	out, err := p.judgingBackend.Observe(m, o, f)
+	for _, byClass := range out {
+		delete(byClass, NonIdempotent)
+	}
+	return out, err
 }

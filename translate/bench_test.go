@@ -41,7 +41,7 @@ spec:
 	b.SetBytes(int64(sb.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		in, err := Load([]string{p}, nil, DefaultLimits)
+		in, err := Load([]string{p}, nil, DefaultLimits())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,8 +13,9 @@ var durationRE = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
 // componentRE splits a duration into its components.
 var componentRE = regexp.MustCompile(`([0-9]{1,5})(h|ms|m|s)`)
 
-// maxDuration is 99999h59m59s999ms, the largest GEP-2257 value.
-const maxDuration = 99999*time.Hour + 59*time.Minute + 59*time.Second + 999*time.Millisecond
+// MaxDuration is 99999h59m59s999ms, the largest GEP-2257 value. A timer at
+// least this long can never fire on a duration the Gateway API can express.
+const MaxDuration = 99999*time.Hour + 59*time.Minute + 59*time.Second + 999*time.Millisecond
 
 // ParseDuration parses a GEP-2257 duration: one to four components of one to
 // five digits and a unit (h, m, s, ms), summed. Units may repeat. "0s" is
@@ -34,7 +35,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		unit := map[string]time.Duration{"h": time.Hour, "m": time.Minute, "s": time.Second, "ms": time.Millisecond}[c[2]]
 		total += time.Duration(n) * unit
 	}
-	if total > maxDuration {
+	if total > MaxDuration {
 		return 0, fmt.Errorf("invalid duration %q: longer than 99999h59m59s999ms", s)
 	}
 	return total, nil
@@ -51,7 +52,7 @@ func FormatDuration(d time.Duration) (string, error) {
 	if d%time.Millisecond != 0 {
 		return "", fmt.Errorf("duration %v has sub-millisecond precision", d)
 	}
-	if d > maxDuration {
+	if d > MaxDuration {
 		return "", fmt.Errorf("duration %v is longer than 99999h59m59s999ms", d)
 	}
 	if d == 0 {

@@ -13,6 +13,10 @@ type Feature string
 
 // Features, in the order they are reported.
 const (
+	// FeatureBackendRefs is set when some backendRef of a rule cannot
+	// receive traffic, or none can (a dead rule): the Gateway API answers
+	// that share of the requests with 500.
+	FeatureBackendRefs           Feature = "backendRefs"
 	FeatureRetryAttempts         Feature = "retry.attempts"
 	FeatureRetryBackendTimeout   Feature = "retry.backendTimeout"
 	FeatureRetryBackoff          Feature = "retry.backoff"
@@ -71,7 +75,19 @@ func NewFinding(r *Rule, f Feature, s Status, format string, args ...any) Findin
 // Features returns the features a rule sets, as report.md defines them, in
 // report order.
 func (r *Rule) Features() []Feature {
-	return features(r.Retry, r.Timeouts)
+	fs := features(r.Retry, r.Timeouts)
+	if r.Dead() || len(r.Invalid) > 0 {
+		fs = append([]Feature{FeatureBackendRefs}, fs...)
+	}
+	return fs
+}
+
+// DeadRuleFinding is the finding for a retry or timeout feature of a dead
+// rule (Rule.Dead): no backend is ever contacted, so the setting never takes
+// effect. answer says what the target does instead ("Envoy answers 500").
+func DeadRuleFinding(r *Rule, f Feature, answer string) Finding {
+	return NewFinding(r, f, Unsupported, "the rule has no backend that can receive traffic (%s): %s for every request it matches, so %s never takes effect",
+		r.DeadReason(), answer, f)
 }
 
 func features(rt *Retry, t Timeouts) []Feature {

@@ -19,6 +19,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -34,8 +35,12 @@ type Limits struct {
 	MaxDocuments int
 }
 
-// DefaultLimits are generous for real manifests.
-var DefaultLimits = Limits{MaxInputBytes: 64 << 20, MaxDocumentBytes: 4 << 20, MaxDocuments: 10000}
+// DefaultLimits are generous for real manifests: a whole cluster's routes
+// with their Gateways, Services and EndpointSlices fit. The byte caps bound
+// memory; the document cap only bounds the per-document overhead.
+func DefaultLimits() Limits {
+	return Limits{MaxInputBytes: 64 << 20, MaxDocumentBytes: 4 << 20, MaxDocuments: 200000}
+}
 
 // Position locates an object in the input.
 type Position struct {
@@ -67,6 +72,10 @@ type Input struct {
 	GatewayClasses []Object[gwv1.GatewayClass]
 	Services       []Object[corev1.Service]
 	EndpointSlices []Object[discoveryv1.EndpointSlice]
+	// ReferenceGrants holds v1 and v1beta1 ReferenceGrants, both decoded
+	// into the v1beta1 type (the two are identical).
+	ReferenceGrants []Object[gwv1b1.ReferenceGrant]
+	Namespaces      []Object[corev1.Namespace]
 	// Notes are informational lines (kinds skipped).
 	Notes []string
 }
@@ -293,9 +302,15 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 		case "GatewayClass":
 			decodeInto(l, pos, j, tm, &l.in.GatewayClasses)
 			return nil
+		case "ReferenceGrant":
+			decodeInto(l, pos, j, tm, &l.in.ReferenceGrants)
+			return nil
 		}
 	case tm.APIVersion == "v1" && tm.Kind == "Service":
 		decodeInto(l, pos, j, tm, &l.in.Services)
+		return nil
+	case tm.APIVersion == "v1" && tm.Kind == "Namespace":
+		decodeInto(l, pos, j, tm, &l.in.Namespaces)
 		return nil
 	case tm.APIVersion == "discovery.k8s.io/v1" && tm.Kind == "EndpointSlice":
 		decodeInto(l, pos, j, tm, &l.in.EndpointSlices)
@@ -315,7 +330,8 @@ func missingTypeField(tm typeMeta) string {
 // isKnownList reports whether tm is a typed list such as HTTPRouteList.
 func isKnownList(tm typeMeta) bool {
 	switch tm.Kind {
-	case "HTTPRouteList", "GatewayList", "GatewayClassList", "ServiceList", "EndpointSliceList":
+	case "HTTPRouteList", "GatewayList", "GatewayClassList", "ServiceList", "EndpointSliceList",
+		"ReferenceGrantList", "NamespaceList":
 		return true
 	}
 	return false

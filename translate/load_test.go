@@ -50,7 +50,7 @@ func TestLoadAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in, err := Load([]string{writeInput(t, tt.file, tt.content)}, nil, DefaultLimits)
+			in, err := Load([]string{writeInput(t, tt.file, tt.content)}, nil, DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestLoadStdinAndDirectories(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(content), 0o644)
 	}
-	in, err := Load([]string{dir, "-"}, strings.NewReader(strings.Replace(minimalRoute, "name: r", "name: r9", 1)), DefaultLimits)
+	in, err := Load([]string{dir, "-"}, strings.NewReader(strings.Replace(minimalRoute, "name: r", "name: r9", 1)), DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestLoadRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			lim := tt.lim
 			if lim == (Limits{}) {
-				lim = DefaultLimits
+				lim = DefaultLimits()
 			}
 			p := writeInput(t, "in.yaml", tt.content)
 			_, err := Load([]string{p}, nil, lim)
@@ -136,7 +136,7 @@ func TestLoadRejects(t *testing.T) {
 func TestLoadReportsEveryError(t *testing.T) {
 	bad := strings.Replace(minimalRoute, "attempts: 2", "atempts: 2", 1)
 	p := writeInput(t, "in.yaml", bad+"---\n"+bad)
-	_, err := Load([]string{p}, nil, DefaultLimits)
+	_, err := Load([]string{p}, nil, DefaultLimits())
 	var l ErrorList
 	if !errors.As(err, &l) || len(l) != 2 {
 		t.Fatalf("got %v, want an ErrorList of 2", err)

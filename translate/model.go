@@ -1,7 +1,9 @@
 package translate
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -110,10 +112,127 @@ type Rule struct {
 	Retry *Retry
 	// Timeouts holds the rule's timeouts; nil fields are unset.
 	Timeouts Timeouts
-	// Backends are the weighted backends. Every rule in Model.Rules has at
-	// least one backend with at least one endpoint.
+	// Backends are the valid backends with a positive weight, each with at
+	// least one endpoint. When there is none the rule is dead (see Dead):
+	// every request it matches is answered 500 without contacting anything.
 	Backends []*BackendRef
+	// Invalid are the backendRefs that cannot receive traffic (a kind other
+	// than Service, a Service or port that does not exist, a reference that
+	// no ReferenceGrant permits), in spec order. The Gateway API answers
+	// their share of the rule's traffic with 500.
+	Invalid []InvalidBackend
+	// NoBackendRefs is true when the rule lists no backendRefs at all.
+	NoBackendRefs bool
+	// Methods are the methods the rule's matches select, sorted and unique;
+	// nil when some match accepts any method.
+	Methods []string
 }
+
+// InvalidBackend is a backendRef that cannot receive traffic.
+type InvalidBackend struct {
+	// Index is the backendRef's index in the rule.
+	Index int
+	// Weight is its weight (default 1).
+	Weight int
+	// Reason says why, for messages ("Service shop/cart is not in the
+	// input").
+	Reason string
+}
+
+// Dead reports whether the rule has no backend that can receive traffic:
+// no backendRefs, every weight 0, or every backendRef invalid. The Gateway
+// API answers every request such a rule matches with 500.
+func (r *Rule) Dead() bool {
+	for _, b := range r.Backends {
+		if b.Weight > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// DeadReason says why a dead rule has no backend, for messages; "" when the
+// rule is not dead.
+func (r *Rule) DeadReason() string {
+	switch {
+	case !r.Dead():
+		return ""
+	case r.NoBackendRefs:
+		return "it has no backendRefs"
+	case len(r.Invalid) == 0:
+		return "every backendRef has weight 0"
+	}
+	reasons := make([]string, len(r.Invalid))
+	for i, b := range r.Invalid {
+		reasons[i] = fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason)
+	}
+	return "no backendRef can receive traffic (" + strings.Join(reasons, "; ") + ")"
+}
+
+// InvalidWeight is the sum of the weights of the invalid backendRefs: the
+// share of traffic the Gateway API answers with 500 when some backends are
+// valid.
+func (r *Rule) InvalidWeight() int {
+	w := 0
+	for _, b := range r.Invalid {
+		w += b.Weight
+	}
+	return w
+}
+
+// MethodClass is a class of request methods that data planes retry
+// differently.
+type MethodClass string
+
+// Method classes.
+const (
+	// Idempotent is every method but POST, PATCH and LOCK.
+	Idempotent MethodClass = "idempotent"
+	// NonIdempotent is POST, PATCH and LOCK (NonIdempotentMethods), which
+	// nginx, HAProxy and gwretry's Envoy and Traefik outputs do not retry
+	// after sending unless the user opts in.
+	NonIdempotent MethodClass = "non-idempotent"
+)
+
+// MethodClasses returns the classes of the methods the rule matches, in
+// the order Idempotent, NonIdempotent.
+func (r *Rule) MethodClasses() []MethodClass {
+	if r.Methods == nil {
+		return []MethodClass{Idempotent, NonIdempotent}
+	}
+	var idem, non bool
+	for _, m := range r.Methods {
+		if IsNonIdempotent(m) {
+			non = true
+		} else {
+			idem = true
+		}
+	}
+	var out []MethodClass
+	if idem {
+		out = append(out, Idempotent)
+	}
+	if non {
+		out = append(out, NonIdempotent)
+	}
+	return out
+}
+
+// MatchesNonIdempotent reports whether some request the rule matches is a
+// POST, PATCH or LOCK.
+func (r *Rule) MatchesNonIdempotent() bool {
+	return slices.Contains(r.MethodClasses(), NonIdempotent)
+}
+
+// OnlyNonIdempotent reports whether every request the rule matches is a
+// POST, PATCH or LOCK.
+func (r *Rule) OnlyNonIdempotent() bool {
+	cs := r.MethodClasses()
+	return len(cs) == 1 && cs[0] == NonIdempotent
+}
+
+// IsNonIdempotent reports whether method is one of NonIdempotentMethods.
+func IsNonIdempotent(method string) bool { return slices.Contains(NonIdempotentMethods(), method) }
 
 // Retry is a rule's retry intent with the Gateway API v1.7.0 defaults applied.
 type Retry struct {
@@ -186,15 +305,4 @@ func (rt *Retry) SplitCodes(accepted []int) (supported, unsupported []int) {
 		}
 	}
 	return supported, unsupported
-}
-
-// AllWeightsZero reports whether every backend of the rule has weight 0,
-// in which case a Gateway answers its requests with 500.
-func (r *Rule) AllWeightsZero() bool {
-	for _, b := range r.Backends {
-		if b.Weight > 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -12,7 +12,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 )
 
 // DefaultPort is where the generated proxy listens when the input has no
@@ -26,6 +29,9 @@ type ResolveOptions struct {
 	Listen *Bind
 	// Endpoints override the addresses of Services (--endpoint).
 	Endpoints []EndpointOverride
+	// AssumeReferenceGrants permits every cross-namespace backendRef, for
+	// inputs that lack their ReferenceGrants (--assume-reference-grants).
+	AssumeReferenceGrants bool
 }
 
 // Bind is an address to listen on.
@@ -155,13 +161,17 @@ type resolver struct {
 	gateways map[string]*gwv1.Gateway
 	services map[string]*corev1.Service
 	slices   map[string][]*discoveryv1.EndpointSlice
-	binds    map[Bind]map[string][]*placed // bind → hostname → routes
-	rules    []*Rule
-	skipped  []SkippedRule
-	notes    []string
-	routes   int
-	nrules   int
-	errs     ErrorList
+	// grants are the ReferenceGrants by namespace.
+	grants map[string][]*gwv1b1.ReferenceGrant
+	// namespaces are the Namespace objects' labels by name.
+	namespaces map[string]map[string]string
+	binds      map[Bind]map[string][]*placed // bind → hostname → routes
+	rules      []*Rule
+	skipped    []SkippedRule
+	notes      []string
+	routes     int
+	nrules     int
+	errs       ErrorList
 }
 
 // placed is a route match with what precedence needs beyond the match.
@@ -174,7 +184,15 @@ type placed struct {
 func newResolver(in *Input, opts ResolveOptions) *resolver {
 	r := &resolver{in: in, opts: opts, gateways: map[string]*gwv1.Gateway{},
 		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
+		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
 		binds: map[Bind]map[string][]*placed{}}
+	for _, g := range in.ReferenceGrants {
+		ns := nsOrDefault(g.Obj.Namespace)
+		r.grants[ns] = append(r.grants[ns], g.Obj)
+	}
+	for _, n := range in.Namespaces {
+		r.namespaces[n.Obj.Name] = n.Obj.Labels
+	}
 	for _, g := range in.Gateways {
 		r.gateways[nsOrDefault(g.Obj.Namespace)+"/"+g.Obj.Name] = g.Obj
 	}
@@ -258,8 +276,8 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 				r.note("Gateway %s/%s listener %s: protocol %s is not generated (only HTTP listeners are)", ns, gw.Name, l.Name, l.Protocol)
 				continue
 			}
-			if !allowsRoute(l, ns, nsOrDefault(rt.Namespace)) {
-				r.note("Gateway %s/%s listener %s does not allow routes from namespace %s: HTTPRoute %s not attached there", ns, gw.Name, l.Name, nsOrDefault(rt.Namespace), key)
+			if ok, why := r.allowsRoute(l, ns, nsOrDefault(rt.Namespace)); !ok {
+				r.note("Gateway %s/%s listener %s does not accept HTTPRoute %s: %s", ns, gw.Name, l.Name, key, why)
 				continue
 			}
 			hs := intersectHostnames(l.Hostname, rt.Spec.Hostnames)
@@ -288,29 +306,49 @@ func derefKind(k *gwv1.Kind) string {
 	return string(*k)
 }
 
-func allowsRoute(l gwv1.Listener, gwNS, routeNS string) bool {
-	if ar := l.AllowedRoutes; ar != nil {
-		if len(ar.Kinds) > 0 {
-			ok := false
-			for _, k := range ar.Kinds {
-				if k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gwv1.GroupName) {
-					ok = true
-				}
-			}
-			if !ok {
-				return false
+// allowsRoute reports whether listener l of a Gateway in gwNS accepts an
+// HTTPRoute from routeNS; when it does not, why says so.
+func (r *resolver) allowsRoute(l gwv1.Listener, gwNS, routeNS string) (ok bool, why string) {
+	ar := l.AllowedRoutes
+	if ar != nil && len(ar.Kinds) > 0 {
+		found := false
+		for _, k := range ar.Kinds {
+			if k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gwv1.GroupName) {
+				found = true
 			}
 		}
-		if ar.Namespaces != nil && ar.Namespaces.From != nil {
-			switch *ar.Namespaces.From {
-			case gwv1.NamespacesFromAll, gwv1.NamespacesFromSelector:
-				// A selector needs Namespace labels that manifests rarely
-				// carry; treat it as allowing the route.
-				return true
-			}
+		if !found {
+			return false, "its allowedRoutes.kinds do not include HTTPRoute"
 		}
 	}
-	return gwNS == routeNS
+	from := gwv1.NamespacesFromSame
+	if ar != nil && ar.Namespaces != nil && ar.Namespaces.From != nil {
+		from = *ar.Namespaces.From
+	}
+	switch from {
+	case gwv1.NamespacesFromAll:
+		return true, ""
+	case gwv1.NamespacesFromSelector:
+		if ar.Namespaces.Selector == nil {
+			return false, "allowedRoutes.namespaces.from is Selector but no selector is given"
+		}
+		sel, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector)
+		if err != nil {
+			return false, fmt.Sprintf("its allowedRoutes.namespaces.selector is invalid: %v", err)
+		}
+		nsLabels, known := r.namespaces[routeNS]
+		if !known {
+			return false, fmt.Sprintf("it selects namespaces by label and the input has no Namespace %s to read the labels of (add the Namespace objects)", routeNS)
+		}
+		if !sel.Matches(labels.Set(nsLabels)) {
+			return false, fmt.Sprintf("its allowedRoutes.namespaces.selector (%s) does not select namespace %s", sel, routeNS)
+		}
+		return true, ""
+	}
+	if gwNS != routeNS {
+		return false, fmt.Sprintf("it allows routes from its own namespace %s only", gwNS)
+	}
+	return true, ""
 }
 
 // intersectHostnames returns the hostnames a route answers on a listener, as
@@ -378,20 +416,20 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 			skip("the route is not attached to any listener that gwretry generates")
 			continue
 		}
-		backends, reason := r.backends(f, fmt.Sprintf("spec.rules[%d]", i), rt, rule)
+		backends, invalid := r.backends(f, fmt.Sprintf("spec.rules[%d]", i), rt, rule)
 		r.errs = append(r.errs, f.errs...)
 		if len(f.errs) > 0 {
-			continue
-		}
-		if reason != "" {
-			skip(reason)
 			continue
 		}
 		if len(rule.Filters) > 0 {
 			r.note("HTTPRoute %s rule %d: filters are not translated (gwretry translates retries and timeouts)", key, i)
 		}
 		out := &Rule{Name: safeName(nsOrDefault(rt.Namespace), rt.Name, "r"+strconv.Itoa(i)), Route: key,
-			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends}
+			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends,
+			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches)}
+		if out.Dead() {
+			r.note("HTTPRoute %s rule %d: %s; every target answers its requests with 500", key, i, out.DeadReason())
+		}
 		r.rules = append(r.rules, out)
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -477,53 +515,98 @@ func toMatch(m gwv1.HTTPRouteMatch) Match {
 	return out
 }
 
-// backends resolves a rule's backendRefs. It returns a reason when the rule
-// cannot be translated; errors in the input go to f.
-func (r *resolver) backends(f *fieldErrs, field string, rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule) ([]*BackendRef, string) {
-	if len(rule.BackendRefs) == 0 {
-		return nil, "it has no backendRefs (a Gateway answers such requests with 500)"
-	}
+// backends resolves a rule's backendRefs into the valid ones with a
+// positive weight and the invalid ones, which the Gateway API answers with
+// 500. Errors in the input go to f.
+func (r *resolver) backends(f *fieldErrs, field string, rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule) ([]*BackendRef, []InvalidBackend) {
 	var out []*BackendRef
-	var reasons []string
+	var invalid []InvalidBackend
+	routeNS := nsOrDefault(rt.Namespace)
 	for j, b := range rule.BackendRefs {
 		bf := fmt.Sprintf("%s.backendRefs[%d]", field, j)
+		weight := 1
+		if b.Weight != nil {
+			weight = int(*b.Weight)
+		}
+		bad := func(format string, args ...any) {
+			invalid = append(invalid, InvalidBackend{Index: j, Weight: weight, Reason: fmt.Sprintf(format, args...)})
+		}
 		if (b.Group != nil && *b.Group != "") || (b.Kind != nil && *b.Kind != "Service") {
-			reasons = append(reasons, fmt.Sprintf("backendRefs[%d] is a %s, only core Services are translated", j, derefKind(b.Kind)))
+			group := ""
+			if b.Group != nil {
+				group = string(*b.Group)
+			}
+			bad("a %s of group %q, and only core Services are translated", derefKind(b.Kind), group)
 			continue
 		}
 		if b.Port == nil {
 			f.add(bf+".port", "required when the backend is a Service")
 			continue
 		}
-		weight := 1
-		if b.Weight != nil {
-			weight = int(*b.Weight)
+		ns := routeNS
+		if b.Namespace != nil {
+			ns = string(*b.Namespace)
+		}
+		if ns != routeNS {
+			switch {
+			case r.opts.AssumeReferenceGrants:
+				r.note("HTTPRoute %s %s: the reference to namespace %s is assumed permitted (--assume-reference-grants)", routeKey(rt), bf, ns)
+			case !r.granted(routeNS, ns, string(b.Name)):
+				bad("no ReferenceGrant in namespace %s permits HTTPRoutes from %s to refer to Service %s (RefNotPermitted; --assume-reference-grants permits it)", ns, routeNS, b.Name)
+				continue
+			}
 		}
 		if weight == 0 {
 			continue
 		}
-		ns := nsOrDefault(rt.Namespace)
-		if b.Namespace != nil {
-			ns = string(*b.Namespace)
-			if ns != nsOrDefault(rt.Namespace) {
-				r.note("HTTPRoute %s: %s refers to namespace %s; ReferenceGrants are not read, the reference is assumed permitted", routeKey(rt), bf, ns)
-			}
-		}
 		eps, reason := r.endpoints(ns, string(b.Name), int(*b.Port))
 		if reason != "" {
-			reasons = append(reasons, fmt.Sprintf("backendRefs[%d]: %s", j, reason))
+			bad("%s", reason)
 			continue
 		}
 		out = append(out, &BackendRef{Name: safeName(ns, string(b.Name), strconv.Itoa(int(*b.Port))),
 			Service: ns + "/" + string(b.Name), Port: int(*b.Port), Weight: weight, Endpoints: eps})
 	}
-	if len(reasons) > 0 {
-		return nil, strings.Join(reasons, "; ")
+	return out, invalid
+}
+
+// granted reports whether a ReferenceGrant in toNS lets HTTPRoutes in fromNS
+// refer to the Service named name.
+func (r *resolver) granted(fromNS, toNS, name string) bool {
+	for _, g := range r.grants[toNS] {
+		from, to := false, false
+		for _, f := range g.Spec.From {
+			if string(f.Group) == gwv1.GroupName && f.Kind == "HTTPRoute" && string(f.Namespace) == fromNS {
+				from = true
+			}
+		}
+		for _, t := range g.Spec.To {
+			if t.Group == "" && t.Kind == "Service" && (t.Name == nil || string(*t.Name) == name) {
+				to = true
+			}
+		}
+		if from && to {
+			return true
+		}
 	}
-	if len(out) == 0 && len(f.errs) == 0 {
-		return nil, "every backendRef has weight 0 (a Gateway answers such requests with 500)"
+	return false
+}
+
+// ruleMethods returns the methods a rule's matches select, sorted, or nil
+// when some match (or the absence of matches) accepts any method.
+func ruleMethods(matches []gwv1.HTTPRouteMatch) []string {
+	if len(matches) == 0 {
+		return nil
 	}
-	return out, ""
+	var out []string
+	for _, m := range matches {
+		if m.Method == nil {
+			return nil
+		}
+		out = append(out, string(*m.Method))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // endpoints finds the addresses of a Service port: --endpoint, then the
@@ -537,6 +620,11 @@ func (r *resolver) endpoints(ns, name string, port int) ([]Endpoint, string) {
 	dns := []Endpoint{{Host: name + "." + ns + ".svc.cluster.local", Port: port}}
 	svc, ok := r.services[ns+"/"+name]
 	if !ok {
+		if len(r.services) > 0 {
+			// The input describes the cluster's Services: one it lacks
+			// does not exist (BackendNotFound).
+			return nil, fmt.Sprintf("Service %s/%s is not in the input, which holds other Services (BackendNotFound; give it with --endpoint if it exists)", ns, name)
+		}
 		return dns, ""
 	}
 	var sp *corev1.ServicePort
@@ -644,12 +732,15 @@ func (r *resolver) model() *Model {
 	return m
 }
 
+// hostLabel names a hostname inside a virtual host name. Hostnames never
+// contain '_', so the labels of the catch-all ("any_") and of wildcards
+// ("wildcard_.example.com") cannot collide with an exact hostname.
 func hostLabel(h string) string {
 	switch {
 	case h == "":
-		return "any"
+		return "any_"
 	case strings.HasPrefix(h, "*."):
-		return "wildcard." + h[2:]
+		return "wildcard_" + h[1:]
 	}
 	return h
 }

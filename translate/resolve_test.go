@@ -11,7 +11,7 @@ import (
 // build loads YAML and builds the model.
 func build(t *testing.T, yaml string, opts ResolveOptions) *Model {
 	t.Helper()
-	in, err := Load([]string{writeInput(t, "in.yaml", yaml)}, nil, DefaultLimits)
+	in, err := Load([]string{writeInput(t, "in.yaml", yaml)}, nil, DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,12 +220,175 @@ endpoints:
 		t.Errorf("--endpoint endpoints %v, want %v", got, want)
 	}
 	m = build(t, routeWithRule("  - backendRefs: [{name: svc, port: 9999}]\n    retry: {}\n")+svc, ResolveOptions{})
-	if len(m.Skipped) != 1 || !strings.Contains(m.Skipped[0].Reason, "has no port 9999") {
-		t.Errorf("skipped %+v, want the rule with a missing Service port", m.Skipped)
+	if dead := m.Rules[1]; !dead.Dead() || len(dead.Invalid) != 1 || !strings.Contains(dead.DeadReason(), "has no port 9999") {
+		t.Errorf("rule %+v, want a dead rule with a missing Service port", dead)
 	}
-	m = build(t, routeWithRule("  - backendRefs: [{name: svc, port: 8080, weight: 0}]\n  - backendRefs: [{name: x, kind: Bucket, group: example.com, port: 1}]\n"), ResolveOptions{})
-	if len(m.Rules) != 1 || len(m.Skipped) != 2 {
-		t.Errorf("rules %d skipped %+v; want weight-0 and non-Service rules skipped", len(m.Rules), m.Skipped)
+}
+
+// TestResolveDeadRules: a rule with no backend that can receive traffic is
+// routed (every target answers 500), never skipped, so its requests cannot
+// fall through to the next matching rule.
+func TestResolveDeadRules(t *testing.T) {
+	svc := "---\napiVersion: v1\nkind: Service\nmetadata: {name: svc, namespace: ns}\nspec:\n  ports: [{port: 8080}]\n"
+	tests := []struct {
+		name, rule string
+		services   bool
+		reason     string
+		invalid    int
+	}{
+		{"no backendRefs", "  - matches: [{path: {type: PathPrefix, value: /dead}}]\n", false, "no backendRefs", 0},
+		{"all weights zero", "  - backendRefs: [{name: svc, port: 8080, weight: 0}]\n", false, "weight 0", 0},
+		{"not a Service", "  - backendRefs: [{name: b, group: example.com, kind: Bucket, port: 1}]\n", false, "only core Services", 1},
+		{"Service not in the input", "  - backendRefs: [{name: gone, port: 8080}]\n", true, "BackendNotFound", 1},
+		{"no ReferenceGrant", "  - backendRefs: [{name: svc, namespace: other, port: 8080}]\n", false, "RefNotPermitted", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := routeWithRule(tt.rule)
+			if tt.services {
+				in += svc
+			}
+			m := build(t, in, ResolveOptions{})
+			if len(m.Rules) != 2 || len(m.Skipped) != 0 {
+				t.Fatalf("rules %d skipped %d, want both rules routed", len(m.Rules), len(m.Skipped))
+			}
+			r := m.Rules[1]
+			if !r.Dead() || len(r.Invalid) != tt.invalid || !strings.Contains(r.DeadReason(), tt.reason) {
+				t.Errorf("rule dead=%v invalid=%+v reason %q, want dead with %q", r.Dead(), r.Invalid, r.DeadReason(), tt.reason)
+			}
+			if r.Features()[0] != FeatureBackendRefs {
+				t.Errorf("features %v, want backendRefs first", r.Features())
+			}
+			found := false
+			for _, l := range m.Listeners {
+				for _, vh := range l.VirtualHosts {
+					for _, rm := range vh.Routes {
+						found = found || rm.Rule == r
+					}
+				}
+			}
+			if !found {
+				t.Error("the dead rule is not routed")
+			}
+		})
+	}
+	// Some backends valid, some not: the valid ones are kept.
+	m := build(t, routeWithRule("  - backendRefs: [{name: svc, port: 8080, weight: 3}, {name: b, kind: Bucket, group: x.io, port: 1, weight: 1}]\n"), ResolveOptions{})
+	if r := m.Rules[1]; r.Dead() || len(r.Backends) != 1 || r.InvalidWeight() != 1 {
+		t.Errorf("partially invalid rule %+v", r)
+	}
+}
+
+func TestResolveReferenceGrants(t *testing.T) {
+	route := routeWithRule("  - backendRefs: [{name: svc, namespace: other, port: 8080}]\n")
+	grant := func(apiVersion, fromNS, toName string) string {
+		return "---\napiVersion: gateway.networking.k8s.io/" + apiVersion + "\nkind: ReferenceGrant\nmetadata: {name: g, namespace: other}\nspec:\n" +
+			"  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: " + fromNS + "}]\n" +
+			"  to: [{group: \"\", kind: Service" + toName + "}]\n"
+	}
+	tests := []struct {
+		name, extra string
+		opts        ResolveOptions
+		dead        bool
+	}{
+		{"none", "", ResolveOptions{}, true},
+		{"v1beta1 grant", grant("v1beta1", "ns", ""), ResolveOptions{}, false},
+		{"v1 grant", grant("v1", "ns", ""), ResolveOptions{}, false},
+		{"grant for the named Service", grant("v1", "ns", ", name: svc"), ResolveOptions{}, false},
+		{"grant for another Service", grant("v1", "ns", ", name: other"), ResolveOptions{}, true},
+		{"grant for another namespace", grant("v1", "elsewhere", ""), ResolveOptions{}, true},
+		{"assumed", "", ResolveOptions{AssumeReferenceGrants: true}, false},
+	}
+	for _, tt := range tests {
+		m := build(t, route+tt.extra, tt.opts)
+		if got := m.Rules[1].Dead(); got != tt.dead {
+			t.Errorf("%s: dead = %v, want %v (%s)", tt.name, got, tt.dead, m.Rules[1].DeadReason())
+		}
+	}
+}
+
+func TestResolveNamespaceSelector(t *testing.T) {
+	gw := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: x
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {shared: "yes"}}}}
+---
+`
+	route := strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, namespace: infra}]\n", 1)
+	ns := func(labels string) string {
+		return "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {" + labels + "}}\n"
+	}
+	tests := []struct {
+		name, extra string
+		attached    bool
+	}{
+		{"selected", ns("shared: \"yes\""), true},
+		{"not selected", ns("shared: \"no\""), false},
+		{"no Namespace object", "", false},
+	}
+	for _, tt := range tests {
+		m := build(t, gw+route+tt.extra, ResolveOptions{})
+		if got := len(m.Rules) == 1 && len(m.Skipped) == 0; got != tt.attached {
+			t.Errorf("%s: attached = %v, want %v; notes %q", tt.name, got, tt.attached, m.Notes)
+		}
+	}
+}
+
+func TestResolveRuleMethods(t *testing.T) {
+	tests := []struct {
+		matches string
+		want    []MethodClass
+	}{
+		{"", []MethodClass{Idempotent, NonIdempotent}},
+		{"    matches: [{method: POST}]\n", []MethodClass{NonIdempotent}},
+		{"    matches: [{method: POST}, {method: PATCH}]\n", []MethodClass{NonIdempotent}},
+		{"    matches: [{method: GET}, {method: POST}]\n", []MethodClass{Idempotent, NonIdempotent}},
+		{"    matches: [{method: GET}]\n", []MethodClass{Idempotent}},
+		{"    matches: [{method: GET}, {path: {value: /x}}]\n", []MethodClass{Idempotent, NonIdempotent}},
+	}
+	for _, tt := range tests {
+		m := build(t, routeWithRule(tt.matches), ResolveOptions{})
+		if got := m.Rules[0].MethodClasses(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: classes %v, want %v", tt.matches, got, tt.want)
+		}
+	}
+}
+
+// TestVirtualHostNamesUnique: valid hostnames used to give colliding names
+// ("" and "any"; "*.example.com" and "wildcard.example.com").
+func TestVirtualHostNamesUnique(t *testing.T) {
+	in := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: a, port: 80, protocol: HTTP}
+  - {name: b, port: 80, protocol: HTTP, hostname: any}
+  - {name: c, port: 80, protocol: HTTP, hostname: "*.example.com"}
+  - {name: d, port: 80, protocol: HTTP, hostname: wildcard.example.com}
+---
+` + strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw}]\n", 1)
+	m := build(t, in, ResolveOptions{})
+	names := map[string]bool{}
+	for _, vh := range m.Listeners[0].VirtualHosts {
+		if names[vh.Name] {
+			t.Errorf("virtual host name %q twice", vh.Name)
+		}
+		names[vh.Name] = true
+	}
+	if len(names) != 4 {
+		t.Errorf("virtual hosts %v, want 4", names)
+	}
+	m.Listeners[0].VirtualHosts[1].Name = m.Listeners[0].VirtualHosts[0].Name
+	if err := m.Check(); err == nil || !strings.Contains(err.Error(), "same name") {
+		t.Errorf("Check() = %v, want a duplicate name error", err)
 	}
 }
 

@@ -59,7 +59,7 @@ func TestValidationRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeInput(t, "bad.yaml", tt.input)
-			in, err := Load([]string{p}, nil, DefaultLimits)
+			in, err := Load([]string{p}, nil, DefaultLimits())
 			if err == nil {
 				_, err = Build(in, ResolveOptions{})
 			}
@@ -80,7 +80,7 @@ func TestValidationRejects(t *testing.T) {
 
 func TestValidationReportsAllErrors(t *testing.T) {
 	p := writeInput(t, "bad.yaml", routeWithRule("    retry:\n      attempts: -1\n      codes: [1]\n    timeouts:\n      request: 1x\n"))
-	in, err := Load([]string{p}, nil, DefaultLimits)
+	in, err := Load([]string{p}, nil, DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestValidationAccepts(t *testing.T) {
 		"    matches:\n    - path: {type: RegularExpression, value: \"^/api/v[0-9]+/.*$\"}\n      headers: [{type: RegularExpression, name: x-env, value: \"^(a|b)$\"}]\n      queryParams: [{name: q, value: \"1\"}]\n      method: POST\n",
 	} {
 		p := writeInput(t, "ok.yaml", routeWithRule(rule))
-		in, err := Load([]string{p}, nil, DefaultLimits)
+		in, err := Load([]string{p}, nil, DefaultLimits())
 		if err == nil {
 			_, err = Build(in, ResolveOptions{})
 		}

@@ -1,0 +1,267 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Judge reads a backend's generated configuration back and says what the
+// data plane will do with each rule's requests. It is the check on the
+// report: Run compares every honoured finding with what the judge derived
+// from the files, not with what the code that wrote them meant to write.
+//
+// A judge must read the files as the data plane does (crossplane's parse
+// tree, config-parser's sections, the Envoy protos, the Traefik structs) and
+// must not reuse the generator's own plan.
+type Judge interface {
+	// Observe returns, for every rule of m (by Rule.Name) and every method
+	// class the rule matches, the behaviour the files configure.
+	Observe(m *Model, opts Options, files []File) (map[string]map[MethodClass]Behaviour, error)
+}
+
+// TimerKind is how a data plane's timer measures time.
+type TimerKind string
+
+// Timer kinds.
+const (
+	// TimerNone: nothing cuts the try or request.
+	TimerNone TimerKind = "none"
+	// TimerTotal: cut once Value has passed since the start.
+	TimerTotal TimerKind = "total"
+	// TimerIdle: cut after Value without progress (between two reads or
+	// two writes); a backend that keeps sending is not cut.
+	TimerIdle TimerKind = "idle"
+	// TimerHeaders: cut when the response headers have not arrived Value
+	// after the request was sent; a slow body is not cut.
+	TimerHeaders TimerKind = "headers"
+)
+
+// Timer is a timeout as a data plane applies it.
+type Timer struct {
+	Kind  TimerKind
+	Value time.Duration
+}
+
+func (t Timer) String() string {
+	if t.Kind == TimerNone || t.Kind == "" {
+		return "none"
+	}
+	return string(t.Kind) + " " + t.Value.String()
+}
+
+// Off reports whether the timer can never fire within the Gateway API's
+// range of durations: none at all, or one at least MaxDuration long.
+func (t Timer) Off() bool { return t.Kind == TimerNone || t.Kind == "" || t.Value >= MaxDuration }
+
+// ConnRetry is which connection failures a data plane retries.
+type ConnRetry string
+
+// Connection failure retries.
+const (
+	// ConnRetryNone: none.
+	ConnRetryNone ConnRetry = "none"
+	// ConnRetryUnsent: only failures before the request was sent
+	// (refused, connect timeout).
+	ConnRetryUnsent ConnRetry = "unsent"
+	// ConnRetryAll: also resets and closes after the request was sent.
+	ConnRetryAll ConnRetry = "all"
+)
+
+// Behaviour is what a data plane, as configured, does with the requests of
+// one rule in one method class.
+type Behaviour struct {
+	// Answer is the status the data plane answers by itself, without
+	// contacting any backend (500 for a dead rule); 0 when it proxies.
+	Answer int
+	// InvalidShareAnswered: the share of traffic of the rule's invalid
+	// backendRefs is answered 500 rather than sent to the valid ones.
+	InvalidShareAnswered bool
+	// Retries is the number of retries after the first try when a retry
+	// condition holds on every try.
+	Retries int
+	// ExtraRetries: the data plane may re-send a request on its own,
+	// beyond Retries (Go's transport after a reused connection closed).
+	ExtraRetries bool
+	// Codes are the response codes that are retried, sorted.
+	Codes []int
+	// ConnErrors is which connection failures are retried.
+	ConnErrors ConnRetry
+	// MaxRetriedBody is the largest request body that is still retried, or
+	// -1 when any size is.
+	MaxRetriedBody int64
+	// MinGap is the least pause guaranteed between the end of a try and
+	// the start of the next.
+	MinGap time.Duration
+	// TryTimeout cuts each try.
+	TryTimeout Timer
+	// TimeoutRetried: a try cut by TryTimeout is retried.
+	TimeoutRetried bool
+	// RequestTimeout cuts the whole request, retries included.
+	RequestTimeout Timer
+	// TimeoutStatus is what the client gets when a timer cuts the request
+	// (504 in the Gateway API); 0 when unknown or not applicable.
+	TimeoutStatus int
+}
+
+// CheckClaims compares every honoured finding of rule r with what the data
+// plane does (observed, by method class). It returns one error per claim
+// that the configuration contradicts, naming both sides.
+func CheckClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour) []error {
+	var errs []error
+	for _, f := range findings {
+		if f.Status != Honoured || f.Route != r.Route || f.Rule != r.Index {
+			continue
+		}
+		for _, c := range r.MethodClasses() {
+			b, ok := observed[c]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s rule %d: %s is claimed honoured, but the configuration says nothing about %s requests", r.Route, r.Index, f.Feature, c))
+				continue
+			}
+			if why := contradiction(r, f.Feature, b); why != "" {
+				errs = append(errs, fmt.Errorf("%s rule %d (%s requests): the report says %s is honoured (%q), but the configuration %s",
+					r.Route, r.Index, c, f.Feature, f.Message, why))
+			}
+		}
+	}
+	return errs
+}
+
+// contradiction returns why behaviour b does not honour feature f of rule
+// r as the Gateway API defines it, or "".
+func contradiction(r *Rule, f Feature, b Behaviour) string {
+	if f == FeatureBackendRefs {
+		switch {
+		case r.Dead() && b.Answer != 500:
+			return fmt.Sprintf("does not answer 500 for a rule with no usable backend (answer %d)", b.Answer)
+		case !r.Dead() && !b.InvalidShareAnswered:
+			return "sends the share of the invalid backendRefs to the valid ones instead of answering 500"
+		}
+		return ""
+	}
+	if r.Dead() {
+		return fmt.Sprintf("can never apply it: the rule has no usable backend (answer %d)", b.Answer)
+	}
+	if b.Answer != 0 {
+		return fmt.Sprintf("answers %d itself and never contacts a backend", b.Answer)
+	}
+	attempts := 0
+	if r.Retry != nil {
+		attempts = r.Retry.Attempts
+	}
+	be, req := r.Timeouts.BackendRequest, r.Timeouts.Request
+	retriesExactly := func() string {
+		switch {
+		case b.Retries != attempts:
+			return fmt.Sprintf("retries %d times, not %d", b.Retries, attempts)
+		case b.ExtraRetries:
+			return "can also re-send the request on its own"
+		case attempts > 0 && b.MaxRetriedBody >= 0:
+			return fmt.Sprintf("does not retry request bodies larger than %d bytes", b.MaxRetriedBody)
+		}
+		return ""
+	}
+	switch f {
+	case FeatureRetryAttempts:
+		return retriesExactly()
+	case FeatureRetryCodes:
+		if why := retriesExactly(); why != "" || attempts == 0 {
+			return why
+		}
+		if !slices.Equal(b.Codes, r.Retry.Codes) {
+			return fmt.Sprintf("retries codes %v, not %v", b.Codes, r.Retry.Codes)
+		}
+	case FeatureRetryConnectionErrors:
+		if why := retriesExactly(); why != "" || attempts == 0 {
+			return why
+		}
+		if b.ConnErrors != ConnRetryAll {
+			return fmt.Sprintf("retries connection failures %q, not all of them", b.ConnErrors)
+		}
+	case FeatureRetryBackoff:
+		if attempts == 0 {
+			return retriesExactly()
+		}
+		if b.MinGap < r.Retry.Backoff.Value {
+			return fmt.Sprintf("guarantees a pause of only %s between tries, not %s", b.MinGap, r.Retry.Backoff.Value)
+		}
+	case FeatureRetryBackendTimeout:
+		if why := tryTimer(be, b); why != "" {
+			return why
+		}
+		if attempts == 0 || be.IsZero() {
+			return retriesExactly()
+		}
+		if !b.TimeoutRetried {
+			return "does not retry a try cut by its timer"
+		}
+		return retriesExactly()
+	case FeatureBackendRequestTimeout:
+		if why := tryTimer(be, b); why != "" {
+			return why
+		}
+		if !be.IsZero() && b.TimeoutStatus != 504 {
+			return fmt.Sprintf("answers %d, not 504, when the timer cuts the request", b.TimeoutStatus)
+		}
+	case FeatureRequestTimeout:
+		if req.IsZero() {
+			if !b.RequestTimeout.Off() {
+				return fmt.Sprintf("cuts the request (%s) although request is 0s", b.RequestTimeout)
+			}
+			return ""
+		}
+		want := req.Value
+		if b.Retries == 0 && !b.ExtraRetries && be != nil && !be.IsZero() && be.Value < want {
+			// A single try cut at backendRequest ends the request sooner.
+			want = be.Value
+		}
+		if b.RequestTimeout.Kind != TimerTotal || b.RequestTimeout.Value != want {
+			return fmt.Sprintf("cuts the request by %s, not a total of %s", b.RequestTimeout, req.Value)
+		}
+		if b.TimeoutStatus != 504 {
+			return fmt.Sprintf("answers %d, not 504, when the timer cuts the request", b.TimeoutStatus)
+		}
+	}
+	return ""
+}
+
+// tryTimer checks the per-try timer against backendRequest.
+func tryTimer(be *Duration, b Behaviour) string {
+	switch {
+	case be == nil:
+		return ""
+	case be.IsZero():
+		if !b.TryTimeout.Off() {
+			return fmt.Sprintf("cuts each try (%s) although backendRequest is 0s", b.TryTimeout)
+		}
+	case b.TryTimeout.Kind != TimerTotal || b.TryTimeout.Value != be.Value:
+		return fmt.Sprintf("cuts each try by %s, not a total of %s", b.TryTimeout, be.Value)
+	}
+	return ""
+}
+
+// checkJudged runs a backend's judge over its own output and compares every
+// honoured finding with what it observed.
+func checkJudged(j Judge, m *Model, opts Options, out *Output) error {
+	observed, err := j.Observe(m, opts, out.Files)
+	if err != nil {
+		return fmt.Errorf("reading the generated configuration back: %w", err)
+	}
+	byRule := map[string][]Finding{}
+	for _, f := range out.Findings {
+		k := f.Route + "#" + fmt.Sprint(f.Rule)
+		byRule[k] = append(byRule[k], f)
+	}
+	var msgs []string
+	for _, r := range m.Rules {
+		for _, e := range CheckClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], observed[r.Name]) {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("the report claims more than the configuration does:\n  %s", strings.Join(msgs, "\n  "))
+	}
+	return nil
+}
