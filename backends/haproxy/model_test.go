@@ -79,10 +79,11 @@ func fullModel() *translate.Model {
 		{Rule: r0, Match: translate.Match{PathType: translate.PathRegex, Path: "/v[0-9]+/.*"}},
 	}}
 	any := &translate.VirtualHost{Name: "any", Routes: []*translate.RouteMatch{{Rule: r1, Match: prefix("/")}}}
+	any6 := &translate.VirtualHost{Name: "any6", Routes: []*translate.RouteMatch{{Rule: r1, Match: prefix("/")}}}
 	return &translate.Model{
 		Listeners: []*translate.Listener{
 			{Name: "http-8080", Address: "127.0.0.1", Port: 8080, VirtualHosts: []*translate.VirtualHost{exact, wild, any}},
-			{Name: "http6-8081", Address: "::1", Port: 8081, VirtualHosts: []*translate.VirtualHost{any}},
+			{Name: "http6-8081", Address: "::1", Port: 8081, VirtualHosts: []*translate.VirtualHost{any6}},
 		},
 		Rules: []*translate.Rule{r0, r1}, RouteCount: 1, RuleCount: 2,
 	}
