@@ -208,6 +208,13 @@ func startEndpoints(t *testing.T, sc Scenario) ([]*flaky.Server, string) {
 			continue
 		}
 		s := flaky.New(t, e.Name)
+		if sc.KeepAlive {
+			var err error
+			if s, err = flaky.StartKeepAlive(e.Name); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+		}
 		s.Handle(sc.Path(), e.Script)
 		servers = append(servers, s)
 		addrs = append(addrs, s.Addr())
@@ -282,11 +289,26 @@ func waitReady(t *testing.T, addr string) {
 // the client and the endpoints saw.
 func send(t *testing.T, addr string, sc Scenario, servers []*flaky.Server) Observation {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	transport := &http.Transport{DisableKeepAlives: !sc.KeepAlive, MaxIdleConnsPerHost: 1}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: transport}
+	if sc.KeepAlive {
+		// Warm the client and upstream connections: the measured
+		// requests then arrive on kept-alive ones.
+		resp, err := client.Get("http://" + addr + sc.Path())
+		if err != nil {
+			t.Fatalf("warm-up request: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		for _, s := range servers {
+			s.WaitIdle(3 * time.Second)
+		}
+	}
 	var obs Observation
 	for i := range sc.requests() {
 		id := strconv.Itoa(i + 1)
-		req, err := http.NewRequest(sc.method(), "http://"+addr+sc.Path(), strings.NewReader(bodyFor(sc.method())))
+		req, err := http.NewRequest(sc.method(), "http://"+addr+sc.Path(), strings.NewReader(sc.body()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,14 +341,6 @@ func send(t *testing.T, addr string, sc Scenario, servers []*flaky.Server) Obser
 		obs = append(obs, r)
 	}
 	return obs
-}
-
-// bodyFor gives requests with a method that has a body a small one.
-func bodyFor(method string) string {
-	if slices.Contains([]string{http.MethodPost, http.MethodPut, http.MethodPatch}, method) {
-		return `{"e2e":true}`
-	}
-	return ""
 }
 
 func formatFindings(fs []translate.Finding) string {

@@ -122,6 +122,10 @@ type Expect struct {
 	Status int
 	// Failed: the client gets no answer or a 5xx.
 	Failed bool
+	// Answered: the client gets an HTTP answer (whatever its status).
+	Answered bool
+	// NoAnswer: the connection closes without an HTTP answer.
+	NoAnswer bool
 	// Hits is the number of tries the backend sees.
 	Hits *Range
 	// LastEndpoint is the endpoint of the last try.
@@ -150,6 +154,12 @@ func (e Expect) Mismatches(r Result) []string {
 	}
 	if e.Failed && r.Status != 0 && r.Status < 500 {
 		bad("status %d, want a failure (5xx or no answer)", r.Status)
+	}
+	if e.Answered && r.Status == 0 {
+		bad("no HTTP answer, want one")
+	}
+	if e.NoAnswer && r.Status != 0 {
+		bad("status %d, want no HTTP answer", r.Status)
 	}
 	if e.Hits != nil && !e.Hits.has(len(r.Hits)) {
 		bad("%d tries, want %v", len(r.Hits), e.Hits)
@@ -203,6 +213,12 @@ func (e Expect) String() string {
 	}
 	if e.Failed {
 		parts = append(parts, "a failure (5xx or no answer)")
+	}
+	if e.Answered {
+		parts = append(parts, "an HTTP answer")
+	}
+	if e.NoAnswer {
+		parts = append(parts, "no HTTP answer")
 	}
 	if e.Hits != nil {
 		parts = append(parts, fmt.Sprintf("%v tries", e.Hits))

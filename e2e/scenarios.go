@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,16 @@ type Scenario struct {
 	// after the other (1 when 0).
 	Method   string
 	Requests int
+	// BodyBytes is the size of the request body of methods that have one
+	// (a small JSON body when 0).
+	BodyBytes int
+	// KeepAlive keeps client and upstream connections alive: a warm-up
+	// request opens them, and the measured requests reuse them.
+	KeepAlive bool
+	// Dead makes the scenario's rule refer only to a backend that is not a
+	// Service, so that it has no usable backend, and adds a catch-all rule
+	// to the same route that the requests must not fall through to.
+	Dead bool
 	// RetryNonIdempotent runs the CLI with --retry-non-idempotent.
 	RetryNonIdempotent bool
 	// WantBody, when set, is the body a complete answer has.
@@ -67,6 +78,18 @@ func (s Scenario) method() string {
 		return http.MethodGet
 	}
 	return s.Method
+}
+
+// body is the request body: BodyBytes bytes, or a small JSON body, for the
+// methods that have one.
+func (s Scenario) body() string {
+	if !slices.Contains([]string{http.MethodPost, http.MethodPut, http.MethodPatch}, s.method()) {
+		return ""
+	}
+	if s.BodyBytes > 0 {
+		return strings.Repeat("x", s.BodyBytes)
+	}
+	return `{"e2e":true}`
 }
 
 func (s Scenario) requests() int {
@@ -97,6 +120,10 @@ func (s Scenario) Manifest() string {
 	if s.Timeouts != "" {
 		fmt.Fprintf(&rule, "    timeouts: %s\n", s.Timeouts)
 	}
+	if s.Dead {
+		fmt.Fprintf(&rule, "    backendRefs: [{name: %s, group: example.com, kind: Bucket, port: 8080}]\n", s.Name)
+		fmt.Fprintf(&rule, "  - matches: [{path: {type: PathPrefix, value: /}}]\n")
+	}
 	fmt.Fprintf(&rule, "    backendRefs: [{name: %s, port: 8080}]\n", s.Name)
 	return route(s.Name, rule.String()) + "---\n" +
 		route("ready", fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: ready, port: 8080}]\n", ReadyPath))
@@ -124,6 +151,9 @@ var (
 	requestFacts  = regexp.MustCompile(`(?i)no total|not a total|stop|no further|budget|only|idle|header|per[- ]try|inactiv`)
 	backoffFacts  = regexp.MustCompile(`(?i)jitter|random|immediate|no delay|as short as|less than|below|from 0|zero`)
 	postFacts     = regexp.MustCompile(`(?i)POST|non-idempotent|idempotent`)
+	bodyFacts     = regexp.MustCompile(`(?i)body|buffer|bytes|KiB|KB`)
+	deadFacts     = regexp.MustCompile(`(?i)50[0-9]|fall|other|instead`)
+	reuseFacts    = regexp.MustCompile(`(?i)kept-alive|keep-alive|reused|re-send|resend|on its own|idle`)
 )
 
 // codeFacts: the message names the code that is not retried.
@@ -414,6 +444,70 @@ func Scenarios() []Scenario {
 			Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{
 				{Feature: translate.FeatureRetryCodes, InEffect: true, Facts: postFacts,
 					Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}},
+			}},
+		},
+		{
+			Name: "post-4k-body-retried-with-opt-in", Method: http.MethodPost, BodyBytes: 4 << 10,
+			Retry: "{codes: [500], attempts: 2}", RetryNonIdempotent: true,
+			Endpoints: []Endpoint{{Name: "a", Script: flaky.FailFirst(1, 500)}},
+			Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{
+				{Feature: translate.FeatureRetryCodes, InEffect: true, Facts: bodyFacts,
+					Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}},
+			}},
+		},
+		{
+			Name: "post-100k-body-retried-with-opt-in", Method: http.MethodPost, BodyBytes: 100 << 10,
+			Retry: "{codes: [500], attempts: 2}", RetryNonIdempotent: true,
+			Endpoints: []Endpoint{{Name: "a", Script: flaky.FailFirst(1, 500)}},
+			Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{
+				{Feature: translate.FeatureRetryCodes, InEffect: true, Facts: bodyFacts,
+					Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}},
+				{Feature: translate.FeatureRetryAttempts, InEffect: true, Facts: bodyFacts,
+					Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}},
+			}},
+		},
+		{
+			Name: "post-100k-body-not-retried-by-default", Method: http.MethodPost, BodyBytes: 100 << 10,
+			Retry:     "{codes: [500], attempts: 2}",
+			Endpoints: []Endpoint{{Name: "a", Script: flaky.FailFirst(1, 500)}},
+			Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{
+				{Feature: translate.FeatureRetryCodes, Facts: postFacts,
+					Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}},
+				{Feature: translate.FeatureRetryAttempts, Facts: postFacts,
+					Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}},
+			}},
+		},
+		{
+			// The backend drops the kept-alive upstream connection as the
+			// proxy reuses it: with attempts 0 nothing may re-send it, and
+			// the client must still get an HTTP error.
+			Name: "keepalive-close-attempts-0", KeepAlive: true,
+			Retry:     "{codes: [500], attempts: 0}",
+			Endpoints: []Endpoint{{Name: "a", Script: flaky.Script{Then: flaky.Action{CloseIfReused: true}}}},
+			// A proxy that opens a new upstream connection per request
+			// gets a 200; one that reuses it must answer an error.
+			Test: Test{Spec: Expect{Answered: true, Hits: Exactly(1)}, Claims: []Claim{
+				{Feature: translate.FeatureRetryAttempts, Facts: reuseFacts, Otherwise: []Expect{{Hits: AtLeast(2)}}},
+				{Feature: translate.FeatureRetryConnectionErrors, Facts: reuseFacts, Otherwise: []Expect{{NoAnswer: true}}},
+			}},
+		},
+		{
+			Name: "keepalive-close-retried", KeepAlive: true, Retry: "{attempts: 2}",
+			Endpoints: []Endpoint{{Name: "a", Script: flaky.Script{First: []flaky.Action{{}, {CloseIfReused: true}}}}},
+			Test: Test{Spec: Expect{Status: 200, Hits: Between(1, 2)}, Claims: []Claim{
+				{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Facts: connFacts,
+					Otherwise: []Expect{{Hits: Exactly(1), Failed: true}}},
+				{Feature: translate.FeatureRetryAttempts, Facts: reuseFacts, Otherwise: []Expect{{Hits: AtLeast(3)}}},
+			}},
+		},
+		{
+			// A rule whose only backendRef is not a Service: its requests
+			// get 500 and never reach the catch-all rule after it.
+			Name: "dead-rule-answers-500", Dead: true, Retry: "{codes: [500], attempts: 2}",
+			Endpoints: []Endpoint{{Name: "fallback"}},
+			Test: Test{Spec: Expect{Status: 500, Hits: Exactly(0)}, Claims: []Claim{
+				{Feature: translate.FeatureBackendRefs, InEffect: true, Facts: deadFacts,
+					Otherwise: []Expect{{Hits: AtLeast(1)}, {Status: 503}, {Status: 502}, {Status: 404}}},
 			}},
 		},
 	}

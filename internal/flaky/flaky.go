@@ -8,11 +8,15 @@
 // test can count tries and measure the gaps between them. Several servers are
 // several endpoints of one backend; Merge puts their hits in one timeline.
 //
-// Keep-alive is off: every try arrives on a fresh connection, so a proxy
-// cannot hide a retry by replaying a request on a reused connection.
+// Keep-alive is off by default: every try arrives on a fresh connection, so
+// a proxy cannot hide a retry by replaying a request on a reused connection.
+// StartKeepAlive starts a server that keeps connections open, to test what
+// a proxy does when a kept-alive upstream connection closes under it
+// (Action.CloseIfReused).
 package flaky
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -51,6 +56,11 @@ type Hit struct {
 	// Cancelled is true when the client went away before the action was
 	// complete (a proxy timeout cut the try).
 	Cancelled bool
+	// Reused is true when the request arrived on a connection that had
+	// already carried one (keep-alive servers only).
+	Reused bool
+	// BodyBytes is the size of the request body received.
+	BodyBytes int64
 }
 
 // Duration is how long the hit lasted (0 while in progress).
@@ -67,6 +77,12 @@ func (h Hit) String() string {
 		h.Start.Format("15:04:05.000"), h.Action, h.Duration().Round(time.Millisecond))
 	if h.Cancelled {
 		s += " (cut by the client)"
+	}
+	if h.Reused {
+		s += " (reused connection)"
+	}
+	if h.BodyBytes > 0 {
+		s += fmt.Sprintf(" (body %d bytes)", h.BodyBytes)
 	}
 	return s
 }
@@ -99,15 +115,26 @@ func New(t testing.TB, name string) *Server {
 
 // Start starts a server named name on a random loopback port. The caller
 // must Close it.
-func Start(name string) (*Server, error) {
+func Start(name string) (*Server, error) { return start(name, false) }
+
+// StartKeepAlive is Start for a server that keeps connections alive.
+func StartKeepAlive(name string) (*Server, error) { return start(name, true) }
+
+// connKey is the context key of a connection's request counter.
+type connKey struct{}
+
+func start(name string, keepAlive bool) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	s := &Server{name: name, listener: ln, scripts: map[string]Script{}, counts: map[string]int{}}
 	s.idle = sync.NewCond(&s.mu)
-	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	s.http.SetKeepAlivesEnabled(false)
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, new(atomic.Int64))
+		}}
+	s.http.SetKeepAlivesEnabled(keepAlive)
 	go func() { _ = s.http.Serve(ln) }()
 	return s, nil
 }
@@ -200,13 +227,17 @@ func RefusedAddr() (string, error) {
 }
 
 // begin records the start of a hit and returns it with the action to play.
-func (s *Server) begin(r *http.Request) *Hit {
+func (s *Server) begin(r *http.Request, body int64) *Hit {
+	reused := false
+	if c, ok := r.Context().Value(connKey{}).(*atomic.Int64); ok {
+		reused = c.Add(1) > 1
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.counts[r.URL.Path]
 	s.counts[r.URL.Path] = n + 1
 	h := &Hit{Endpoint: s.name, Path: r.URL.Path, Method: r.Method, Request: r.Header.Get(RequestHeader),
-		N: n, Action: s.scripts[r.URL.Path].action(n), Start: time.Now()}
+		N: n, Action: s.scripts[r.URL.Path].action(n), Start: time.Now(), Reused: reused, BodyBytes: body}
 	s.hits = append(s.hits, h)
 	s.inFlight++
 	return h
@@ -227,13 +258,13 @@ func (s *Server) end(h *Hit, cancelled bool) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// Read the body first: the server notices a client that goes away
 	// only once the body is consumed.
-	_, _ = io.Copy(io.Discard, r.Body)
-	h := s.begin(r)
+	body, _ := io.Copy(io.Discard, r.Body)
+	h := s.begin(r, body)
 	a := h.Action
 	cancelled := !wait(r, a.Delay)
 	switch {
 	case cancelled:
-	case a.Close:
+	case a.Close, a.CloseIfReused && h.Reused:
 		closeConn(w)
 	case a.Chunks > 0:
 		cancelled = !s.writeChunks(w, r, h)

@@ -210,3 +210,35 @@ func TestScriptString(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseIfReused: a keep-alive server answers the first request of a
+// connection and closes the connection on the next one without answering.
+func TestCloseIfReused(t *testing.T) {
+	s, err := StartKeepAlive("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Handle("/p", Script{Then: Action{CloseIfReused: true}})
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	post := func() error {
+		resp, err := client.Post("http://"+s.Addr()+"/p", "text/plain", strings.NewReader(strings.Repeat("x", 4096)))
+		if err == nil {
+			_, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := post(); err != nil {
+		t.Fatalf("first request on a fresh connection: %v", err)
+	}
+	// A POST is not re-sent by Go's transport, so the close shows.
+	if err := post(); err == nil {
+		t.Fatal("second request on the kept-alive connection was answered, want a close")
+	}
+	hits := s.Hits("/p")
+	if len(hits) != 2 || hits[0].Reused || !hits[1].Reused || hits[1].BodyBytes != 4096 {
+		t.Errorf("hits %v, want a fresh then a reused one with a 4096-byte body", hits)
+	}
+}

@@ -18,6 +18,10 @@ type Action struct {
 	// Close hijacks the connection and closes it without writing a byte,
 	// so the client sees an empty response or a reset.
 	Close bool
+	// CloseIfReused closes like Close when the request came on a kept-alive
+	// connection that already carried a request, and answers otherwise: a
+	// backend that drops idle connections as a proxy reuses them.
+	CloseIfReused bool
 	// Chunks, when positive, sends the headers at once and then the body in
 	// that many chunks, ChunkEvery apart (a slow body).
 	Chunks     int
@@ -41,6 +45,8 @@ func (a Action) String() string {
 	switch {
 	case a.Close:
 		parts = append(parts, "close")
+	case a.CloseIfReused:
+		parts = append(parts, "close if reused, else "+fmt.Sprint(a.status()))
 	case a.Chunks > 0:
 		parts = append(parts, fmt.Sprintf("%d in %d chunks every %v", a.status(), a.Chunks, a.ChunkEvery))
 	default:
