@@ -10,7 +10,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 
-.PHONY: all build run test unit e2e matrix bench deps nginx haproxy traefik fmt vet check-fmt clean
+.PHONY: all build run test unit e2e matrix bench fuzz deps nginx haproxy traefik fmt vet check-fmt clean
 
 all: build
 
@@ -40,6 +40,17 @@ matrix: deps
 ## bench: speed and memory of loading, resolving and generating.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: long randomized runs (FUZZTIME per target, default 10m): random
+## valid models through every backend and version, each judged by reading
+## its configuration back; then Go's fuzzer on loading and resolution.
+FUZZTIME ?= 10m
+fuzz:
+	for t in envoy nginx haproxy traefik; do \
+		$(GO) test -count=1 -timeout 0 -run '^TestRandomModels$$' ./backends/ -v \
+			-random-for=$(FUZZTIME) -random-target=$$t || exit 1; \
+	done
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./translate/
 
 deps: nginx haproxy traefik
 

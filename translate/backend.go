@@ -244,3 +244,24 @@ func (e *InternalError) Unwrap() error { return e.Err }
 // NonIdempotentMethods are the methods that, as in nginx and HAProxy by
 // default, are not retried unless Options.RetryNonIdempotent is set.
 func NonIdempotentMethods() []string { return []string{"POST", "PATCH", "LOCK"} }
+
+// LookupVersion returns the row of a backend's version table (oldest
+// first) whose name is version; "" means the newest, as --target without a
+// version does. Every backend looks its versions up with it, so that all
+// answer alike.
+func LookupVersion[T any](table []T, name func(T) string, version string) (T, error) {
+	var zero T
+	if len(table) == 0 {
+		return zero, errors.New("empty version table")
+	}
+	if version == "" {
+		return table[len(table)-1], nil
+	}
+	names := make([]string, len(table))
+	for i, row := range table {
+		if names[i] = name(row); names[i] == version {
+			return row, nil
+		}
+	}
+	return zero, fmt.Errorf("unsupported version %q (supported: %s)", version, strings.Join(names, ", "))
+}

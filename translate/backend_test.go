@@ -180,3 +180,16 @@ func (p partialJudge) Observe(m *Model, o Options, f []File) (map[string]map[Met
 	}
 	return out, err
 }
+
+func TestLookupVersion(t *testing.T) {
+	table := []string{"1.0", "2.1"}
+	id := func(s string) string { return s }
+	for version, want := range map[string]string{"": "2.1", "1.0": "1.0", "2.1": "2.1"} {
+		if got, err := LookupVersion(table, id, version); err != nil || got != want {
+			t.Errorf("LookupVersion(%q) = %q, %v; want %q", version, got, err, want)
+		}
+	}
+	if _, err := LookupVersion(table, id, "3.0"); err == nil || !strings.Contains(err.Error(), "supported: 1.0, 2.1") {
+		t.Errorf("LookupVersion(3.0) error %v", err)
+	}
+}
