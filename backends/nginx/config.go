@@ -15,12 +15,16 @@ const noRoute = "@no_route"
 
 // configPlan is the whole nginx.conf and what gwretry reports about it.
 type configPlan struct {
-	Directives crossplane.Directives
-	Findings   []translate.Finding
-	Notes      []string
+	// HTTP is what goes inside http {}: hash sizes, maps, upstreams and
+	// servers.
+	HTTP crossplane.Directives
+	// Hash names the hash size directives HTTP sets, "" for none.
+	Hash     string
+	Findings []translate.Finding
+	Notes    []string
 }
 
-// planConfig builds nginx.conf for m. Routing works the same way in every
+// planConfig builds the contents of http {} for m. Routing works the same way in every
 // server: nginx's own location selection (exact, longest prefix, regex in
 // order) cannot express Gateway API precedence with header, method and
 // query matches, so one map per match part tests the request, a dispatch
@@ -37,10 +41,13 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	for _, r := range m.Rules {
 		lower := strings.ToLower(upstreamName(r))
 		if other, dup := names[lower]; dup {
-			return cp, fmt.Errorf("internal error: rules %s and %s give the same upstream name", other, r.Name)
+			return cp, fmt.Errorf("rules %s and %s give the same upstream name", other, r.Name)
 		}
 		names[lower] = r.Name
 		p := planRule(r, v, opts)
+		if !r.Dead() && p.Upstream.Servers == nil {
+			return cp, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
+		}
 		plans[r] = p
 		cp.Findings = append(cp.Findings, p.Findings...)
 		cp.Notes = append(cp.Notes, p.Notes...)
@@ -94,17 +101,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	}
 
 	cp.Findings = unroutedFindings(m, routed, cp.Findings)
-	http := crossplane.Directives{
-		// The access log and temporary files stay under the prefix (-p),
-		// so that the configuration runs without root and without the
-		// packaged /var/log/nginx and /var/lib/nginx directories.
-		directive("access_log", "logs/access.log"),
-		directive("client_body_temp_path", "client_body_temp"),
-		directive("proxy_temp_path", "proxy_temp"),
-		directive("fastcgi_temp_path", "fastcgi_temp"),
-		directive("uwsgi_temp_path", "uwsgi_temp"),
-		directive("scgi_temp_path", "scgi_temp"),
-	}
+	http := crossplane.Directives{}
 	if longestName > 32 {
 		http = append(http, directive("server_names_hash_bucket_size", strconv.Itoa(nextPow2(longestName+32))))
 	}
@@ -114,14 +111,35 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	if len(maps) > 256 {
 		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*len(maps)))))
 	}
+	cp.Hash = hashNames(http)
 	http = append(http, maps...)
 	http = append(http, upstreams...)
 	http = append(http, servers...)
-	cp.Directives = crossplane.Directives{
-		block("events", nil, crossplane.Directives{}),
-		block("http", nil, http),
-	}
+	cp.HTTP = http
 	return cp, nil
+}
+
+// hashNames lists the names of the hash size directives in ds.
+func hashNames(ds crossplane.Directives) string {
+	var names []string
+	for _, d := range ds {
+		names = append(names, d.Directive)
+	}
+	return strings.Join(names, ", ")
+}
+
+// fullConfig wraps the http {} contents into a complete nginx.conf. It names
+// no file and no directory: the pid file, the error log and the temporary
+// directories are the distribution's own (Debian: /run/nginx.pid, stderr
+// until the main configuration says otherwise, /var/lib/nginx/*), so that
+// `nginx -t -c nginx.conf` works with the packaged binary as it is, and
+// access logging is off (a relative path would depend on the prefix, and
+// /dev/stdout cannot be opened when stdout is a socket, as under systemd).
+func fullConfig(http crossplane.Directives) crossplane.Directives {
+	return crossplane.Directives{
+		block("events", nil, crossplane.Directives{}),
+		block("http", nil, append(crossplane.Directives{directive("access_log", "off")}, http...)),
+	}
 }
 
 // serverBuilder writes the routing of one server block.

@@ -24,7 +24,7 @@ func checkArgs(ds crossplane.Directives) error {
 	for _, d := range ds {
 		for _, s := range append([]string{d.Directive}, d.Args...) {
 			if err := checkArg(s); err != nil {
-				return fmt.Errorf("internal error: directive %q: %w", d.Directive, err)
+				return fmt.Errorf("directive %q: %w", d.Directive, err)
 			}
 		}
 		if err := checkArgs(d.Block); err != nil {
@@ -49,20 +49,58 @@ func checkArg(s string) error {
 	return nil
 }
 
-// render writes the directives with crossplane and parses the text back
-// with the version's directive table: an unknown directive, a wrong
+// render writes a complete nginx.conf with crossplane and parses the text
+// back with the version's directive table: an unknown directive, a wrong
 // context or argument count, or any difference from what was meant is an
 // internal error, and no configuration is returned.
 func render(ds crossplane.Directives, v version) ([]byte, error) {
+	return renderLayout(ds, LayoutFull, v)
+}
+
+// renderLayout writes ds as the file of a layout: for LayoutFull the whole
+// nginx.conf, for LayoutConfD the contents of http {}. It parses the text
+// back as nginx would read it and compares.
+func renderLayout(ds crossplane.Directives, layout string, v version) ([]byte, error) {
+	name := fileName(layout)
 	var buf bytes.Buffer
-	if err := crossplane.Build(&buf, crossplane.Config{File: "nginx.conf", Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
-		return nil, fmt.Errorf("internal error: writing nginx.conf: %w", err)
+	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", name, err)
 	}
 	buf.WriteByte('\n')
 	conf := buf.Bytes()
-	payload, err := crossplane.Parse("nginx.conf", &crossplane.ParseOptions{
+	read, _, err := parseConfig(conf, layout, v)
+	if err != nil {
+		return nil, err
+	}
+	if diff := cmp.Diff(simplify(ds), simplify(read)); diff != "" {
+		return nil, fmt.Errorf("generated %s does not read back as written (-meant +read):\n%s", name, diff)
+	}
+	return conf, nil
+}
+
+// fileName is the base name of the file a layout writes.
+func fileName(layout string) string {
+	if layout == LayoutConfD {
+		return "gwretry.conf"
+	}
+	return "nginx.conf"
+}
+
+// parseConfig parses a generated file with crossplane and the version's
+// directive table, as nginx reads it. It returns the file's directives and
+// the contents of its http {} block. A conf.d file is parsed where nginx
+// reads it, inside http {} (as `include /etc/nginx/conf.d/*.conf;` in
+// Debian's nginx.conf places it), so directives that are not allowed there
+// are errors too. No include is followed.
+func parseConfig(data []byte, layout string, v version) (file, http crossplane.Directives, err error) {
+	name := fileName(layout)
+	text := data
+	if layout == LayoutConfD {
+		text = slices.Concat([]byte("events {}\nhttp {\n"), data, []byte("\n}\n"))
+	}
+	payload, err := crossplane.Parse(name, &crossplane.ParseOptions{
 		Open: func(string) (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(conf)), nil
+			return io.NopCloser(bytes.NewReader(text)), nil
 		},
 		Glob:                     func(string) ([]string, error) { return nil, errors.New("include is not allowed") },
 		SingleFile:               true,
@@ -72,18 +110,29 @@ func render(ds crossplane.Directives, v version) ([]byte, error) {
 		DirectiveSources:         []crossplane.MatchFunc{v.Directives},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("internal error: generated nginx.conf does not parse: %w", err)
+		return nil, nil, fmt.Errorf("generated %s does not parse: %w", name, err)
 	}
 	if len(payload.Errors) > 0 {
-		return nil, fmt.Errorf("internal error: generated nginx.conf does not parse: %v", payload.Errors[0].Error)
+		return nil, nil, fmt.Errorf("generated %s does not parse: %v", name, payload.Errors[0].Error)
 	}
 	if len(payload.Config) != 1 {
-		return nil, fmt.Errorf("internal error: generated nginx.conf parsed into %d files", len(payload.Config))
+		return nil, nil, fmt.Errorf("generated %s parsed into %d files", name, len(payload.Config))
 	}
-	if diff := cmp.Diff(simplify(ds), simplify(payload.Config[0].Parsed)); diff != "" {
-		return nil, fmt.Errorf("internal error: generated nginx.conf does not read back as written (-meant +read):\n%s", diff)
+	top := payload.Config[0].Parsed
+	var httpBlocks []*crossplane.Directive
+	for _, d := range top {
+		if d.Directive == "http" {
+			httpBlocks = append(httpBlocks, d)
+		}
 	}
-	return conf, nil
+	if len(httpBlocks) != 1 {
+		return nil, nil, fmt.Errorf("generated %s has %d http blocks, want 1", name, len(httpBlocks))
+	}
+	http = httpBlocks[0].Block
+	if layout == LayoutConfD {
+		return http, http, nil
+	}
+	return top, http, nil
 }
 
 // node is a directive without position information, for comparison.

@@ -1,13 +1,29 @@
-// Package nginx writes an NGINX configuration (nginx/nginx.conf) that routes
-// like a set of Gateway API HTTPRoutes and retries and times out their rules
-// as closely as nginx can, and reports, per rule and feature, how close that
-// is.
+// Package nginx writes an NGINX configuration that routes like a set of
+// Gateway API HTTPRoutes and retries and times out their rules as closely as
+// nginx can, and reports, per rule and feature, how close that is.
 //
 // The configuration is built as crossplane directives, checked against an
 // allowlist, written with nginx-go-crossplane and parsed back before it is
-// returned. It has no pid and error_log lines: run it with
+// returned. Two layouts are offered (Config.Layout):
 //
-//	nginx -p DIR/ -c DIR/nginx.conf -g 'pid DIR/nginx.pid; error_log stderr;'
+//   - LayoutFull (the default) writes a complete nginx/nginx.conf that the
+//     packaged nginx runs as it is: `nginx -t -c DIR/nginx.conf`, then
+//     `nginx -c DIR/nginx.conf`. It names no file or directory of its own:
+//     the pid file, the error log and the temporary directories are the
+//     distribution's (Debian: /run/nginx.pid, stderr, /var/lib/nginx/*),
+//     and access logging is off (a relative path would depend on nginx's
+//     prefix; /dev/stdout cannot be opened when stdout is a socket, as under
+//     systemd). An ordinary user also needs a pid file it can write
+//     (-g 'pid /writable/nginx.pid;') and the distribution's temporary
+//     directories to exist (the packaged nginx creates them the first time
+//     it starts as root).
+//   - LayoutConfD writes only what goes inside http {} (maps, upstreams,
+//     servers) to nginx/gwretry.conf, for the `include
+//     /etc/nginx/conf.d/*.conf;` of the distribution's nginx.conf, which
+//     keeps its own logs, pid file and temporary directories.
+//
+// The Backend is also a translate.Judge: it reads its files back with
+// crossplane and derives what nginx does with each rule's requests.
 package nginx
 
 import (
@@ -17,14 +33,63 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// ConfigPath is the path of the generated file in the output directory.
+// Output layouts.
+const (
+	// LayoutFull writes a complete nginx.conf (ConfigPath).
+	LayoutFull = "full"
+	// LayoutConfD writes only the contents of http {} (ConfDPath), for
+	// `include /etc/nginx/conf.d/*.conf;`.
+	LayoutConfD = "conf.d"
+)
+
+// ConfigPath is the path of the complete configuration (LayoutFull) in the
+// output directory.
 const ConfigPath = "nginx/nginx.conf"
 
-// Backend generates NGINX configurations.
-type Backend struct{}
+// ConfDPath is the path of the http {} fragment (LayoutConfD) in the output
+// directory.
+const ConfDPath = "nginx/gwretry.conf"
 
-// New returns the NGINX backend.
-func New() *Backend { return &Backend{} }
+// Config chooses how the backend writes its output.
+type Config struct {
+	// Layout is LayoutFull (also when empty) or LayoutConfD.
+	Layout string
+}
+
+// Backend generates NGINX configurations.
+type Backend struct {
+	layout string
+}
+
+// New returns the NGINX backend with the full layout.
+func New() *Backend { return &Backend{layout: LayoutFull} }
+
+// NewWithConfig returns the NGINX backend with the layout c names.
+func NewWithConfig(c Config) (*Backend, error) {
+	switch c.Layout {
+	case "", LayoutFull:
+		return New(), nil
+	case LayoutConfD:
+		return &Backend{layout: LayoutConfD}, nil
+	}
+	return nil, fmt.Errorf("unknown nginx layout %q: choose %s or %s", c.Layout, LayoutFull, LayoutConfD)
+}
+
+// Layout returns the layout the backend writes.
+func (b *Backend) Layout() string {
+	if b == nil || b.layout == "" {
+		return LayoutFull
+	}
+	return b.layout
+}
+
+// path is the output path of the layout's one file.
+func (b *Backend) path() string {
+	if b.Layout() == LayoutConfD {
+		return ConfDPath
+	}
+	return ConfigPath
+}
 
 // Name returns "nginx".
 func (*Backend) Name() string { return "nginx" }
@@ -38,32 +103,46 @@ func (*Backend) Versions() []string {
 	return vs
 }
 
-// Generate writes nginx/nginx.conf for m and one finding per feature of
+// Generate writes the layout's file for m and one finding per feature of
 // every rule.
-func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	v, err := lookupVersion(opts.Version)
 	if err != nil {
 		return nil, err
 	}
 	if err := m.Check(); err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
+		return nil, err
 	}
 	if err := checkRegexes(m); err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
+		return nil, err
 	}
 	cp, err := planConfig(m, v, opts)
 	if err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
+		return nil, &translate.InternalError{Err: err}
 	}
-	if err := checkArgs(cp.Directives); err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
+	ds := cp.HTTP
+	if b.Layout() == LayoutFull {
+		ds = fullConfig(cp.HTTP)
 	}
-	conf, err := render(cp.Directives, v)
+	// Both are second lines of defence behind the allowlists: a failure is
+	// a bug in gwretry, not a problem with the input.
+	if err := checkArgs(ds); err != nil {
+		return nil, &translate.InternalError{Err: err}
+	}
+	conf, err := renderLayout(ds, b.Layout(), v)
 	if err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
+		return nil, &translate.InternalError{Err: err}
+	}
+	var run []string
+	if b.Layout() == LayoutConfD {
+		run = []string{"run: copy gwretry.conf into the directory the main nginx.conf includes inside http {} (Debian: /etc/nginx/conf.d/), then nginx -t && nginx -s reload; it has only maps, upstreams and servers, so the main file's logs, pid file and temporary directories apply (its listeners must not clash with the main file's servers)"}
+		if cp.Hash != "" {
+			run = append(run, "gwretry.conf sets "+cp.Hash+" (needed for these names and routes): remove the same directive from the main nginx.conf if it sets one, nginx rejects a duplicate")
+		}
+	} else {
+		run = []string{"run: nginx -t -c DIR/nginx.conf && nginx -c DIR/nginx.conf (no -p needed: the file names no path, so the pid file, error log and temporary directories are the distribution's, e.g. Debian's /run/nginx.pid, stderr and /var/lib/nginx; access logging is off, add access_log to the http block to keep one); as an ordinary user add -g 'pid /writable/path/nginx.pid;', and the distribution's temporary directories must exist (the packaged nginx creates them when it first starts as root); --nginx-layout conf.d writes a file for /etc/nginx/conf.d/ instead"}
 	}
 	notes := []string{
-		"run: mkdir -p DIR/logs && nginx -p DIR/ -c DIR/nginx.conf -g 'pid DIR/nginx.pid; error_log stderr;' (the access log and temporary files go under DIR)",
 		"rules without a retry stanza or with attempts 0 get proxy_next_upstream off (nginx would otherwise retry errors and timeouts on another server)",
 		"nothing is retried once part of a response has reached the client; after the last try nginx returns the last response, or 502/504 on a connection error or timeout",
 		"routing: each match becomes nginx maps (path on the decoded, normalized $uri; headers as $http_<name>, first value; query parameters on the raw $args, first occurrence, compared without percent-decoding); regular expressions must match the whole value and are run by nginx's PCRE, not RE2",
@@ -71,8 +150,8 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		"the Host header is passed to backends as the client sent it; requests that match no route get 404",
 	}
 	return &translate.Output{
-		Files:    []translate.File{{Path: ConfigPath, Data: conf}},
+		Files:    []translate.File{{Path: b.path(), Data: conf}},
 		Findings: cp.Findings,
-		Notes:    slices.Concat(notes, cp.Notes),
+		Notes:    slices.Concat(run, notes, cp.Notes),
 	}, nil
 }

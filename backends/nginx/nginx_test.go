@@ -41,6 +41,9 @@ type generateCase struct {
 	counts map[string]int
 	// notes must each appear in one of the notes.
 	notes []string
+	// messages must appear in the message of rule 0's finding for the
+	// feature.
+	messages map[translate.Feature]string
 }
 
 func generateCases() []generateCase {
@@ -50,6 +53,13 @@ func generateCases() []generateCase {
 	one := func(r *translate.Rule) func(testing.TB) *translate.Model {
 		return func(testing.TB) *translate.Model { return model("", []*translate.Rule{r}) }
 	}
+	// get makes a rule match only GET requests, which nginx retries
+	// without the POST/PATCH/LOCK exemption.
+	get := func(r *translate.Rule) *translate.Rule {
+		r.Methods = []string{"GET"}
+		return r
+	}
+	const exemption = "--retry-non-idempotent lifts it"
 	return []generateCase{{
 		name:     "no retry, no timeouts",
 		model:    one(rule(0, nil, translate.Timeouts{})),
@@ -65,7 +75,7 @@ func generateCases() []generateCase {
 		lacks:    []string{"proxy_next_upstream_tries"},
 	}, {
 		name:  "attempts 3, supported codes",
-		model: one(rule(0, retry(3, 500, 502, 503), translate.Timeouts{})),
+		model: one(get(rule(0, retry(3, 500, 502, 503), translate.Timeouts{}))),
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured,
 			translate.FeatureRetryCodes: translate.Honoured, translate.FeatureRetryConnectionErrors: translate.Honoured},
 		contains: []string{"proxy_next_upstream error timeout invalid_header http_500 http_502 http_503;",
@@ -73,11 +83,44 @@ func generateCases() []generateCase {
 		counts: map[string]int{"server 127.0.0.1:18081 max_fails=0;": 4},
 		lacks:  []string{"non_idempotent"},
 	}, {
-		name:     "non-idempotent opt-in",
-		model:    one(rule(0, retry(1, 503), translate.Timeouts{})),
-		opts:     translate.Options{RetryNonIdempotent: true},
-		status:   map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured},
+		name:  "non-idempotent opt-in",
+		model: one(rule(0, retry(1, 503), translate.Timeouts{})),
+		opts:  translate.Options{RetryNonIdempotent: true},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured,
+			translate.FeatureRetryCodes: translate.Honoured, translate.FeatureRetryConnectionErrors: translate.Honoured},
 		contains: []string{"proxy_next_upstream error timeout invalid_header http_503 non_idempotent;", "proxy_next_upstream_tries 2;"},
+		lacks:    []string{"proxy_request_buffering"},
+	}, {
+		name: "any method without the opt-in",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{rule(0, retry(2, 503), translate.Timeouts{BackendRequest: dur(t, "1s")})})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
+			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated,
+			translate.FeatureRetryBackendTimeout: translate.Approximated},
+		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: exemption, translate.FeatureRetryCodes: exemption,
+			translate.FeatureRetryConnectionErrors: exemption, translate.FeatureRetryBackendTimeout: exemption},
+		contains: []string{"proxy_next_upstream error timeout invalid_header http_503;"},
+		lacks:    []string{"non_idempotent"},
+	}, {
+		name: "only POST without the opt-in",
+		model: func(t testing.TB) *translate.Model {
+			r := rule(0, retry(1, 502), translate.Timeouts{})
+			r.Methods = []string{"PATCH", "POST"}
+			return model("", []*translate.Rule{r})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
+			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated},
+		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: "matches only POST, PATCH or LOCK requests"},
+	}, {
+		name: "POST only, attempts 0: nothing to exempt",
+		model: func(t testing.TB) *translate.Model {
+			r := rule(0, retry(0, 502), translate.Timeouts{})
+			r.Methods = []string{"POST"}
+			return model("", []*translate.Rule{r})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured,
+			translate.FeatureRetryCodes: translate.Honoured, translate.FeatureRetryConnectionErrors: translate.Honoured},
 	}, {
 		name:     "some codes unsupported",
 		model:    one(rule(0, retry(2, 429, 501, 505), translate.Timeouts{})),
@@ -86,7 +129,7 @@ func generateCases() []generateCase {
 		lacks:    []string{"http_501", "http_505"},
 	}, {
 		name:     "no code supported",
-		model:    one(rule(0, retry(2, 408, 501), translate.Timeouts{})),
+		model:    one(get(rule(0, retry(2, 408, 501), translate.Timeouts{}))),
 		status:   map[translate.Feature]translate.Status{translate.FeatureRetryCodes: translate.Unsupported, translate.FeatureRetryConnectionErrors: translate.Honoured},
 		contains: []string{"proxy_next_upstream error timeout invalid_header;"},
 	}, {
@@ -118,7 +161,7 @@ func generateCases() []generateCase {
 		},
 		status: map[translate.Feature]translate.Status{translate.FeatureRequestTimeout: translate.Honoured,
 			translate.FeatureBackendRequestTimeout: translate.Honoured, translate.FeatureRetryBackendTimeout: translate.Honoured},
-		contains: []string{"proxy_read_timeout 99999h;"},
+		contains: []string{"proxy_read_timeout 100000h;", "proxy_connect_timeout 100000h;", "proxy_send_timeout 100000h;"},
 		lacks:    []string{"proxy_next_upstream_timeout"},
 	}, {
 		name: "backendRequest with attempts 0",
@@ -129,14 +172,28 @@ func generateCases() []generateCase {
 		contains: []string{"proxy_next_upstream off;", "proxy_read_timeout 90000ms;"},
 	}, {
 		name: "attempts capped",
-		model: one(rule(0, retry(250, 502), translate.Timeouts{},
-			backend("a", 1, "127.0.0.1", "127.0.0.2"))),
-		status:   map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated},
+		model: one(get(rule(0, retry(250, 502), translate.Timeouts{},
+			backend("a", 1, "127.0.0.1", "127.0.0.2")))),
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
+			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated},
+		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: "only 100 of the 250 retries are configured"},
 		contains: []string{"proxy_next_upstream_tries 101;"},
+		counts:   map[string]int{"server 127.0.0.1:18081 max_fails=0;": 51},
+	}, {
+		name: "attempts 4294967297 capped, timeouts 0s",
+		model: func(t testing.TB) *translate.Model {
+			return model("", []*translate.Rule{get(rule(0, retry(4294967297, 502), translate.Timeouts{BackendRequest: dur(t, "0s")}))})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
+			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated,
+			translate.FeatureRetryBackendTimeout: translate.Approximated, translate.FeatureBackendRequestTimeout: translate.Honoured},
+		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: "only 100 of the 4294967297 retries are configured (gwretry caps nginx retries at 100"},
+		contains: []string{"proxy_next_upstream_tries 101;", "proxy_read_timeout 100000h;"},
+		counts:   map[string]int{"server 127.0.0.1:18081 max_fails=0;": 101},
 	}, {
 		name: "weighted backends",
-		model: one(rule(0, retry(3, 503), translate.Timeouts{},
-			backend("a", 80, "127.0.0.1", "127.0.0.2"), backend("b", 20, "127.0.0.3"), backend("c", 0, "127.0.0.4"))),
+		model: one(get(rule(0, retry(3, 503), translate.Timeouts{},
+			backend("a", 80, "127.0.0.1", "127.0.0.2"), backend("b", 20, "127.0.0.3"), backend("c", 0, "127.0.0.4")))),
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Honoured},
 		// a: 80/2 = 40 per endpoint, b: 20 per endpoint -> 2:1; 3
 		// endpoints, 4 tries -> each listed twice.
@@ -144,11 +201,53 @@ func generateCases() []generateCase {
 			"server 127.0.0.2:18082 weight=2 max_fails=0;": 2, "server 127.0.0.3:18081 weight=1 max_fails=0;": 2},
 		lacks: []string{"127.0.0.4"},
 	}, {
-		name:     "all weights zero",
-		model:    one(rule(0, retry(1), translate.Timeouts{}, backend("a", 0, "127.0.0.1"))),
-		contains: []string{"return 500;"},
-		lacks:    []string{"\n    upstream "},
+		name:  "all weights zero",
+		model: one(rule(0, retry(1), translate.Timeouts{}, backend("a", 0, "127.0.0.1"))),
+		status: map[translate.Feature]translate.Status{translate.FeatureBackendRefs: translate.Honoured,
+			translate.FeatureRetryAttempts: translate.Unsupported, translate.FeatureRetryConnectionErrors: translate.Unsupported},
+		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "every backendRef has weight 0: nginx answers 500 itself",
+			translate.FeatureRetryAttempts: "nginx answers 500 (return 500)"},
+		contains: []string{"location @r_default_route_r0 {\n            return 500;\n        }"},
+		lacks:    []string{"\n    upstream ", "proxy_pass"},
 		notes:    []string{"weight 0"},
+	}, {
+		name: "no backendRefs, with timeouts",
+		model: func(t testing.TB) *translate.Model {
+			r := rule(0, retry(2, 503), translate.Timeouts{Request: dur(t, "5s"), BackendRequest: dur(t, "1s")})
+			r.Backends, r.NoBackendRefs = nil, true
+			return model("", []*translate.Rule{r, rule(1, retry(1), translate.Timeouts{})})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureBackendRefs: translate.Honoured,
+			translate.FeatureRetryAttempts: translate.Unsupported, translate.FeatureRetryCodes: translate.Unsupported,
+			translate.FeatureRetryBackendTimeout: translate.Unsupported, translate.FeatureRequestTimeout: translate.Unsupported,
+			translate.FeatureBackendRequestTimeout: translate.Unsupported},
+		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "it has no backendRefs"},
+		contains: []string{"return 500;", "upstream default_route_r1 {"},
+		lacks:    []string{"upstream default_route_r0", "proxy_next_upstream_timeout"},
+	}, {
+		name: "every backendRef invalid",
+		model: func(t testing.TB) *translate.Model {
+			r := rule(0, retry(1), translate.Timeouts{})
+			r.Backends = nil
+			r.Invalid = []translate.InvalidBackend{{Index: 0, Weight: 1, Reason: "Service default/gone is not in the input"}}
+			return model("", []*translate.Rule{r})
+		},
+		status:   map[translate.Feature]translate.Status{translate.FeatureBackendRefs: translate.Honoured},
+		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "Service default/gone is not in the input"},
+		contains: []string{"return 500;"},
+		lacks:    []string{"proxy_pass"},
+	}, {
+		name: "some backendRefs invalid",
+		model: func(t testing.TB) *translate.Model {
+			r := get(rule(0, retry(1), translate.Timeouts{}, backend("a", 3, "127.0.0.1")))
+			r.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 1, Reason: "kind Bucket is not a Service"}}
+			return model("", []*translate.Rule{r})
+		},
+		status: map[translate.Feature]translate.Status{translate.FeatureBackendRefs: translate.Approximated,
+			translate.FeatureRetryAttempts: translate.Honoured},
+		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "backendRefs[1] (weight 1: kind Bucket is not a Service), 1 of a total weight of 4, with 500; nginx cannot"},
+		contains: []string{"proxy_pass http://default_route_r0;"},
+		lacks:    []string{"return 500"},
 	}, {
 		name:     "hostname endpoint",
 		model:    one(rule(0, retry(1, 503), translate.Timeouts{}, backend("a", 1, "localhost"))),
@@ -239,6 +338,20 @@ func TestGenerate(t *testing.T) {
 				}
 				conf := string(out.Files[0].Data)
 				checkFindings(t, m, out.Findings, tc.status)
+				for f, want := range tc.messages {
+					found := false
+					for _, got := range out.Findings {
+						if got.Rule == 0 && got.Feature == f {
+							found = true
+							if !strings.Contains(got.Message, want) {
+								t.Errorf("%s message %q lacks %q", f, got.Message, want)
+							}
+						}
+					}
+					if !found {
+						t.Errorf("no finding for %s", f)
+					}
+				}
 				for _, s := range tc.contains {
 					if !strings.Contains(conf, s) {
 						t.Errorf("nginx.conf lacks %q:\n%s", s, conf)

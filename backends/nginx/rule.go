@@ -11,14 +11,17 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// maxAttempts caps the retries gwretry configures: each retry needs one more
-// upstream entry per endpoint.
+// maxAttempts is the retry cap of every version (version.MaxRetries).
 const maxAttempts = 100
 
 // noTimeout is what gwretry writes for a timeout set to "0s" (disabled):
-// nginx cannot turn its proxy timers off, so they get the largest GEP-2257
-// value.
-const noTimeout = "99999h"
+// nginx cannot turn its proxy timers off, so they get a value longer than
+// any GEP-2257 duration (translate.MaxDuration is 99999h59m59.999s), which
+// never fires within that range. nginx keeps it as 360000000000 ms in a
+// 64-bit ngx_msec_t; epoll_wait gets the remaining time truncated to an
+// int, which only wakes the event loop early, and an early wake-up never
+// expires a timer before its key.
+const noTimeout = "100000h"
 
 // rulePlan is everything gwretry writes and reports for one rule.
 type rulePlan struct {
@@ -29,27 +32,29 @@ type rulePlan struct {
 	Notes    []string
 }
 
-// planRule maps one rule to nginx directives and findings.
+// planRule maps one rule to nginx directives and findings. A dead rule
+// (no backend can receive traffic) gets `return 500` and no upstream.
 func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 	var p rulePlan
+	if r.Dead() {
+		p.Location = crossplane.Directives{directive("return", "500")}
+		p.Findings = deadFindings(r)
+		p.Notes = append(p.Notes, fmt.Sprintf("rule %s: %s, so nginx answers every request it matches with 500", r.Name, r.DeadReason()))
+		return p
+	}
 	attempts := 0
 	if r.Retry != nil {
-		attempts = min(r.Retry.Attempts, maxAttempts)
+		attempts = min(r.Retry.Attempts, v.MaxRetries)
 	}
 	retrying := attempts > 0
 	p.Upstream = planUpstream(r, attempts+1)
 
 	supported, unsupported := r.Retry.SplitCodes(v.RetryCodes)
 
-	loc := crossplane.Directives{}
-	if p.Upstream.Servers == nil {
-		loc = append(loc, directive("return", "500"))
-		p.Notes = append(p.Notes, fmt.Sprintf("rule %s: every backend has weight 0, so its requests get 500", r.Name))
-	} else {
-		loc = append(loc,
-			directive("proxy_pass", "http://"+upstreamName(r)),
-			directive("proxy_http_version", "1.1"),
-			directive("proxy_set_header", "Host", "$http_host"))
+	loc := crossplane.Directives{
+		directive("proxy_pass", "http://"+upstreamName(r)),
+		directive("proxy_http_version", "1.1"),
+		directive("proxy_set_header", "Host", "$http_host"),
 	}
 	if retrying {
 		next := []string{"error", "timeout", "invalid_header"}
@@ -77,8 +82,23 @@ func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 			directive("proxy_read_timeout", timer))
 	}
 	p.Location = loc
-	p.Findings = findings(r, attempts, supported, unsupported, p.Upstream, opts)
+	p.Findings = findings(r, v, attempts, supported, unsupported, p.Upstream, opts)
 	return p
+}
+
+// deadFindings are the findings of a dead rule: nginx answers 500 itself,
+// which is what the Gateway API asks, and nothing else takes effect.
+func deadFindings(r *translate.Rule) []translate.Finding {
+	var fs []translate.Finding
+	for _, f := range r.Features() {
+		if f == translate.FeatureBackendRefs {
+			fs = append(fs, translate.NewFinding(r, f, translate.Honoured,
+				"%s: nginx answers 500 itself (return 500) for every request the rule matches", r.DeadReason()))
+			continue
+		}
+		fs = append(fs, translate.DeadRuleFinding(r, f, "nginx answers 500 (return 500)"))
+	}
+	return fs
 }
 
 // tryTimer returns the value of the per-try idle timers, or "" to keep
@@ -113,48 +133,72 @@ func codeList(cs []int) string {
 	return strings.Join(s, ", ")
 }
 
-// findings returns one finding per feature of r.
-func findings(r *translate.Rule, attempts int, supported, unsupported []int, up upstreamPlan, opts translate.Options) []translate.Finding {
+// findings returns one finding per feature of a rule that has backends.
+func findings(r *translate.Rule, v version, attempts int, supported, unsupported []int, up upstreamPlan, opts translate.Options) []translate.Finding {
 	var fs []translate.Finding
 	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
 		fs = append(fs, translate.NewFinding(r, f, s, format, args...))
 	}
 	retrying := attempts > 0
 	t := r.Timeouts
+	// Deviations that touch every retry finding: the clamp of attempts
+	// and the POST/PATCH/LOCK exemption.
+	var clamp, caveats []string
+	if retrying && r.Retry.Attempts > attempts {
+		clamp = append(clamp, fmt.Sprintf("only %d of the %d retries are configured (gwretry caps nginx retries at %d: each retry needs one more upstream entry per endpoint)",
+			attempts, r.Retry.Attempts, v.MaxRetries))
+	}
+	caveats = append(caveats, clamp...)
+	if retrying && r.MatchesNonIdempotent() && !opts.RetryNonIdempotent {
+		caveats = append(caveats, exemptionText(r))
+	}
+	// caveatedBy turns an honoured finding into approximated when there
+	// are caveats and appends them to its message.
+	caveatedBy := func(caveats []string, f translate.Feature, s translate.Status, msg string) {
+		if len(caveats) == 0 {
+			add(f, s, "%s", msg)
+			return
+		}
+		if s == translate.Honoured {
+			s = translate.Approximated
+		}
+		add(f, s, "%s; but %s", msg, strings.Join(caveats, "; and "))
+	}
+	caveated := func(f translate.Feature, s translate.Status, msg string) { caveatedBy(caveats, f, s, msg) }
 	for _, f := range r.Features() {
 		switch f {
+		case translate.FeatureBackendRefs:
+			add(f, translate.Approximated, "%s", invalidShareText(r))
 		case translate.FeatureRetryAttempts:
-			switch {
-			case !retrying:
+			if !retrying {
 				add(f, translate.Honoured, "attempts is 0: proxy_next_upstream off, nothing is retried")
-			default:
-				st, capped := translate.Honoured, ""
-				if r.Retry.Attempts > maxAttempts {
-					st = translate.Approximated
-					capped = fmt.Sprintf("only %d of the %d retries are configured (gwretry caps nginx retries at %d); ", maxAttempts, r.Retry.Attempts, maxAttempts)
-				}
-				add(f, st, "%sproxy_next_upstream_tries %d (first try + %d retries); nginx never retries an upstream entry already tried, "+
-					"so each endpoint is listed %d times with max_fails=0: retries may go to the same endpoint%s, and passive health checks are off for this rule's upstream; %s",
-					capped, attempts+1, attempts, up.Repeat, otherBackends(r), nonIdempotentText(opts))
+				continue
 			}
+			msg := fmt.Sprintf("proxy_next_upstream_tries %d (first try + %d retries); nginx never retries an upstream entry already tried, "+
+				"so each endpoint is listed %d times with max_fails=0: retries may go to the same endpoint%s, and passive health checks are off for this rule's upstream",
+				attempts+1, attempts, up.Repeat, otherBackends(r))
+			if s := nonIdempotentText(r, opts); s != "" {
+				msg += "; " + s
+			}
+			caveated(f, translate.Honoured, msg)
 		case translate.FeatureRetryCodes:
 			switch {
 			case !retrying:
 				add(f, translate.Honoured, "attempts is 0: no code is retried")
 			case len(unsupported) == 0:
-				add(f, translate.Honoured, "proxy_next_upstream http_%s", strings.ReplaceAll(codeList(supported), ", ", " http_"))
+				caveated(f, translate.Honoured, "proxy_next_upstream http_"+strings.ReplaceAll(codeList(supported), ", ", " http_"))
 			case len(supported) == 0:
 				add(f, translate.Unsupported, "nginx cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): these responses are returned as they are; use a code nginx can retry or another data plane",
 					codeList(unsupported))
 			default:
-				add(f, translate.Approximated, "nginx retries %s but cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): those responses are returned as they are",
-					codeList(supported), codeList(unsupported))
+				caveated(f, translate.Approximated, fmt.Sprintf("nginx retries %s but cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): those responses are returned as they are",
+					codeList(supported), codeList(unsupported)))
 			}
 		case translate.FeatureRetryConnectionErrors:
 			if !retrying {
 				add(f, translate.Honoured, "attempts is 0: connection errors are not retried")
 			} else {
-				add(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and invalid response headers are retried, as long as no response byte has reached the client")
+				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and invalid response headers are retried, as long as no response byte has reached the client")
 			}
 		case translate.FeatureRetryBackoff:
 			if !retrying {
@@ -165,17 +209,19 @@ func findings(r *translate.Rule, attempts int, supported, unsupported []int, up 
 		case translate.FeatureRetryBackendTimeout:
 			switch {
 			case t.BackendRequest.IsZero():
-				add(f, translate.Honoured, "backendRequest is 0s: no try is cut (proxy timers set to %s)", noTimeout)
+				// No try is cut, so the method exemption does not matter;
+				// the clamp still limits the retries of other failures.
+				caveatedBy(clamp, f, translate.Honoured, fmt.Sprintf("backendRequest is 0s: no try is cut (proxy timers set to %s, longer than any Gateway API duration)", noTimeout))
 			case !retrying:
 				add(f, translate.Approximated, "attempts is 0, so a try cut by the %s timers is not retried and answers 504; %s",
 					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
 			default:
-				add(f, translate.Approximated, "a try cut by the %s timers is retried (timeout in proxy_next_upstream); %s",
-					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
+				caveated(f, translate.Approximated, fmt.Sprintf("a try cut by the %s timers is retried (timeout in proxy_next_upstream); %s",
+					nginxDuration(t.BackendRequest), idleText(t.BackendRequest)))
 			}
 		case translate.FeatureBackendRequestTimeout:
 			if t.BackendRequest.IsZero() {
-				add(f, translate.Honoured, "backendRequest is 0s: proxy_connect/send/read_timeout set to %s, nginx cannot turn them off", noTimeout)
+				add(f, translate.Honoured, "backendRequest is 0s: proxy_connect/send/read_timeout set to %s, longer than any Gateway API duration (nginx cannot turn them off)", noTimeout)
 			} else {
 				add(f, translate.Approximated, "proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them answers 504",
 					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
@@ -185,6 +231,33 @@ func findings(r *translate.Rule, attempts int, supported, unsupported []int, up 
 		}
 	}
 	return fs
+}
+
+// invalidShareText says where the share of a rule's invalid backendRefs
+// goes: nginx cannot answer a weighted share of a location with 500, so it
+// goes to the valid backends.
+func invalidShareText(r *translate.Rule) string {
+	valid := 0
+	for _, b := range r.Backends {
+		valid += b.Weight
+	}
+	var refs []string
+	for _, b := range r.Invalid {
+		refs = append(refs, fmt.Sprintf("backendRefs[%d] (weight %d: %s)", b.Index, b.Weight, b.Reason))
+	}
+	return fmt.Sprintf("the Gateway API answers the share of %s, %d of a total weight of %d, with 500; nginx cannot answer a weighted share of a route with 500, so those requests go to the valid backends instead",
+		strings.Join(refs, ", "), r.InvalidWeight(), valid+r.InvalidWeight())
+}
+
+// exemptionText names nginx's default exemption of POST, PATCH and LOCK and
+// the opt-in that lifts it.
+func exemptionText(r *translate.Rule) string {
+	which := "the POST, PATCH and LOCK requests this rule matches"
+	if r.OnlyNonIdempotent() {
+		which = "this rule matches only POST, PATCH or LOCK requests, which"
+		return which + " nginx retries only when the connection failed before the request was sent (refused, connect timeout), never on a response code or on a reset or timeout after sending (nginx's default without non_idempotent; --retry-non-idempotent lifts it)"
+	}
+	return which + " are retried only when the connection failed before the request was sent (refused, connect timeout), never on a response code or on a reset or timeout after sending (nginx's default without non_idempotent; --retry-non-idempotent lifts it)"
 }
 
 // requestStatus: a disabled request timeout is honoured (nothing ends the
@@ -233,9 +306,13 @@ func otherBackends(r *translate.Rule) string {
 	return ""
 }
 
-func nonIdempotentText(opts translate.Options) string {
-	if opts.RetryNonIdempotent {
-		return "POST, PATCH and LOCK requests are retried too (non_idempotent, --retry-non-idempotent)"
+func nonIdempotentText(r *translate.Rule, opts translate.Options) string {
+	switch {
+	case !r.MatchesNonIdempotent():
+		return "the rule matches no POST, PATCH or LOCK request"
+	case opts.RetryNonIdempotent:
+		return "POST, PATCH and LOCK requests are retried too (non_idempotent, --retry-non-idempotent), with bodies of any size: nginx reads the whole request body before the first try (proxy_request_buffering on) and sends it again"
 	}
-	return "POST, PATCH and LOCK requests are retried only when the connection failed before the request was sent (nginx's default; --retry-non-idempotent retries them)"
+	return "" // the exemption is a caveat of the finding
+
 }

@@ -18,6 +18,12 @@ type version struct {
 	// latest mainline; 1.22 uses the 1.24 table, which has every directive
 	// gwretry writes with the same contexts and argument counts.
 	Directives crossplane.MatchFunc
+	// MaxRetries is the most retries gwretry configures: each retry needs
+	// one more upstream entry per endpoint (nginx never retries an entry
+	// already tried), so a larger attempts is clamped to it and reported
+	// approximated. nginx itself accepts proxy_next_upstream_tries up to
+	// 2^63-1; the cap keeps the upstream small.
+	MaxRetries int
 }
 
 // retryCodes are the codes every supported nginx version can retry: 403, 404
@@ -29,10 +35,10 @@ func retryCodes() []int { return []int{403, 404, 429, 500, 502, 503, 504} }
 // oldest first; the last is the default.
 func versionTable() []version {
 	return []version{
-		{Name: "1.22", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124},
-		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124},
-		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126},
-		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest},
+		{Name: "1.22", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts},
+		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts},
+		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126, MaxRetries: maxAttempts},
+		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest, MaxRetries: maxAttempts},
 	}
 }
 
