@@ -40,11 +40,17 @@ type generator struct {
 	retryNonIdempotent bool
 	// clusters are the backends referenced by routes, by cluster name.
 	clusters map[string]*translate.BackendRef
+	// placed holds the rules that have at least one route.
+	placed map[string]bool
+	// invalidShareUsed: the route configuration being built sends some
+	// share to invalidCluster.
+	invalidShareUsed bool
 }
 
 // bootstrap builds the static bootstrap for m.
 func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error) {
 	g.clusters = map[string]*translate.BackendRef{}
+	g.placed = map[string]bool{}
 	sr := &bootstrapv3.Bootstrap_StaticResources{}
 	names := map[string]bool{}
 	for _, l := range m.Listeners {
@@ -63,6 +69,9 @@ func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error
 		clusterNames = append(clusterNames, name)
 	}
 	slices.Sort(clusterNames)
+	if _, ok := g.clusters[invalidCluster]; ok {
+		return nil, fmt.Errorf("a backend is named %q, the name reserved for invalid backendRefs", invalidCluster)
+	}
 	for _, name := range clusterNames {
 		sr.Clusters = append(sr.Clusters, g.cluster(g.clusters[name]))
 	}
@@ -106,6 +115,7 @@ func (g *generator) listener(l *translate.Listener) (*listenerv3.Listener, error
 
 func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteConfiguration, error) {
 	rc := &routev3.RouteConfiguration{Name: l.Name, IgnorePortInHostMatching: true}
+	g.invalidShareUsed = false
 	vhNames := map[string]bool{}
 	domains := map[string]string{}
 	for _, vh := range l.VirtualHosts {
@@ -130,6 +140,13 @@ func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteCon
 			v.Routes = append(v.Routes, routes...)
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, v)
+	}
+	if g.invalidShareUsed {
+		// Envoy refuses a static route table that names a cluster it
+		// does not have, unless told not to check: invalidCluster must
+		// stay unknown so that its share is answered 500. bootstrap()
+		// checks every other name itself.
+		rc.ValidateClusters = wrapperspb.Bool(false)
 	}
 	return rc, nil
 }

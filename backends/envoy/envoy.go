@@ -9,6 +9,7 @@ package envoy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +48,22 @@ type capability struct {
 	// backoffMaxFactor is max_interval as a multiple of base_interval when
 	// it is not set.
 	backoffMaxFactor int
+	// safeRetryOn are the retry_on tokens of the policy that POST, PATCH and
+	// LOCK requests get without --retry-non-idempotent: they retry only a
+	// request that never reached the backend, never one it may have
+	// processed, and never a try cut by per_try_timeout.
+	safeRetryOn []string
+	// maxNumRetries is the largest num_retries Envoy accepts (a UInt32);
+	// larger attempts are clamped to it and reported approximated.
+	maxNumRetries uint32
+	// retryBufferLimit is the per_request_buffer_limit_bytes of every route
+	// with a retry policy: Envoy buffers a request body for retries up to
+	// the smaller of it and the listener's per_connection_buffer_limit_bytes,
+	// and gives up retrying a request whose body is larger.
+	retryBufferLimit uint32
+	// connectionBufferLimit is Envoy's default listener
+	// per_connection_buffer_limit_bytes.
+	connectionBufferLimit uint32
 }
 
 // capabilities returns the table of known Envoy versions, oldest first; the
@@ -62,6 +79,10 @@ func capabilities() []capability {
 		streamIdleTimeout:             5 * time.Minute,
 		defaultBackoffBase:            25 * time.Millisecond,
 		backoffMaxFactor:              10,
+		safeRetryOn:                   []string{"connect-failure", "refused-stream", "reset-before-request"},
+		maxNumRetries:                 math.MaxUint32,
+		retryBufferLimit:              1 << 20,
+		connectionBufferLimit:         1 << 20,
 	}}
 }
 
@@ -122,6 +143,9 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		return nil, fmt.Errorf("envoy: internal error: %w", err)
 	}
 	if err := verify(bs, data); err != nil {
+		return nil, fmt.Errorf("envoy: internal error: %w", err)
+	}
+	if err := checkClusterRefs(bs); err != nil {
 		return nil, fmt.Errorf("envoy: internal error: %w", err)
 	}
 	var findings []translate.Finding

@@ -85,20 +85,21 @@ func severalModel(t *testing.T) *translate.Model {
 	shared := newRule(0, &translate.Retry{Attempts: 2, Codes: []int{503}}, translate.Timeouts{Request: dur(t, "3s")})
 	other := newRule(1, nil, translate.Timeouts{BackendRequest: dur(t, "500ms")})
 	other.Backends = []*translate.BackendRef{backend("default_api_80", 1, "api.internal")}
-	vhs := func() []*translate.VirtualHost {
+	// Virtual host names are unique in a Model (Model.Check).
+	vhs := func(port string) []*translate.VirtualHost {
 		return []*translate.VirtualHost{
-			{Name: "a-example-com", Hostname: "a.example.com", Routes: []*translate.RouteMatch{
+			{Name: port + "-a-example-com", Hostname: "a.example.com", Routes: []*translate.RouteMatch{
 				{Match: translate.Match{PathType: translate.PathExact, Path: "/exact"}, Rule: shared},
 				{Match: prefix("/"), Rule: other},
 			}},
-			{Name: "wild-example-com", Hostname: "*.example.com", Routes: []*translate.RouteMatch{{Match: prefix("/api/"), Rule: shared}}},
-			{Name: "any", Routes: []*translate.RouteMatch{{Match: prefix("/"), Rule: shared}}},
+			{Name: port + "-wild-example-com", Hostname: "*.example.com", Routes: []*translate.RouteMatch{{Match: prefix("/api/"), Rule: shared}}},
+			{Name: port + "-any", Routes: []*translate.RouteMatch{{Match: prefix("/"), Rule: shared}}},
 		}
 	}
 	return &translate.Model{
 		Listeners: []*translate.Listener{
-			{Name: "http-8080", Address: "0.0.0.0", Port: 8080, VirtualHosts: vhs()},
-			{Name: "http-9090", Address: "::", Port: 9090, VirtualHosts: vhs()},
+			{Name: "http-8080", Address: "0.0.0.0", Port: 8080, VirtualHosts: vhs("8080")},
+			{Name: "http-9090", Address: "::", Port: 9090, VirtualHosts: vhs("9090")},
 		},
 		Rules: []*translate.Rule{shared, other}, RouteCount: 1, RuleCount: 2,
 	}

@@ -9,10 +9,15 @@ import (
 )
 
 // findings returns one finding per feature the rule sets. It describes what
-// routes() and plan() generate; tests check the two agree.
+// routes() and plan() generate; the judge (judge.go) checks every honoured
+// claim against the file.
 func (g *generator) findings(r *translate.Rule) []translate.Finding {
 	var out []translate.Finding
 	for _, f := range r.Features() {
+		if r.Dead() && f != translate.FeatureBackendRefs {
+			out = append(out, translate.DeadRuleFinding(r, f, "Envoy answers 500 itself (direct_response)"))
+			continue
+		}
 		status, msg := g.assess(r, f)
 		out = append(out, translate.NewFinding(r, f, status, "%s", msg))
 	}
@@ -21,8 +26,11 @@ func (g *generator) findings(r *translate.Rule) []translate.Finding {
 
 // assess says how Envoy handles one feature of r.
 func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.Status, string) {
-	if r.AllWeightsZero() {
-		return translate.Honoured, "every backendRef has weight 0: Envoy answers 500 itself, as the Gateway API requires, and never contacts a backend, so this setting never applies"
+	if !g.placed[r.Name] {
+		return translate.Unsupported, "the rule is on no listener of the generated configuration: no request reaches it"
+	}
+	if f == translate.FeatureBackendRefs {
+		return g.assessBackendRefs(r)
 	}
 	rt, req, be := r.Retry, r.Timeouts.Request, r.Timeouts.BackendRequest
 	retrying := retries(r)
@@ -32,18 +40,39 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 	defaultCutsTry := retrying && req == nil && be != nil && !be.IsZero() && be.Value >= g.cap.defaultRouteTimeout
 	cutsTry := fmt.Sprintf("per_try_timeout %s, but timeouts.request is unset, so Envoy's default route timeout of %s ends the request (504) before a try reaches %s; set timeouts.request (\"0s\" disables it)",
 		textOf(be), formatDuration(g.cap.defaultRouteTimeout), textOf(be))
+	// exempt lists the requests the rule matches that a retry feature does
+	// not cover as configured; any of them makes the feature approximated.
+	exempt := func(what string) []string {
+		if !retrying {
+			return nil
+		}
+		var out []string
+		if n := g.numRetries(rt.Attempts); uint64(n) != uint64(rt.Attempts) {
+			out = append(out, fmt.Sprintf("attempts %d is more than Envoy's largest num_retries, %d (a UInt32): clamped to %d", rt.Attempts, n, n))
+		}
+		if r.MatchesNonIdempotent() && !g.retryNonIdempotent {
+			out = append(out, g.methodExemption(r, what))
+		}
+		out = append(out, g.bodyExemption())
+		return out
+	}
 	switch f {
 	case translate.FeatureRetryAttempts:
 		if !retrying {
 			return translate.Honoured, noRetries
 		}
+		var why []string
 		if req == nil && be != nil && !be.IsZero() {
 			if worst := g.worstCase(rt, be.Value); worst > g.cap.defaultRouteTimeout {
-				return translate.Approximated, fmt.Sprintf("num_retries %d, but timeouts.request is unset, so Envoy's default route timeout of %s ends the request, retries included, before %d tries of up to %s (backendRequest) and their back-off can all run; set timeouts.request (\"0s\" disables it). %s",
-					rt.Attempts, formatDuration(g.cap.defaultRouteTimeout), rt.Attempts+1, be.Text, g.methodNote())
+				why = append(why, fmt.Sprintf("timeouts.request is unset, so Envoy's default route timeout of %s ends the request, retries included, before %d tries of up to %s (backendRequest) and their back-off can all run; set timeouts.request (\"0s\" disables it)",
+					formatDuration(g.cap.defaultRouteTimeout), uint64(rt.Attempts)+1, be.Text))
 			}
 		}
-		return translate.Honoured, fmt.Sprintf("num_retries %d. %s", rt.Attempts, g.methodNote())
+		what := fmt.Sprintf("num_retries %d", g.numRetries(rt.Attempts))
+		if g.retryNonIdempotent && r.MatchesNonIdempotent() {
+			what += " (POST, PATCH and LOCK requests are retried too: --retry-non-idempotent)"
+		}
+		return approximatedIf(what, append(why, exempt("retried")...))
 	case translate.FeatureRetryBackendTimeout:
 		switch {
 		case !retrying && be.IsZero():
@@ -51,11 +80,21 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 		case !retrying:
 			return translate.Honoured, fmt.Sprintf("attempts is 0: no retries; backendRequest %s bounds the single try", be.Text)
 		case be.IsZero():
-			return translate.Honoured, "backendRequest is 0s: no per_try_timeout, tries are not cut"
+			return approximatedIf("backendRequest is 0s: no per_try_timeout, tries are not cut", exempt("retried"))
 		case defaultCutsTry:
-			return translate.Approximated, cutsTry
+			return translate.Approximated, joinWhy(cutsTry, exempt("retried after a per-try timeout"))
 		}
-		return translate.Honoured, fmt.Sprintf("per_try_timeout %s with retry_on reset: a try that exceeds it is cut and retried", be.Text)
+		return approximatedIf(fmt.Sprintf("per_try_timeout %s with retry_on reset: a try that exceeds it is cut and retried", be.Text), exempt("retried after a per-try timeout"))
+	case translate.FeatureRetryCodes:
+		if !retrying {
+			return translate.Honoured, noRetries
+		}
+		return approximatedIf(fmt.Sprintf("%s %s: the listed codes are retried and no others (retry_on has neither 5xx nor gateway-error)", g.cap.statusCodesToken, codesText(rt.Codes)), exempt("retried on these codes"))
+	case translate.FeatureRetryConnectionErrors:
+		if !retrying {
+			return translate.Honoured, noRetries
+		}
+		return approximatedIf(fmt.Sprintf("retry_on %s: refused connections, connect timeouts and resets are retried (a reset after the request was sent is retried too, so the backend may see it twice)", joinTokens(g.cap.retryOn)), exempt("retried after a reset once the request was sent"))
 	case translate.FeatureRetryBackoff:
 		if !retrying {
 			return translate.Honoured, "attempts is 0: no retries, so no back-off applies"
@@ -66,16 +105,6 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 		base := backoffBase(rt.Backoff)
 		return translate.Approximated, fmt.Sprintf("retry_back_off base_interval %s: Envoy's back-off is fully jittered, retry n waits a random time in [0, min(2^(n-1)×%s, %s)) (max_interval defaults to %d× base_interval), so a retry can start sooner than %s after the previous try, even at once",
 			rt.Backoff.Text, rt.Backoff.Text, formatDuration(base*time.Duration(g.cap.backoffMaxFactor)), g.cap.backoffMaxFactor, rt.Backoff.Text)
-	case translate.FeatureRetryCodes:
-		if !retrying {
-			return translate.Honoured, noRetries
-		}
-		return translate.Honoured, fmt.Sprintf("%s %s: the listed codes are retried and no others (retry_on has neither 5xx nor gateway-error)", g.cap.statusCodesToken, codesText(rt.Codes))
-	case translate.FeatureRetryConnectionErrors:
-		if !retrying {
-			return translate.Honoured, noRetries
-		}
-		return translate.Honoured, fmt.Sprintf("retry_on %s: refused connections, connect timeouts and resets are retried (a reset after the request was sent is retried too, so the backend may see it twice)", joinTokens(g.cap.retryOn))
 	case translate.FeatureBackendRequestTimeout:
 		if be.IsZero() {
 			if req == nil {
@@ -102,12 +131,65 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 	return translate.Unsupported, fmt.Sprintf("gwretry's Envoy backend does not know feature %s", f)
 }
 
-// methodNote says how non-idempotent requests are retried.
-func (g *generator) methodNote() string {
-	if g.retryNonIdempotent {
-		return "POST, PATCH and LOCK requests are retried too (--retry-non-idempotent)"
+// assessBackendRefs says what Envoy does with the share of invalid
+// backendRefs, or with every request of a dead rule.
+func (g *generator) assessBackendRefs(r *translate.Rule) (translate.Status, string) {
+	if r.Dead() {
+		return translate.Honoured, fmt.Sprintf("%s: a direct_response route answers 500 for every request the rule matches, of any method, and no backend is contacted", r.DeadReason())
 	}
-	return "POST, PATCH and LOCK requests are not retried (gwretry's default; --retry-non-idempotent lets Envoy retry them)"
+	var reasons []string
+	for _, b := range r.Invalid {
+		reasons = append(reasons, fmt.Sprintf("backendRefs[%d] (weight %d): %s", b.Index, b.Weight, b.Reason))
+	}
+	if r.InvalidWeight() == 0 {
+		return translate.Honoured, fmt.Sprintf("the invalid backendRefs have weight 0, so no request is meant for them (%s)", strings.Join(reasons, "; "))
+	}
+	return translate.Honoured, fmt.Sprintf("the invalid backendRefs' share (weight %d) is a weighted_clusters entry %q that names no cluster, so Envoy answers those requests 500 (cluster_not_found_response_code INTERNAL_SERVER_ERROR; the listener's route table has validate_clusters false so that Envoy loads it) (%s)",
+		r.InvalidWeight(), invalidCluster, strings.Join(reasons, "; "))
+}
+
+// methodExemption says which POST, PATCH and LOCK requests are not what
+// was asked: they are retried only when they were never sent.
+func (g *generator) methodExemption(r *translate.Rule, what string) string {
+	which := "POST, PATCH and LOCK requests"
+	if r.OnlyNonIdempotent() {
+		which = "every request this rule matches is a POST, PATCH or LOCK, and such requests"
+	}
+	return fmt.Sprintf("%s are not %s: they are retried only when they never reached the backend (retry_on %s), gwretry's default for non-idempotent methods; --retry-non-idempotent retries them like any other method",
+		which, what, joinTokens(g.cap.safeRetryOn))
+}
+
+// bodyExemption says which request bodies Envoy does not retry.
+func (g *generator) bodyExemption() string {
+	return fmt.Sprintf("Envoy buffers a request body for retries only up to per_request_buffer_limit_bytes %d (%s) and does not retry a request whose body is larger (one try only)",
+		g.cap.retryBufferLimit, byteSize(uint64(g.cap.retryBufferLimit)))
+}
+
+// approximatedIf is honoured with what when nothing is exempt, else
+// approximated with what and every exemption.
+func approximatedIf(what string, exempt []string) (translate.Status, string) {
+	if len(exempt) == 0 {
+		return translate.Honoured, what
+	}
+	return translate.Approximated, joinWhy(what, exempt)
+}
+
+func joinWhy(what string, why []string) string {
+	if len(why) == 0 {
+		return what
+	}
+	return what + ", but " + strings.Join(why, "; ")
+}
+
+// byteSize writes n in KiB or MiB when it is a whole number of them.
+func byteSize(n uint64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // worstCase is how long all tries of a retrying rule can take when every

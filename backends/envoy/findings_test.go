@@ -15,6 +15,7 @@ func TestFindingStatuses(t *testing.T) {
 	}
 	H := func(says string) want { return want{translate.Honoured, says} }
 	A := func(says string) want { return want{translate.Approximated, says} }
+	U := func(says string) want { return want{translate.Unsupported, says} }
 	cases := []struct {
 		name  string
 		rule  func(t *testing.T) *translate.Rule
@@ -25,19 +26,19 @@ func TestFindingStatuses(t *testing.T) {
 			return newRule(0, &translate.Retry{Attempts: 3, Codes: []int{500, 503}, Backoff: dur(t, "100ms")},
 				translate.Timeouts{Request: dur(t, "10s"), BackendRequest: dur(t, "1s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         H("num_retries 3. POST, PATCH and LOCK requests are not retried"),
-			translate.FeatureRetryBackendTimeout:   H("per_try_timeout 1s with retry_on reset"),
+			translate.FeatureRetryAttempts:         A("num_retries 3, but POST, PATCH and LOCK requests are not retried: they are retried only when they never reached the backend"),
+			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 1s with retry_on reset"),
 			translate.FeatureRetryBackoff:          A("fully jittered"),
-			translate.FeatureRetryCodes:            H("retriable-status-codes [500, 503]"),
-			translate.FeatureRetryConnectionErrors: H("connect-failure,refused-stream,reset"),
+			translate.FeatureRetryCodes:            A("retriable-status-codes [500, 503]"),
+			translate.FeatureRetryConnectionErrors: A("connect-failure,refused-stream,reset"),
 			translate.FeatureBackendRequestTimeout: H("per_try_timeout 1s"),
 			translate.FeatureRequestTimeout:        H("route timeout 10s: it bounds the whole request, retries included"),
 		}},
 		{"opted in", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})
 		}, true, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         H("POST, PATCH and LOCK requests are retried too"),
-			translate.FeatureRetryConnectionErrors: H("resets are retried"),
+			translate.FeatureRetryAttempts:         A("POST, PATCH and LOCK requests are retried too"),
+			translate.FeatureRetryConnectionErrors: A("twice), but Envoy buffers a request body for retries only up to per_request_buffer_limit_bytes 1048576 (1 MiB)"),
 		}},
 		{"attempts 0", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 0, Codes: []int{503}, Backoff: dur(t, "1s")},
@@ -55,8 +56,8 @@ func TestFindingStatuses(t *testing.T) {
 			return newRule(0, &translate.Retry{Attempts: 2}, translate.Timeouts{BackendRequest: dur(t, "5s")})
 		}, false, map[translate.Feature]want{
 			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
-			translate.FeatureRetryBackendTimeout:   H("per_try_timeout 5s"),
-			translate.FeatureRetryConnectionErrors: H("retry_on"),
+			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 5s"),
+			translate.FeatureRetryConnectionErrors: A("retry_on"),
 			translate.FeatureBackendRequestTimeout: H("per_try_timeout 5s"),
 		}},
 		{"default route timeout cuts a try", func(t *testing.T) *translate.Rule {
@@ -74,18 +75,18 @@ func TestFindingStatuses(t *testing.T) {
 		{"default route timeout is long enough", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "5s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         H("num_retries 1"),
-			translate.FeatureRetryBackendTimeout:   H("per_try_timeout 5s"),
-			translate.FeatureRetryConnectionErrors: H("retry_on"),
+			translate.FeatureRetryAttempts:         A("num_retries 1"),
+			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 5s"),
+			translate.FeatureRetryConnectionErrors: A("retry_on"),
 			translate.FeatureBackendRequestTimeout: H("per_try_timeout 5s"),
 		}},
 		{"zero durations", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1, Backoff: dur(t, "0s")}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         H("num_retries 1"),
-			translate.FeatureRetryBackendTimeout:   H("backendRequest is 0s"),
+			translate.FeatureRetryAttempts:         A("num_retries 1"),
+			translate.FeatureRetryBackendTimeout:   A("backendRequest is 0s"),
 			translate.FeatureRetryBackoff:          H("base_interval 1ms"),
-			translate.FeatureRetryConnectionErrors: H("retry_on"),
+			translate.FeatureRetryConnectionErrors: A("retry_on"),
 			translate.FeatureBackendRequestTimeout: H("backendRequest is 0s: no per-try timeout"),
 			translate.FeatureRequestTimeout:        H("request is 0s"),
 		}},
@@ -105,9 +106,10 @@ func TestFindingStatuses(t *testing.T) {
 			r.Backends[0].Weight = 0
 			return r
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         H("weight 0"),
-			translate.FeatureRetryConnectionErrors: H("weight 0"),
-			translate.FeatureRequestTimeout:        H("weight 0"),
+			translate.FeatureBackendRefs:           H("every backendRef has weight 0: a direct_response route answers 500"),
+			translate.FeatureRetryAttempts:         U("Envoy answers 500 itself (direct_response)"),
+			translate.FeatureRetryConnectionErrors: U("never takes effect"),
+			translate.FeatureRequestTimeout:        U("weight 0"),
 		}},
 	}
 	for _, c := range cases {

@@ -14,10 +14,40 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
+// retryMode is which retry policy a route gets.
+type retryMode int
+
+const (
+	// noRetry: no retry policy (attempts 0, no retry stanza).
+	noRetry retryMode = iota
+	// safeRetry: retries only a request that was never sent (connection
+	// refused or failed, stream refused, reset before the request went
+	// out); the policy of POST, PATCH and LOCK without the opt-in.
+	safeRetry
+	// fullRetry: the rule's codes, resets and per-try timeouts.
+	fullRetry
+)
+
+// modeFor is the retry mode of a route of r whose match selects method
+// ("" for any).
+func (g *generator) modeFor(r *translate.Rule, method string) retryMode {
+	switch {
+	case !retries(r):
+		return noRetry
+	case !g.retryNonIdempotent && isNonIdempotent(method):
+		return safeRetry
+	}
+	return fullRetry
+}
+
+// twinSuffix names the route for POST, PATCH and LOCK that precedes a
+// retrying route whose match accepts any method.
+const twinSuffix = "-no-retry"
+
 // routes returns the Envoy routes for one match of a rule, in order. A
 // retrying rule whose match accepts any method gets a first route for the
-// non-idempotent methods without retries, unless the user opted in to
-// retrying them.
+// non-idempotent methods that retries only requests never sent, unless the
+// user opted in to retrying them like any other.
 func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 	r := rm.Rule
 	if r == nil {
@@ -27,12 +57,20 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 	}
-	retrying := retries(r)
-	if retrying && !g.retryNonIdempotent && isNonIdempotent(rm.Match.Method) {
-		retrying = false
+	g.placed[r.Name] = true
+	if action.directStatus != 0 {
+		// A dead rule: every request it matches, of any method, is
+		// answered here.
+		return []*routev3.Route{{Name: r.Name, Match: buildMatch(rm.Match), Action: &routev3.Route_DirectResponse{
+			DirectResponse: &routev3.DirectResponseAction{Status: action.directStatus},
+		}}}, nil
 	}
+	if action.invalidShare {
+		g.invalidShareUsed = true
+	}
+	mode := g.modeFor(r, rm.Match.Method)
 	var out []*routev3.Route
-	if retrying && !g.retryNonIdempotent && rm.Match.Method == "" {
+	if mode == fullRetry && !g.retryNonIdempotent && rm.Match.Method == "" {
 		m := buildMatch(rm.Match)
 		m.Headers = append(m.Headers, &routev3.HeaderMatcher{
 			Name: ":method",
@@ -42,13 +80,13 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 				}},
 			}},
 		})
-		twin, err := g.route(r.Name+"-no-retry", m, action, r, false)
+		twin, err := g.route(r.Name+twinSuffix, m, action, r, safeRetry)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, twin)
 	}
-	primary, err := g.route(r.Name, buildMatch(rm.Match), action, r, retrying)
+	primary, err := g.route(r.Name, buildMatch(rm.Match), action, r, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -58,17 +96,15 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 // retries reports whether the rule asks for at least one retry.
 func retries(r *translate.Rule) bool { return r.Retry != nil && r.Retry.Attempts > 0 }
 
-// route builds one route; action is a template whose timeouts and retry
-// policy are filled in here.
-func (g *generator) route(name string, m *routev3.RouteMatch, action routeAction, r *translate.Rule, retrying bool) (*routev3.Route, error) {
-	if action.directStatus != 0 {
-		return &routev3.Route{Name: name, Match: m, Action: &routev3.Route_DirectResponse{
-			DirectResponse: &routev3.DirectResponseAction{Status: action.directStatus},
-		}}, nil
-	}
+// route builds one proxying route; action is a template whose timeouts and
+// retry policy are filled in here.
+func (g *generator) route(name string, m *routev3.RouteMatch, action routeAction, r *translate.Rule, mode retryMode) (*routev3.Route, error) {
 	ra := &routev3.RouteAction{}
 	action.clusterSpecifier(ra)
-	p := g.plan(r, retrying)
+	if action.invalidShare {
+		ra.ClusterNotFoundResponseCode = routev3.RouteAction_INTERNAL_SERVER_ERROR
+	}
+	p := g.plan(r, mode != noRetry)
 	if p.timeout != nil {
 		ra.Timeout = durationpb.New(*p.timeout)
 		if *p.timeout == 0 || *p.timeout > g.cap.streamIdleTimeout {
@@ -77,14 +113,17 @@ func (g *generator) route(name string, m *routev3.RouteMatch, action routeAction
 			ra.IdleTimeout = durationpb.New(*p.timeout)
 		}
 	}
-	if retrying {
-		rp, err := g.retryPolicy(r, p)
+	rt := &routev3.Route{Name: name, Match: m, Action: &routev3.Route_Route{Route: ra}}
+	if mode != noRetry {
+		rp, err := g.retryPolicy(r, p, mode)
 		if err != nil {
 			return nil, err
 		}
 		ra.RetryPolicy = rp
+		// Explicit, so that the file says which bodies are retried.
+		rt.PerRequestBufferLimitBytes = wrapperspb.UInt32(g.cap.retryBufferLimit) //nolint:staticcheck // the field every Envoy 1.x reads
 	}
-	return &routev3.Route{Name: name, Match: m, Action: &routev3.Route_Route{Route: ra}}, nil
+	return rt, nil
 }
 
 // plan is how a route carries out a rule's timeouts.
@@ -136,12 +175,26 @@ func (g *generator) plan(r *translate.Rule, retrying bool) plan {
 
 func ptr[T any](v T) *T { return &v }
 
+// numRetries is num_retries for attempts, clamped to what Envoy accepts.
+func (g *generator) numRetries(attempts int) uint32 {
+	if attempts < 0 {
+		return 0
+	}
+	if uint64(attempts) > uint64(g.cap.maxNumRetries) {
+		return g.cap.maxNumRetries
+	}
+	return uint32(attempts)
+}
+
 // retryPolicy builds the policy of a retrying route.
-func (g *generator) retryPolicy(r *translate.Rule, p plan) (*routev3.RetryPolicy, error) {
+func (g *generator) retryPolicy(r *translate.Rule, p plan, mode retryMode) (*routev3.RetryPolicy, error) {
 	rt := r.Retry
 	tokens := append([]string(nil), g.cap.retryOn...)
+	if mode == safeRetry {
+		tokens = append([]string(nil), g.cap.safeRetryOn...)
+	}
 	var codes []uint32
-	if len(rt.Codes) > 0 {
+	if mode == fullRetry && len(rt.Codes) > 0 {
 		tokens = append(tokens, g.cap.statusCodesToken)
 		for _, c := range rt.Codes {
 			codes = append(codes, uint32(c))
@@ -153,7 +206,7 @@ func (g *generator) retryPolicy(r *translate.Rule, p plan) (*routev3.RetryPolicy
 	}
 	rp := &routev3.RetryPolicy{
 		RetryOn:              joinTokens(tokens),
-		NumRetries:           wrapperspb.UInt32(uint32(rt.Attempts)),
+		NumRetries:           wrapperspb.UInt32(g.numRetries(rt.Attempts)),
 		RetriableStatusCodes: codes,
 		RetryHostPredicate: []*routev3.RetryPolicy_RetryHostPredicate{{
 			Name:       previousHostsName,
@@ -176,11 +229,19 @@ func backoffBase(d *translate.Duration) time.Duration {
 	return max(d.Value, time.Millisecond)
 }
 
+// invalidCluster is the weighted-cluster entry that carries the share of a
+// rule's invalid backendRefs. No cluster has this name (the ':' is outside
+// the names gwretry allows), so Envoy answers the requests it draws with the
+// route's cluster_not_found_response_code, 500.
+const invalidCluster = "gwretry:invalid-backendRefs"
+
 // routeAction is where a rule's traffic goes: weighted clusters, or a
-// direct response when every backend has weight 0.
+// direct response when no backend can receive traffic.
 type routeAction struct {
 	backends     []weightedCluster
 	directStatus uint32
+	// invalidShare: one entry of backends is invalidCluster.
+	invalidShare bool
 }
 
 type weightedCluster struct {
@@ -189,10 +250,16 @@ type weightedCluster struct {
 }
 
 // action resolves a rule's backends. Backends with weight 0 get no traffic;
-// the same backend listed twice gets the sum of its weights. When no weight
-// is positive the Gateway API asks for a 500 answer.
+// the same backend listed twice gets the sum of its weights. A dead rule
+// (no usable backend) is answered 500, as the Gateway API asks; the share
+// of invalid backendRefs beside valid ones goes to invalidCluster, which
+// answers 500 too.
 func (g *generator) action(r *translate.Rule) (routeAction, error) {
 	var a routeAction
+	if r.Dead() {
+		a.directStatus = 500
+		return a, nil
+	}
 	index := map[string]int{}
 	for _, b := range r.Backends {
 		if b.Weight < 0 {
@@ -211,8 +278,9 @@ func (g *generator) action(r *translate.Rule) (routeAction, error) {
 		index[b.Name] = len(a.backends)
 		a.backends = append(a.backends, weightedCluster{name: b.Name, weight: uint32(b.Weight)})
 	}
-	if len(a.backends) == 0 {
-		a.directStatus = 500
+	if w := r.InvalidWeight(); w > 0 {
+		a.backends = append(a.backends, weightedCluster{name: invalidCluster, weight: uint32(w)})
+		a.invalidShare = true
 	}
 	return a, nil
 }

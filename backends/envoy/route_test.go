@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,7 +253,10 @@ func TestTimeoutPlan(t *testing.T) {
 
 func TestNonIdempotentMethods(t *testing.T) {
 	newModel := func(method string) (*translate.Model, *translate.Rule) {
-		r := newRule(0, &translate.Retry{Attempts: 2}, translate.Timeouts{Request: dur(t, "9s"), BackendRequest: dur(t, "3s")})
+		r := newRule(0, &translate.Retry{Attempts: 2, Codes: []int{503}}, translate.Timeouts{Request: dur(t, "9s"), BackendRequest: dur(t, "3s")})
+		if method != "" {
+			r.Methods = []string{method}
+		}
 		m := singleModel(r)
 		m.Listeners[0].VirtualHosts[0].Routes[0].Match.Method = method
 		return m, r
@@ -261,14 +265,17 @@ func TestNonIdempotentMethods(t *testing.T) {
 		name       string
 		method     string
 		optIn      bool
-		wantRoutes []string // route names in order, "+" marks a retry policy
+		wantRoutes []string // route names in order; "+" marks the full retry policy, "~" the safe one
+		// wantStatus is the status of attempts, codes, connectionErrors
+		// and backendTimeout.
+		wantStatus translate.Status
 	}{
-		{"any method", "", false, []string{"default_web_r0-no-retry", "default_web_r0+"}},
-		{"any method, opted in", "", true, []string{"default_web_r0+"}},
-		{"GET", "GET", false, []string{"default_web_r0+"}},
-		{"POST", "POST", false, []string{"default_web_r0"}},
-		{"POST, opted in", "POST", true, []string{"default_web_r0+"}},
-		{"PATCH", "PATCH", false, []string{"default_web_r0"}},
+		{"any method", "", false, []string{"default_web_r0-no-retry~", "default_web_r0+"}, translate.Approximated},
+		{"any method, opted in", "", true, []string{"default_web_r0+"}, translate.Approximated},
+		{"GET", "GET", false, []string{"default_web_r0+"}, translate.Approximated},
+		{"POST", "POST", false, []string{"default_web_r0~"}, translate.Approximated},
+		{"POST, opted in", "POST", true, []string{"default_web_r0+"}, translate.Approximated},
+		{"PATCH", "PATCH", false, []string{"default_web_r0~"}, translate.Approximated},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -278,7 +285,11 @@ func TestNonIdempotentMethods(t *testing.T) {
 			routes := routeConfig(t, bs, 0).GetVirtualHosts()[0].GetRoutes()
 			for _, rt := range routes {
 				name := rt.GetName()
-				if rt.GetRoute().GetRetryPolicy() != nil {
+				switch rp := rt.GetRoute().GetRetryPolicy(); {
+				case rp == nil:
+				case rp.GetRetryOn() == "connect-failure,refused-stream,reset-before-request":
+					name += "~"
+				default:
 					name += "+"
 				}
 				got = append(got, name)
@@ -288,8 +299,20 @@ func TestNonIdempotentMethods(t *testing.T) {
 			}
 			for _, rt := range routes {
 				ra := rt.GetRoute()
-				if ra.GetRetryPolicy() == nil && ra.GetTimeout().AsDuration() != 3*time.Second {
-					t.Errorf("route %s without retries has timeout %v, want backendRequest 3s", rt.GetName(), ra.GetTimeout().AsDuration())
+				rp := ra.GetRetryPolicy()
+				// Every route keeps the rule's timeouts: request total,
+				// backendRequest per try.
+				if ra.GetTimeout().AsDuration() != 9*time.Second || rp.GetPerTryTimeout().AsDuration() != 3*time.Second {
+					t.Errorf("route %s: timeout %v, per_try_timeout %v, want 9s and 3s", rt.GetName(), ra.GetTimeout().AsDuration(), rp.GetPerTryTimeout().AsDuration())
+				}
+				if rp.GetNumRetries().GetValue() != 2 {
+					t.Errorf("route %s: num_retries %v, want 2", rt.GetName(), rp.GetNumRetries())
+				}
+				if rt.GetPerRequestBufferLimitBytes().GetValue() != 1<<20 { //nolint:staticcheck
+					t.Errorf("route %s: per_request_buffer_limit_bytes %v, want 1 MiB", rt.GetName(), rt.GetPerRequestBufferLimitBytes()) //nolint:staticcheck
+				}
+				if strings.HasSuffix(got[slices.Index(routes, rt)], "~") && len(rp.GetRetriableStatusCodes()) > 0 {
+					t.Errorf("route %s: the safe policy retries codes %v", rt.GetName(), rp.GetRetriableStatusCodes())
 				}
 			}
 			if len(routes) == 2 {
@@ -304,9 +327,27 @@ func TestNonIdempotentMethods(t *testing.T) {
 					t.Errorf("retrying route match changed: %v", routes[1].GetMatch())
 				}
 			}
-			msg := out.Findings[0].Message
-			if want := map[bool]string{false: "are not retried", true: "are retried too"}[c.optIn]; !strings.Contains(msg, want) {
-				t.Errorf("attempts message %q does not say %q", msg, want)
+			byFeature := map[translate.Feature]translate.Finding{}
+			for _, f := range out.Findings {
+				byFeature[f.Feature] = f
+			}
+			for _, f := range []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureRetryCodes, translate.FeatureRetryConnectionErrors, translate.FeatureRetryBackendTimeout} {
+				got := byFeature[f]
+				if got.Status != c.wantStatus {
+					t.Errorf("%s: %s, want %s", f, got.Status, c.wantStatus)
+				}
+				nonIdem := c.method == "" || translate.IsNonIdempotent(c.method)
+				names := (strings.Contains(got.Message, "POST, PATCH and LOCK") || strings.Contains(got.Message, "POST, PATCH or LOCK")) &&
+					strings.Contains(got.Message, "retried only when they never reached the backend") && strings.Contains(got.Message, "--retry-non-idempotent")
+				if wantNamed := nonIdem && !c.optIn; wantNamed != names {
+					t.Errorf("%s: message %q names the exemption and the opt-in: %v, want %v", f, got.Message, !wantNamed, wantNamed)
+				}
+				if !strings.Contains(got.Message, "per_request_buffer_limit_bytes 1048576") {
+					t.Errorf("%s: message %q does not name the body limit", f, got.Message)
+				}
+			}
+			if _, err := translate.Run(m, []translate.Target{{Backend: New()}}, c.optIn); err != nil {
+				t.Errorf("Run: %v", err)
 			}
 		})
 	}

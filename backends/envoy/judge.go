@@ -1,0 +1,545 @@
+package envoy
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// Observe implements translate.Judge: it reads envoy/envoy.yaml back into
+// the bootstrap proto and says, for every rule and method class, what
+// Envoy does with the rule's requests. It knows Envoy's semantics, not
+// gwretry's plan: route names tie routes to rules (the rule's name, or the
+// name and "-no-retry" for the POST/PATCH/LOCK route), the :method header
+// matchers decide which method class a route serves, and the behaviour
+// comes from the route's fields and Envoy's defaults.
+func (*Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
+	c, err := lookup(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	found := false
+	for _, f := range files {
+		if f.Path == OutputPath {
+			data, found = f.Data, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no %s among the generated files", OutputPath)
+	}
+	bs, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(bs); err != nil {
+		return nil, fmt.Errorf("%s fails validation: %w", OutputPath, err)
+	}
+	j := &judge{cap: c, clusters: map[string]bool{}, rules: map[string]*translate.Rule{},
+		out: map[string]map[translate.MethodClass]translate.Behaviour{}}
+	for _, cl := range bs.GetStaticResources().GetClusters() {
+		j.clusters[cl.GetName()] = true
+	}
+	for _, r := range m.Rules {
+		j.rules[r.Name] = r
+	}
+	for _, l := range bs.GetStaticResources().GetListeners() {
+		if err := j.listener(l); err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.GetName(), err)
+		}
+	}
+	return j.out, nil
+}
+
+// judge walks one bootstrap.
+type judge struct {
+	cap      capability
+	clusters map[string]bool
+	rules    map[string]*translate.Rule
+	out      map[string]map[translate.MethodClass]translate.Behaviour
+}
+
+// routeEnv is what a route inherits from its listener, connection manager,
+// route table and virtual host.
+type routeEnv struct {
+	connectionBufferLimit uint64
+	streamIdle            time.Duration // 0: off
+	validateClusters      bool
+	vh                    *routev3.VirtualHost
+}
+
+func (j *judge) listener(l *listenerv3.Listener) error {
+	env := routeEnv{connectionBufferLimit: uint64(j.cap.connectionBufferLimit)}
+	if v := l.GetPerConnectionBufferLimitBytes(); v != nil {
+		env.connectionBufferLimit = uint64(v.GetValue())
+	}
+	for _, fc := range l.GetFilterChains() {
+		for _, f := range fc.GetFilters() {
+			msg, err := f.GetTypedConfig().UnmarshalNew()
+			if err != nil {
+				return fmt.Errorf("filter %s: %w", f.GetName(), err)
+			}
+			hcm, ok := msg.(*hcmv3.HttpConnectionManager)
+			if !ok {
+				continue
+			}
+			rc := hcm.GetRouteConfig()
+			if rc == nil {
+				return errors.New("the connection manager has no inline route_config")
+			}
+			env.streamIdle = j.cap.streamIdleTimeout
+			if d := hcm.GetStreamIdleTimeout(); d != nil {
+				env.streamIdle = d.AsDuration()
+			}
+			// Static route tables check their cluster names unless told
+			// not to.
+			env.validateClusters = rc.GetValidateClusters() == nil || rc.GetValidateClusters().GetValue()
+			for _, vh := range rc.GetVirtualHosts() {
+				env.vh = vh
+				if err := j.virtualHost(env); err != nil {
+					return fmt.Errorf("virtual host %s: %w", vh.GetName(), err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// probeMethods are the methods whose routing decides which class a route
+// serves; the rule's own methods and every exact :method value are added.
+var probeMethods = []string{"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", "CONNECT", "POST", "PATCH", "LOCK"}
+
+// virtualHost derives the behaviour of every route in a virtual host. A
+// route serves a method class when it accepts some method of the class
+// that no earlier route of the same rule with the same match (but for
+// :method) already took.
+func (j *judge) virtualHost(env routeEnv) error {
+	type taken struct {
+		key     string
+		methods []string
+	}
+	var earlier []taken
+	for _, rt := range env.vh.GetRoutes() {
+		r, err := j.ruleOf(rt.GetName())
+		if err != nil {
+			return err
+		}
+		key, methods, err := methodsOf(rt.GetMatch(), r)
+		if err != nil {
+			return fmt.Errorf("route %s: %w", rt.GetName(), err)
+		}
+		var reach []string
+		for _, meth := range methods {
+			shadowed := slices.ContainsFunc(earlier, func(t taken) bool {
+				return t.key == r.Name+"\x00"+key && slices.Contains(t.methods, meth)
+			})
+			if !shadowed {
+				reach = append(reach, meth)
+			}
+		}
+		earlier = append(earlier, taken{key: r.Name + "\x00" + key, methods: methods})
+		b, err := j.behaviour(r, rt, env)
+		if err != nil {
+			return fmt.Errorf("route %s: %w", rt.GetName(), err)
+		}
+		for _, c := range classesOf(reach) {
+			if !slices.Contains(r.MethodClasses(), c) {
+				continue
+			}
+			if j.out[r.Name] == nil {
+				j.out[r.Name] = map[translate.MethodClass]translate.Behaviour{}
+			}
+			if prev, ok := j.out[r.Name][c]; ok && !reflect.DeepEqual(prev, b) {
+				return fmt.Errorf("route %s configures %s requests of rule %s unlike another route of the rule (%+v, %+v)", rt.GetName(), c, r.Name, prev, b)
+			}
+			j.out[r.Name][c] = b
+		}
+	}
+	return nil
+}
+
+// ruleOf maps a route name to its rule: the rule's name, or the name of
+// the route for non-idempotent methods.
+func (j *judge) ruleOf(name string) (*translate.Rule, error) {
+	r, ok := j.rules[name]
+	twin, okTwin := j.rules[strings.TrimSuffix(name, twinSuffix)]
+	okTwin = okTwin && strings.HasSuffix(name, twinSuffix)
+	switch {
+	case ok && okTwin:
+		return nil, fmt.Errorf("route name %q is ambiguous: two rules could own it", name)
+	case ok:
+		return r, nil
+	case okTwin:
+		return twin, nil
+	}
+	return nil, fmt.Errorf("route %q belongs to no rule", name)
+}
+
+// classesOf returns the method classes of methods.
+func classesOf(methods []string) []translate.MethodClass {
+	var out []translate.MethodClass
+	if slices.ContainsFunc(methods, func(m string) bool { return !translate.IsNonIdempotent(m) }) {
+		out = append(out, translate.Idempotent)
+	}
+	if slices.ContainsFunc(methods, translate.IsNonIdempotent) {
+		out = append(out, translate.NonIdempotent)
+	}
+	return out
+}
+
+// methodsOf returns the route's match without its :method headers (as a
+// comparable key) and the probe methods it accepts.
+func methodsOf(m *routev3.RouteMatch, r *translate.Rule) (string, []string, error) {
+	rest := proto.Clone(m).(*routev3.RouteMatch)
+	rest.Headers = nil
+	var method []*routev3.HeaderMatcher
+	for _, h := range m.GetHeaders() {
+		if h.GetName() == ":method" {
+			method = append(method, h)
+		} else {
+			rest.Headers = append(rest.Headers, h)
+		}
+	}
+	key, err := proto.MarshalOptions{Deterministic: true}.Marshal(rest)
+	if err != nil {
+		return "", nil, err
+	}
+	probes := slices.Clone(probeMethods)
+	probes = append(probes, r.Methods...)
+	for _, h := range method {
+		if e := h.GetStringMatch().GetExact(); e != "" {
+			probes = append(probes, e)
+		}
+	}
+	slices.Sort(probes)
+	probes = slices.Compact(probes)
+	var accepted []string
+	for _, p := range probes {
+		ok := true
+		for _, h := range method {
+			hit, err := headerMatches(h, p)
+			if err != nil {
+				return "", nil, err
+			}
+			ok = ok && hit
+		}
+		if ok {
+			accepted = append(accepted, p)
+		}
+	}
+	return string(key), accepted, nil
+}
+
+// headerMatches evaluates a header matcher on a present header value, as
+// Envoy does for the kinds gwretry can meet; others are an error.
+func headerMatches(h *routev3.HeaderMatcher, v string) (bool, error) {
+	var hit bool
+	switch s := h.GetHeaderMatchSpecifier().(type) {
+	case *routev3.HeaderMatcher_StringMatch:
+		sm := s.StringMatch
+		if sm.GetIgnoreCase() {
+			return false, fmt.Errorf("header %s: ignore_case is not evaluated", h.GetName())
+		}
+		switch p := sm.GetMatchPattern().(type) {
+		case *matcherv3.StringMatcher_Exact:
+			hit = v == p.Exact
+		case *matcherv3.StringMatcher_SafeRegex:
+			// RE2 in Envoy and in Go; Envoy matches the whole value.
+			re, err := regexp.Compile(`^(?:` + p.SafeRegex.GetRegex() + `)$`)
+			if err != nil {
+				return false, fmt.Errorf("header %s: %w", h.GetName(), err)
+			}
+			hit = re.MatchString(v)
+		case *matcherv3.StringMatcher_Prefix:
+			hit = strings.HasPrefix(v, p.Prefix)
+		default:
+			return false, fmt.Errorf("header %s: string match %T is not evaluated", h.GetName(), p)
+		}
+	case *routev3.HeaderMatcher_PresentMatch:
+		hit = s.PresentMatch
+	default:
+		return false, fmt.Errorf("header %s: match %T is not evaluated", h.GetName(), s)
+	}
+	return hit != h.GetInvertMatch(), nil
+}
+
+// clusterNotFoundStatus is the status Envoy answers for a cluster it does
+// not have.
+func clusterNotFoundStatus(c routev3.RouteAction_ClusterNotFoundResponseCode) int {
+	switch c {
+	case routev3.RouteAction_NOT_FOUND:
+		return 404
+	case routev3.RouteAction_INTERNAL_SERVER_ERROR:
+		return 500
+	}
+	return 503
+}
+
+// retry_on tokens by what they retry (Envoy's retry_state_impl.cc).
+var (
+	// resetTokens retry every reset, after the request was sent too, and a
+	// try cut by per_try_timeout.
+	resetTokens = []string{"reset", "5xx", "gateway-error"}
+	// unsentTokens retry only failures before the request was sent.
+	unsentTokens = []string{"connect-failure", "refused-stream", "reset-before-request"}
+	// codeTokens retry responses.
+	codeTokens = []string{"retriable-status-codes", "retriable-4xx", "retriable-headers", "envoy-ratelimited"}
+)
+
+// behaviour derives what Envoy does with one route's requests.
+func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (translate.Behaviour, error) {
+	var b translate.Behaviour
+	if dr := rt.GetDirectResponse(); dr != nil {
+		b.Answer = int(dr.GetStatus())
+		return b, nil
+	}
+	ra := rt.GetRoute()
+	if ra == nil {
+		return b, fmt.Errorf("neither a route nor a direct_response action")
+	}
+
+	// Where the traffic goes.
+	type entry struct {
+		name   string
+		weight uint64
+	}
+	var entries []entry
+	switch cs := ra.GetClusterSpecifier().(type) {
+	case *routev3.RouteAction_Cluster:
+		entries = append(entries, entry{cs.Cluster, 1})
+	case *routev3.RouteAction_WeightedClusters:
+		for _, w := range cs.WeightedClusters.GetClusters() {
+			if w.GetName() == "" {
+				return b, fmt.Errorf("a weighted cluster without a name is not evaluated")
+			}
+			entries = append(entries, entry{w.GetName(), uint64(w.GetWeight().GetValue())})
+		}
+	default:
+		return b, fmt.Errorf("cluster specifier %T is not evaluated", cs)
+	}
+	var defined, undefined uint64
+	for _, e := range entries {
+		if j.clusters[e.name] {
+			defined += e.weight
+			continue
+		}
+		if env.validateClusters {
+			return b, fmt.Errorf("names cluster %q, which does not exist, and the route table has validate_clusters on: Envoy would refuse to load it", e.name)
+		}
+		undefined += e.weight
+	}
+	notFound := clusterNotFoundStatus(ra.GetClusterNotFoundResponseCode())
+	if defined == 0 {
+		b.Answer = notFound
+		return b, nil
+	}
+	var valid uint64
+	for _, be := range r.Backends {
+		valid += uint64(max(be.Weight, 0))
+	}
+	switch {
+	case undefined == 0:
+		b.InvalidShareAnswered = r.InvalidWeight() == 0
+	default:
+		b.InvalidShareAnswered = notFound == 500 && undefined == uint64(r.InvalidWeight()) && defined == valid
+	}
+
+	// Retries. A route's policy replaces the virtual host's.
+	policy := ra.GetRetryPolicy()
+	if policy == nil {
+		policy = env.vh.GetRetryPolicy()
+	}
+	if ra.GetRetryPolicyTypedConfig() != nil || env.vh.GetRetryPolicyTypedConfig() != nil {
+		return b, fmt.Errorf("retry_policy_typed_config is not evaluated")
+	}
+	var tokens []string
+	for _, t := range strings.Split(policy.GetRetryOn(), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tokens = append(tokens, t)
+		}
+	}
+	has := func(set []string) bool {
+		return slices.ContainsFunc(tokens, func(t string) bool { return slices.Contains(set, t) })
+	}
+	known := slices.Concat(resetTokens, unsentTokens, codeTokens)
+	if policy != nil && has(known) {
+		b.Retries = 1 // Envoy's default num_retries
+		if n := policy.GetNumRetries(); n != nil {
+			b.Retries = int(n.GetValue())
+		}
+	}
+	b.ConnErrors = translate.ConnRetryNone
+	if b.Retries > 0 {
+		var codes []int
+		if slices.Contains(tokens, "retriable-status-codes") {
+			for _, c := range policy.GetRetriableStatusCodes() {
+				codes = append(codes, int(c))
+			}
+		}
+		if slices.Contains(tokens, "5xx") {
+			for c := 500; c <= 599; c++ {
+				codes = append(codes, c)
+			}
+		}
+		if slices.Contains(tokens, "gateway-error") {
+			codes = append(codes, 502, 503, 504)
+		}
+		if slices.Contains(tokens, "retriable-4xx") {
+			codes = append(codes, 409)
+		}
+		slices.Sort(codes)
+		b.Codes = slices.Compact(codes)
+		switch {
+		case has(resetTokens):
+			b.ConnErrors = translate.ConnRetryAll
+		case has(unsentTokens):
+			b.ConnErrors = translate.ConnRetryUnsent
+		}
+		// Envoy stops retrying a request whose body outgrows the buffer.
+		b.MaxRetriedBody = int64(j.bufferLimit(rt, env))
+	}
+	// Back-off is random in [0, interval): no pause is guaranteed.
+	b.MinGap = 0
+
+	// Timers.
+	route := translate.Timer{Kind: translate.TimerTotal, Value: j.cap.defaultRouteTimeout}
+	if d := ra.GetTimeout(); d != nil {
+		route = totalOrNone(d)
+	}
+	idle := env.streamIdle
+	if d := ra.GetIdleTimeout(); d != nil {
+		idle = d.AsDuration()
+	}
+	b.RequestTimeout = withIdle(route, idle)
+	perTry := policy.GetPerTryTimeout()
+	switch {
+	case policy != nil && perTry != nil && perTry.AsDuration() > 0:
+		t := translate.Timer{Kind: translate.TimerTotal, Value: perTry.AsDuration()}
+		if route.Kind == translate.TimerTotal && route.Value < t.Value {
+			t = route // the route timeout ends the try first
+		}
+		b.TryTimeout = withIdle(t, idle)
+		b.TimeoutRetried = b.Retries > 0 && has(resetTokens)
+	case b.Retries == 0:
+		// A single try ends with the request. It has a timer of its own
+		// unless the one timer is exactly the rule's request timeout and
+		// backendRequest asks for none.
+		b.TryTimeout = b.RequestTimeout
+		req, be := r.Timeouts.Request, r.Timeouts.BackendRequest
+		if (be == nil || be.IsZero()) && req != nil && !req.IsZero() && b.RequestTimeout == (translate.Timer{Kind: translate.TimerTotal, Value: req.Value}) {
+			b.TryTimeout = translate.Timer{Kind: translate.TimerNone}
+		}
+	default:
+		// Retried tries without per_try_timeout are cut only by the
+		// request's timer.
+		b.TryTimeout = translate.Timer{Kind: translate.TimerNone}
+	}
+	switch {
+	case b.TryTimeout.Kind == translate.TimerTotal || b.RequestTimeout.Kind == translate.TimerTotal:
+		b.TimeoutStatus = 504 // route and per-try timeouts answer 504
+	case b.TryTimeout.Kind == translate.TimerIdle || b.RequestTimeout.Kind == translate.TimerIdle:
+		b.TimeoutStatus = 408 // the stream idle timeout answers 408
+	}
+	return b, nil
+}
+
+// bufferLimit is how much request body Envoy buffers for retries on rt
+// (request_body_buffer_limit, else the smaller of per_request_buffer_limit_bytes
+// and the listener's per_connection_buffer_limit_bytes).
+func (j *judge) bufferLimit(rt *routev3.Route, env routeEnv) uint64 {
+	if v := rt.GetRequestBodyBufferLimit(); v != nil {
+		return v.GetValue()
+	}
+	if v := env.vh.GetRequestBodyBufferLimit(); v != nil {
+		return v.GetValue()
+	}
+	if v := rt.GetPerRequestBufferLimitBytes(); v != nil { //nolint:staticcheck // read as Envoy does
+		return min(uint64(v.GetValue()), env.connectionBufferLimit)
+	}
+	if v := env.vh.GetPerRequestBufferLimitBytes(); v != nil { //nolint:staticcheck // read as Envoy does
+		return min(uint64(v.GetValue()), env.connectionBufferLimit)
+	}
+	return env.connectionBufferLimit
+}
+
+// totalOrNone is a route timeout: 0 disables it.
+func totalOrNone(d *durationpb.Duration) translate.Timer {
+	if d.AsDuration() == 0 {
+		return translate.Timer{Kind: translate.TimerNone}
+	}
+	return translate.Timer{Kind: translate.TimerTotal, Value: d.AsDuration()}
+}
+
+// withIdle is timer t when no idle timer (idle, 0 off) can end a quiet
+// stream sooner; otherwise the idle timer.
+func withIdle(t translate.Timer, idle time.Duration) translate.Timer {
+	if idle > 0 && (t.Kind == translate.TimerNone || t.Value > idle) {
+		return translate.Timer{Kind: translate.TimerIdle, Value: idle}
+	}
+	return t
+}
+
+// checkClusterRefs checks that every cluster a route names exists, but for
+// invalidCluster, which must not exist and must be answered 500 in a route
+// table that Envoy loads without checking names.
+func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
+	defined := map[string]bool{}
+	for _, c := range bs.GetStaticResources().GetClusters() {
+		defined[c.GetName()] = true
+	}
+	if defined[invalidCluster] {
+		return fmt.Errorf("a cluster is named %q", invalidCluster)
+	}
+	for _, l := range bs.GetStaticResources().GetListeners() {
+		for _, fc := range l.GetFilterChains() {
+			for _, f := range fc.GetFilters() {
+				msg, err := f.GetTypedConfig().UnmarshalNew()
+				if err != nil {
+					return err
+				}
+				hcm, ok := msg.(*hcmv3.HttpConnectionManager)
+				if !ok {
+					continue
+				}
+				rc := hcm.GetRouteConfig()
+				unchecked := rc.GetValidateClusters() != nil && !rc.GetValidateClusters().GetValue()
+				for _, vh := range rc.GetVirtualHosts() {
+					for _, rt := range vh.GetRoutes() {
+						ra := rt.GetRoute()
+						names := []string{}
+						if c := ra.GetCluster(); c != "" {
+							names = append(names, c)
+						}
+						for _, w := range ra.GetWeightedClusters().GetClusters() {
+							names = append(names, w.GetName())
+						}
+						for _, n := range names {
+							switch {
+							case defined[n]:
+							case n != invalidCluster:
+								return fmt.Errorf("route %s names cluster %q, which does not exist", rt.GetName(), n)
+							case !unchecked || ra.GetClusterNotFoundResponseCode() != routev3.RouteAction_INTERNAL_SERVER_ERROR:
+								return fmt.Errorf("route %s: the invalid backendRefs' share is not answered 500 in a table Envoy loads", rt.GetName())
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
