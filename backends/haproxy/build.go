@@ -22,6 +22,11 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 	d.setLines(def, "log", []types.Log{{Global: true}}, 1)
 	d.set(def, "option httplog", &types.OptionHTTPLog{})
 	d.set(def, "balance", &types.Balance{Algorithm: "roundrobin"})
+	// Never reuse a server connection: a kept-alive one that the server
+	// closes as it is reused would otherwise fail the request without a
+	// retry, and HAProxy then closes the client connection without an
+	// answer (reference trap 16).
+	d.set(def, "option http-server-close", &types.SimpleOption{})
 	d.set(def, "timeout connect", &types.SimpleTimeout{Value: ms(defaultConnectMs)})
 	d.set(def, "timeout client", &types.SimpleTimeout{Value: ms(defaultClientMs)})
 	d.set(def, "timeout server", &types.SimpleTimeout{Value: ms(defaultServerMs)})
@@ -38,6 +43,10 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 
 	for _, b := range backends {
 		s := d.addSection(parser.Backends, b.name)
+		if b.answer500 == "always" {
+			d.setLines(s, "http-request", []types.Action{returnAction("always")}, 1)
+			continue
+		}
 		if b.bufferRequest {
 			d.set(s, "option http-buffer-request", &types.SimpleOption{})
 		}
@@ -52,9 +61,14 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 		d.setLines(s, "default-server", []types.DefaultServer{{Params: []params.ServerOption{
 			&params.ServerOptionValue{Name: "init-addr", Value: "last,libc,none"},
 		}}}, 1)
-		if b.disableUnsafe {
-			d.setLines(s, "http-request", []types.Action{disableL7RetryAction()}, 1)
+		var rules []types.Action
+		if b.answer500 != "" {
+			rules = append(rules, returnAction(b.answer500))
 		}
+		if b.disableUnsafe {
+			rules = append(rules, disableL7RetryAction())
+		}
+		d.setLines(s, "http-request", rules, len(rules))
 		d.setLines(s, "server", b.servers, len(b.servers))
 		d.set(s, "retries", &types.Int64C{Value: b.retries})
 		d.set(s, "retry-on", &types.StringC{Value: b.retryOn})

@@ -108,10 +108,12 @@ func notes(vs versionSupport, backends []backendPlan) []string {
 		"regular expressions are run by HAProxy's PCRE2 (or libc regex), anchored at both ends; RE2-only syntax may not behave the same",
 		"a repeated query parameter matches when any of its values matches; header matches compare each whole header line (commas included)",
 	}
+	n = append(n, "server connections are never reused (option http-server-close): a kept-alive server connection that closes as it is reused cannot fail a request")
+	if vs.SilentKeepAliveClose {
+		n = append(n, fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when the last try of a request that is not the first on a kept-alive client connection ends with an empty response or a reset, also for rules without retries (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", vs.Version))
+	}
 	for _, b := range backends {
-		if b.allZero {
-			n = append(n, fmt.Sprintf("backend %s: every backendRef has weight 0, so HAProxy answers 503 (the Gateway API expects 500)", b.name))
-		} else if b.weightsRounded {
+		if b.weightsRounded {
 			n = append(n, fmt.Sprintf("backend %s: backendRef weights were rounded to fit HAProxy's server weights (0 to %d)", b.name, maxServerWeight))
 		}
 	}

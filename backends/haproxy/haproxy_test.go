@@ -125,12 +125,13 @@ func TestVersionTable(t *testing.T) {
 			}
 		})
 	}
-	// Codes every version supports are honoured; codes none supports are
-	// unsupported.
+	// Codes every version supports are retried, but only for requests that
+	// fit in one buffer (approximated, naming the limit); codes none
+	// supports are unsupported.
 	for _, s := range supportTable() {
-		_, fs := generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: s.RetryCodes}, translate.Timeouts{})), translate.Options{Version: s.Version})
-		if got := fs[0][translate.FeatureRetryCodes].Status; got != translate.Honoured {
-			t.Errorf("%s: all supported codes: status %s, want honoured", s.Version, got)
+		_, fs := generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: s.RetryCodes}, translate.Timeouts{})), translate.Options{Version: s.Version, RetryNonIdempotent: true})
+		if f := fs[0][translate.FeatureRetryCodes]; f.Status != translate.Approximated || !strings.Contains(f.Message, "tune.bufsize") {
+			t.Errorf("%s: all supported codes: %s %q, want approximated naming tune.bufsize", s.Version, f.Status, f.Message)
 		}
 		_, fs = generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: []int{409, 505}}, translate.Timeouts{})), translate.Options{Version: s.Version})
 		if got := fs[0][translate.FeatureRetryCodes].Status; got != translate.Unsupported {
@@ -213,17 +214,34 @@ func checkRule(t *testing.T, opts translate.Options, r *translate.Rule, be []str
 		t.Errorf("%s: redispatch with one endpoint", where)
 	}
 	wantStatus := map[translate.Feature]translate.Status{}
+	// Retrying rules: every retry finding is approximated, since a
+	// request larger than one buffer is not L7-retried whatever its
+	// method (and, without the opt-in, POST, PATCH and LOCK are retried
+	// only after connection failures).
+	retryStatus := map[bool]translate.Status{true: translate.Approximated, false: translate.Honoured}[retrying]
 	if r.Retry != nil {
-		wantStatus[translate.FeatureRetryAttempts] = translate.Honoured
-		wantStatus[translate.FeatureRetryConnectionErrors] = translate.Honoured
+		wantStatus[translate.FeatureRetryAttempts] = retryStatus
+		wantStatus[translate.FeatureRetryConnectionErrors] = retryStatus
 		if r.Retry.Backoff != nil {
 			wantStatus[translate.FeatureRetryBackoff] = map[bool]translate.Status{true: translate.Unsupported, false: translate.Honoured}[retrying]
 		}
 		if len(r.Retry.Codes) > 0 {
-			wantStatus[translate.FeatureRetryCodes] = translate.Honoured
+			wantStatus[translate.FeatureRetryCodes] = retryStatus
 		}
-		if br := r.Timeouts.BackendRequest; br != nil {
-			wantStatus[translate.FeatureRetryBackendTimeout] = map[bool]translate.Status{true: translate.Approximated, false: translate.Honoured}[retrying && !br.IsZero()]
+		if r.Timeouts.BackendRequest != nil {
+			// timeout server is an inactivity timer, never a total.
+			wantStatus[translate.FeatureRetryBackendTimeout] = translate.Approximated
+		}
+	}
+	if retrying {
+		for _, feat := range []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureRetryConnectionErrors} {
+			msg := fs[feat].Message
+			if !strings.Contains(msg, "tune.bufsize") {
+				t.Errorf("%s: %s message does not name the buffer limit: %q", where, feat, msg)
+			}
+			if !opts.RetryNonIdempotent && !strings.Contains(msg, "--retry-non-idempotent") {
+				t.Errorf("%s: %s message does not name the opt-in: %q", where, feat, msg)
+			}
 		}
 	}
 	if r.Timeouts.BackendRequest != nil {

@@ -118,8 +118,8 @@ func TestServers(t *testing.T) {
 		{"weights above 256 are scaled", []*translate.BackendRef{
 			ref("a", 1000, ep("10.0.0.1", 80)), ref("b", 1, ep("10.0.0.2", 80))},
 			[]string{"server s1_a 10.0.0.1:80 weight 256", "server s2_b 10.0.0.2:80 weight 1"}, true, true},
-		{"all weights 0", []*translate.BackendRef{ref("a", 0, ep("10.0.0.1", 80))},
-			[]string{"server s1_a 10.0.0.1:80 weight 0"}, false, false},
+		{"all weights 0: no server, the rule answers 500", []*translate.BackendRef{ref("a", 0, ep("10.0.0.1", 80))},
+			nil, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,12 +12,27 @@ import (
 )
 
 // connectionRetryOn are the retry-on conditions for failed tries: refused
-// or failed connections, a server that closes without answering, and a
-// try cut by timeout server before the response began.
+// or failed connections, a server that closes (or resets) without
+// answering, and a try cut by timeout server before the response began.
 const connectionRetryOn = "conn-failure empty-response response-timeout"
 
-// unsafeMethods are not retried after anything but a connection failure
-// unless Options.RetryNonIdempotent.
+// Buffer sizes that bound L7 retries: HAProxy retries a request on anything
+// but a connection failure only when the whole request fits in one buffer
+// minus the reserve kept for header rewrites ("Requests not fitting in a
+// single buffer will never be retried", haproxy/haproxy#2751). gwretry
+// leaves both at HAProxy's defaults.
+const (
+	defaultBufSize    = 16384
+	defaultMaxRewrite = 1024
+)
+
+// deadStatus is what the Gateway API answers for requests that no valid
+// backendRef can take.
+const deadStatus = 500
+
+// unsafeMethodsCond is the condition of http-request disable-l7-retry:
+// POST, PATCH and LOCK are retried only after a connection failure unless
+// Options.RetryNonIdempotent.
 func unsafeMethodsCond() string {
 	return "{ method " + strings.Join(translate.NonIdempotentMethods(), " ") + " }"
 }
@@ -32,16 +47,25 @@ type backendPlan struct {
 	retryOn       string
 	disableUnsafe bool
 	servers       []types.Server
+	// answer500 is the condition under which the backend answers 500
+	// itself: "" for never, "always" for a dead rule, or the anonymous
+	// ACL that picks the invalid backendRefs' share of the requests.
+	answer500 string
 	// weightsRounded reports that server weights only approximate the
 	// backendRefs' weights.
 	weightsRounded bool
-	// allZero reports that every backendRef has weight 0.
-	allZero bool
 }
 
 // planRule translates one rule into its backend and its findings.
 func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) (backendPlan, []translate.Finding) {
-	b := backendPlan{name: ruleBackendName(r, ck), timeouts: planTimeouts(r.Timeouts)}
+	b := backendPlan{name: ruleBackendName(r, ck)}
+	if r.Dead() {
+		// No server at all: every request the rule matches gets 500 from
+		// HAProxy itself, and nothing is retried or timed.
+		b.answer500 = "always"
+		return b, deadFindings(r)
+	}
+	b.timeouts = planTimeouts(r.Timeouts)
 	weights, rounded := serverWeights(r.Backends)
 	b.weightsRounded = rounded
 	active := 0
@@ -59,7 +83,9 @@ func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *
 			})
 		}
 	}
-	b.allZero = active == 0
+	if inv, total := invalidShare(r); inv > 0 {
+		b.answer500 = randCond(inv, total)
+	}
 
 	attempts := 0
 	if r.Retry != nil {
@@ -67,7 +93,7 @@ func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *
 	}
 	supported, unsupported := r.Retry.SplitCodes(vs.RetryCodes)
 	if attempts > 0 {
-		b.retries = int64(attempts)
+		b.retries = min(int64(attempts), vs.MaxRetries)
 		b.retryOn = connectionRetryOn
 		for _, c := range supported {
 			b.retryOn += " " + strconv.Itoa(c)
@@ -81,6 +107,78 @@ func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *
 	return b, ruleFindings(r, vs, opts, b, supported, unsupported)
 }
 
+// invalidShare returns the weight of the rule's invalid backendRefs and the
+// total weight, both divided by their greatest common divisor.
+func invalidShare(r *translate.Rule) (invalid, total int64) {
+	invalid = int64(r.InvalidWeight())
+	total = invalid
+	for _, b := range r.Backends {
+		total += int64(max(b.Weight, 0))
+	}
+	if invalid == 0 || total == 0 {
+		return 0, total
+	}
+	g := gcd(invalid, total)
+	return invalid / g, total / g
+}
+
+// randCond is true for invalid out of total requests: rand(total) draws
+// an integer in [0, total).
+func randCond(invalid, total int64) string {
+	return fmt.Sprintf("{ rand(%d) lt %d }", total, invalid)
+}
+
+// deadFindings are the findings of a rule no backend can take.
+func deadFindings(r *translate.Rule) []translate.Finding {
+	var fs []translate.Finding
+	for _, feat := range r.Features() {
+		if feat == translate.FeatureBackendRefs {
+			fs = append(fs, translate.NewFinding(r, feat, translate.Honoured,
+				"%s: HAProxy answers 500 to every request the rule matches (http-request return status 500, no server)", r.DeadReason()))
+			continue
+		}
+		fs = append(fs, translate.DeadRuleFinding(r, feat, "HAProxy answers 500 (http-request return status 500)"))
+	}
+	return fs
+}
+
+// exemptions are the requests of a rule that HAProxy, as configured, does
+// not retry as the Gateway API asks; each makes the retry findings it
+// touches approximated.
+type exemptions struct {
+	// nonIdempotent: the rule matches POST, PATCH or LOCK and the user did
+	// not opt in, so disable-l7-retry applies to them.
+	nonIdempotent bool
+	// body: L7 retries (status codes, empty responses, timeouts) need the
+	// whole request in one buffer.
+	body bool
+	// keepAlive: the version closes a kept-alive client connection without
+	// an answer when the last try fails (versionSupport.SilentKeepAliveClose).
+	keepAlive bool
+	version   string
+}
+
+func (e exemptions) any() bool { return e.nonIdempotent || e.body }
+
+// note lists the exemptions for a message; withKeepAlive adds the
+// keep-alive one (it concerns what the client gets after the last try).
+func (e exemptions) note(withKeepAlive bool) string {
+	var parts []string
+	if e.nonIdempotent {
+		parts = append(parts, "POST, PATCH and LOCK requests are retried only after a connection failure, never on a status code, an empty response or a timeout (http-request disable-l7-retry; --retry-non-idempotent lifts this)")
+	}
+	if e.body {
+		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers included) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
+	}
+	if withKeepAlive && e.keepAlive {
+		parts = append(parts, fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when the last try of a request that is not the first on a kept-alive client connection ends with an empty response or a reset (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", e.version))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
 // ruleFindings returns one finding per feature the rule sets.
 func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, b backendPlan, supported, unsupported []int) []translate.Finding {
 	var fs []translate.Finding
@@ -88,31 +186,36 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 	if r.Retry != nil {
 		attempts = r.Retry.Attempts
 	}
-	unsafeNote := ""
-	if !opts.RetryNonIdempotent {
-		unsafeNote = "; POST, PATCH and LOCK requests are retried only after a connection failure (http-request disable-l7-retry; --retry-non-idempotent retries them too)"
+	ex := exemptions{}
+	if attempts > 0 {
+		ex = exemptions{nonIdempotent: !opts.RetryNonIdempotent && r.MatchesNonIdempotent(), body: true,
+			keepAlive: vs.SilentKeepAliveClose, version: vs.Version}
 	}
-	bufferNote := "; a request whose body does not fit in one buffer (tune.bufsize 16384 bytes) is retried only after a connection failure"
+	clamped := int64(attempts) > b.retries && attempts > 0
 	for _, feat := range r.Features() {
 		var f translate.Finding
 		switch feat {
+		case translate.FeatureBackendRefs:
+			f = backendRefsFinding(r, b)
 		case translate.FeatureRetryAttempts:
-			if attempts == 0 {
+			switch {
+			case attempts == 0:
 				f = translate.NewFinding(r, feat, translate.Honoured, "retries 0: HAProxy does not retry")
-			} else {
-				f = translate.NewFinding(r, feat, translate.Honoured, "retries %d (retries after the first try)%s%s", attempts, unsafeNote, bufferNote)
+			case clamped:
+				f = translate.NewFinding(r, feat, translate.Approximated,
+					"attempts %d is more than HAProxy's largest retries value %d (it reads the number into a C int, so larger values wrap around): clamped to retries %d%s",
+					attempts, vs.MaxRetries, b.retries, ex.note(true))
+			default:
+				f = translate.NewFinding(r, feat, translate.Approximated, "retries %d (retries after the first try)%s", attempts, ex.note(true))
 			}
 		case translate.FeatureRetryCodes:
-			f = codesFinding(r, vs, attempts, supported, unsupported, unsafeNote)
+			f = codesFinding(r, vs, attempts, supported, unsupported, ex)
 		case translate.FeatureRetryConnectionErrors:
 			if attempts == 0 {
 				f = translate.NewFinding(r, feat, translate.Honoured, "attempts is 0: nothing is retried")
 			} else {
-				note := ""
-				if !opts.RetryNonIdempotent {
-					note = "; for POST, PATCH and LOCK only connection failures are retried"
-				}
-				f = translate.NewFinding(r, feat, translate.Honoured, "retry-on %s retries refused or failed connections and servers that close without a response%s", connectionRetryOn, note)
+				f = translate.NewFinding(r, feat, translate.Approximated,
+					"retry-on %s retries refused or failed connections and servers that close or reset without a response%s", connectionRetryOn, ex.note(true))
 			}
 		case translate.FeatureRetryBackoff:
 			if attempts == 0 {
@@ -123,7 +226,7 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 					r.Retry.Backoff.Text)
 			}
 		case translate.FeatureRetryBackendTimeout:
-			f = backendTimeoutRetryFinding(r, attempts, b.timeouts, unsafeNote)
+			f = backendTimeoutRetryFinding(r, attempts, b.timeouts, ex)
 		case translate.FeatureBackendRequestTimeout:
 			f = backendRequestFinding(r, b.timeouts)
 		case translate.FeatureRequestTimeout:
@@ -136,13 +239,31 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 	return fs
 }
 
-func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported, unsupported []int, unsafeNote string) translate.Finding {
+// backendRefsFinding is the finding of a rule with some invalid
+// backendRefs (a dead rule has deadFindings).
+func backendRefsFinding(r *translate.Rule, b backendPlan) translate.Finding {
+	feat := translate.FeatureBackendRefs
+	var reasons []string
+	for _, inv := range r.Invalid {
+		reasons = append(reasons, fmt.Sprintf("backendRefs[%d]: %s", inv.Index, inv.Reason))
+	}
+	why := strings.Join(reasons, "; ")
+	inv, total := invalidShare(r)
+	if inv == 0 {
+		return translate.NewFinding(r, feat, translate.Honoured, "the invalid backendRefs (%s) have weight 0 and get no requests", why)
+	}
+	return translate.NewFinding(r, feat, translate.Honoured,
+		"the invalid backendRefs' share of the requests (%d in %d: %s) is answered 500 by HAProxy (http-request return status 500 if %s), drawn at random per request as the weighted servers are; the rest goes to the valid backends",
+		inv, total, why, b.answer500)
+}
+
+func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported, unsupported []int, ex exemptions) translate.Finding {
 	feat := translate.FeatureRetryCodes
 	if attempts == 0 {
 		return translate.NewFinding(r, feat, translate.Honoured, "attempts is 0: no status code is retried")
 	}
 	if len(unsupported) == 0 {
-		return translate.NewFinding(r, feat, translate.Honoured, "retry-on %s%s", joinInts(supported), unsafeNote)
+		return translate.NewFinding(r, feat, translate.Approximated, "retry-on %s%s", joinInts(supported), ex.note(false))
 	}
 	var hints []string
 	for _, c := range unsupported {
@@ -159,27 +280,31 @@ func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported,
 	if len(supported) == 0 {
 		return translate.NewFinding(r, feat, translate.Unsupported, "%s; only connection failures, empty responses and timeouts are retried", what)
 	}
-	return translate.NewFinding(r, feat, translate.Approximated, "%s; %s are retried%s", what, joinInts(supported), unsafeNote)
+	return translate.NewFinding(r, feat, translate.Approximated, "%s; %s are retried%s", what, joinInts(supported), ex.note(false))
 }
 
-func backendTimeoutRetryFinding(r *translate.Rule, attempts int, t timeoutPlan, unsafeNote string) translate.Finding {
+func backendTimeoutRetryFinding(r *translate.Rule, attempts int, t timeoutPlan, ex exemptions) translate.Finding {
 	feat := translate.FeatureRetryBackendTimeout
 	switch {
 	case attempts == 0:
-		return translate.NewFinding(r, feat, translate.Honoured, "attempts is 0: a timed-out try is not retried")
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"attempts is 0: a timed-out try is not retried, but the try is cut by timeout server %s, an inactivity timer, not after %s in total (see timeouts.backendRequest)",
+			ms(t.serverMs), r.Timeouts.BackendRequest.Text)
 	case r.Timeouts.BackendRequest.IsZero():
-		return translate.NewFinding(r, feat, translate.Honoured, "backendRequest is 0s: no try times out")
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"backendRequest is 0s, but HAProxy's server timeout cannot be off without a warning: timeout server %s (about 24.8 days, its largest) can cut a try, which retry-on response-timeout then retries%s",
+			ms(maxTimeoutMs), ex.note(false))
 	}
 	return translate.NewFinding(r, feat, translate.Approximated,
 		"retry-on response-timeout retries a try whose timeout server %s expired before the response began; timeout server is an inactivity timer, so a try whose server keeps sending data is not cut after %s in total%s%s",
-		ms(t.serverMs), r.Timeouts.BackendRequest.Text, clampNote(r.Timeouts.BackendRequest, t), unsafeNote)
+		ms(t.serverMs), r.Timeouts.BackendRequest.Text, clampNote(r.Timeouts.BackendRequest, t), ex.note(false))
 }
 
 func backendRequestFinding(r *translate.Rule, t timeoutPlan) translate.Finding {
 	feat := translate.FeatureBackendRequestTimeout
 	if r.Timeouts.BackendRequest.IsZero() {
 		return translate.NewFinding(r, feat, translate.Approximated,
-			"0s (no timeout) becomes timeout server %s (about 24.8 days), HAProxy's largest value: HAProxy warns about a zero timeout", ms(maxTimeoutMs))
+			"0s (no timeout) becomes timeout server %s (about 24.8 days), HAProxy's largest value, so a try that sends nothing for that long is still cut: `timeout server 0` would mean no timeout, but HAProxy warns about it (missing timeouts) and a per-request `http-request set-timeout server` cannot be 0", ms(maxTimeoutMs))
 	}
 	return translate.NewFinding(r, feat, translate.Approximated,
 		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s (while it is sent the request or while it answers), so a slow response that keeps sending data can take longer; timeout connect %s%s",
@@ -195,7 +320,7 @@ func requestFinding(r *translate.Rule, attempts int, t timeoutPlan) translate.Fi
 		return translate.NewFinding(r, feat, translate.Honoured, "0s: no total request timeout (HAProxy has none); tries are limited by backendRequest only")
 	case rq.IsZero():
 		return translate.NewFinding(r, feat, translate.Approximated,
-			"0s (no timeout): HAProxy has no total request timeout, and timeout server is set to %s (about 24.8 days, its largest) so that the default %s does not cut the request", ms(maxTimeoutMs), ms(defaultServerMs))
+			"0s (no timeout): HAProxy has no total request timeout, and timeout server is set to %s (about 24.8 days, its largest) so that the default %s does not cut the request; a try that sends nothing for that long is still cut", ms(maxTimeoutMs), ms(defaultServerMs))
 	case br != nil:
 		return translate.NewFinding(r, feat, translate.Unsupported,
 			"HAProxy has no total request timeout; only backendRequest's timeout server %s (an inactivity timer per try) is set, so with retries a request can take much longer than %s; enforce %s in front of HAProxy or in the client",
@@ -229,4 +354,14 @@ func joinInts(v []int) string {
 // disableL7RetryAction is http-request disable-l7-retry for unsafe methods.
 func disableL7RetryAction() *actions.DisableL7Retry {
 	return &actions.DisableL7Retry{Cond: "if", CondTest: unsafeMethodsCond()}
+}
+
+// returnAction is http-request return status 500, always or under cond.
+func returnAction(cond string) *actions.Return {
+	status := int64(deadStatus)
+	a := &actions.Return{Status: &status, Hdrs: []*actions.Hdr{}}
+	if cond != "always" {
+		a.Cond, a.CondTest = "if", cond
+	}
+	return a
 }

@@ -19,17 +19,35 @@ type versionSupport struct {
 	// 421 with haproxy/haproxy#2794). Any other code makes the
 	// configuration fail to load ("unknown keyword").
 	RetryCodes []int
+	// MaxRetries is the largest `retries` value HAProxy honours: it reads
+	// the number with atol() into an int (proxy.conn_retries, the same in
+	// every version from 2.6 to 3.2, src/cfgparse-listen.c), so
+	// 4294967297 becomes 1 and 2147483648 becomes negative (no retry at
+	// all); both verified with HAProxy 2.6.12. Larger attempts are clamped.
+	MaxRetries int64
+	// SilentKeepAliveClose: when the last try of a request that is not the
+	// first on its client connection ends with an empty response or a
+	// reset, HAProxy closes the client connection without any answer
+	// (http_wait_for_response, "abort_keep_alive", keyed on TX_NOT_FIRST)
+	// instead of answering 502. 3.0 keys it on a reused server connection
+	// instead (haproxy/haproxy 3fc38593d, "Deliver 502 on keep-alive for
+	// fresh server connection"), which option http-server-close rules out.
+	// Verified with HAProxy 2.6.12.
+	SilentKeepAliveClose bool
 }
+
+// maxInt32 is C's INT_MAX.
+const maxInt32 = 1<<31 - 1
 
 // supportTable lists the supported versions, oldest first; the last one is
 // the default.
 func supportTable() []versionSupport {
 	return []versionSupport{
-		{Version: "2.6", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}},
-		{Version: "2.8", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}},
-		{Version: "3.0", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}},
-		{Version: "3.1", RetryCodes: []int{401, 403, 404, 408, 425, 429, 500, 501, 502, 503, 504}},
-		{Version: "3.2", RetryCodes: []int{401, 403, 404, 408, 421, 425, 429, 500, 501, 502, 503, 504}},
+		{Version: "2.6", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true},
+		{Version: "2.8", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true},
+		{Version: "3.0", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},
+		{Version: "3.1", RetryCodes: []int{401, 403, 404, 408, 425, 429, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},
+		{Version: "3.2", RetryCodes: []int{401, 403, 404, 408, 421, 425, 429, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},
 	}
 }
 
