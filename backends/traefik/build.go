@@ -3,18 +3,23 @@ package traefik
 import (
 	"fmt"
 	"net"
+	"path"
 	"strconv"
+	"strings"
 
 	"github.com/gwretry/gwretry/translate"
 )
 
 // buildStatic builds traefik.yaml: one entry point per listener.
-func buildStatic(m *translate.Model) (*staticConfig, error) {
+func buildStatic(m *translate.Model, dynamicFile string) (*staticConfig, error) {
+	if err := checkDynamicFile(dynamicFile); err != nil {
+		return nil, err
+	}
 	st := &staticConfig{
 		Global:      globalConfig{CheckNewVersion: false, SendAnonymousUsage: false},
 		Log:         logConfig{Level: "INFO"},
 		EntryPoints: map[string]entryPoint{},
-		Providers:   providersConfig{File: fileProvider{Filename: DynamicFile}},
+		Providers:   providersConfig{File: fileProvider{Filename: dynamicFile}},
 	}
 	for _, l := range m.Listeners {
 		if _, dup := st.EntryPoints[l.Name]; dup {
@@ -96,8 +101,14 @@ func addRouters(h *httpConfig, m *translate.Model, known map[*translate.Rule]boo
 					Priority:    total - seq,
 					Service:     rm.Rule.Name,
 				}
-				if retries(rm.Rule) {
-					rt.Middlewares = []string{retryName(rm.Rule)}
+				if rm.Rule.Dead() {
+					rt.Service = noopService
+				}
+				if answers500(rm.Rule) {
+					rt.Middlewares = append(rt.Middlewares, answerName(rm.Rule))
+				}
+				if !rm.Rule.Dead() && retries(rm.Rule) {
+					rt.Middlewares = append(rt.Middlewares, retryName(rm.Rule))
 				}
 				if err := put(h.Routers, "router", name, rt); err != nil {
 					return nil, err
@@ -114,21 +125,60 @@ func retries(r *translate.Rule) bool { return r.Retry != nil && r.Retry.Attempts
 
 func retryName(r *translate.Rule) string { return r.Name + "-retry" }
 
-// addRule adds the service, Retry middleware and servers transport of r.
+func transportName(r *translate.Rule) string { return r.Name + "-transport" }
+
+func answerName(r *translate.Rule) string { return r.Name + "-answer500" }
+
+// noopService is Traefik's built-in service that answers 418 to every
+// request without contacting anything (pkg/server/service/internalhandler.go).
+// Traefik has no direct-response service or middleware that the file
+// provider can configure (WRRService.Status is tagged file:"-"), so a rule
+// with no usable backend is routed to noopService, and the errors
+// middleware answerName rewrites its 418 into the Gateway API's 500.
+const noopService = "noop@internal"
+
+// noopStatus is what noopService answers.
+const noopStatus = 418
+
+// answers500 reports whether r's routers carry the errors middleware that
+// turns noopService's 418 into 500: r is dead, or some invalid backendRef
+// has a share of its traffic.
+func answers500(r *translate.Rule) bool { return r.Dead() || r.InvalidWeight() > 0 }
+
+func answerMiddleware() *middleware {
+	code := strconv.Itoa(noopStatus)
+	return &middleware{Errors: &errorPage{Status: []string{code}, StatusRewrites: map[string]int{code: 500},
+		Service: noopService, Query: "/"}}
+}
+
+// addRule adds the service, Retry middleware, errors middleware and
+// servers transport of r. A dead rule gets only the errors middleware: its
+// routers send every request to noopService.
 func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Options) error {
-	transport := ""
-	if d := r.Timeouts.BackendRequest; d != nil && !d.IsZero() {
+	if answers500(r) {
+		if err := put(h.Middlewares, "middleware", answerName(r), answerMiddleware()); err != nil {
+			return err
+		}
+	}
+	if r.Dead() {
+		return nil
+	}
+	// Every proxied rule gets its own transport with upstream keep-alive
+	// off, so that Go's transport never re-sends a request by itself.
+	transport := transportName(r)
+	t := &serversTransport{MaxIdleConnsPerHost: -1}
+	if d := r.Timeouts.BackendRequest; d != nil {
 		if d.Value < 0 {
 			return fmt.Errorf("rule %s: negative backendRequest %s", r.Name, d.Text)
 		}
-		transport = r.Name + "-timeouts"
-		t := &serversTransport{ForwardingTimeouts: forwardingTimeouts{
+		// 0s turns both timers off; Traefik's dialTimeout is 30s otherwise.
+		t.ForwardingTimeouts = &forwardingTimeouts{
 			DialTimeout:           traefikDuration(d.Value),
 			ResponseHeaderTimeout: traefikDuration(d.Value),
-		}}
-		if err := put(h.ServersTransports, "serversTransport", transport, t); err != nil {
-			return err
 		}
+	}
+	if err := put(h.ServersTransports, "serversTransport", transport, t); err != nil {
+		return err
 	}
 	if retries(r) {
 		mw, err := retryMiddleware(r, sup, opts)
@@ -139,7 +189,7 @@ func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Optio
 			return err
 		}
 	}
-	if len(r.Backends) == 1 && r.Backends[0].Weight > 0 {
+	if len(r.Backends) == 1 && r.Backends[0].Weight > 0 && r.InvalidWeight() == 0 {
 		return put(h.Services, "service", r.Name, &service{LoadBalancer: loadBalancerOf(r.Backends[0], transport)})
 	}
 	w := &weighted{Services: []weightedService{}}
@@ -149,6 +199,10 @@ func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Optio
 			return err
 		}
 		w.Services = append(w.Services, weightedService{Name: name, Weight: max(b.Weight, 0)})
+	}
+	if iw := r.InvalidWeight(); iw > 0 {
+		// The invalid backendRefs' share goes to noopService, answered 500.
+		w.Services = append(w.Services, weightedService{Name: noopService, Weight: iw})
 	}
 	return put(h.Services, "service", r.Name, &service{Weighted: w})
 }
@@ -161,12 +215,16 @@ func loadBalancerOf(b *translate.BackendRef, transport string) *loadBalancer {
 	return lb
 }
 
+// configuredAttempts is the number of retries gwretry writes for rt: its
+// attempts, clamped at the version's MaxAttempts.
+func configuredAttempts(rt *translate.Retry, sup support) int { return min(rt.Attempts, sup.MaxAttempts) }
+
 // retryMiddleware maps a rule's retry intent onto Traefik's Retry
 // middleware, writing only the fields that sup's version knows.
 func retryMiddleware(r *translate.Rule, sup support, opts translate.Options) (*middleware, error) {
 	rt := r.Retry
-	if rt.Attempts >= 1<<30 {
-		return nil, fmt.Errorf("rule %s: %d attempts is too many", r.Name, rt.Attempts)
+	if rt.Attempts < 0 {
+		return nil, fmt.Errorf("rule %s: negative attempts %d", r.Name, rt.Attempts)
 	}
 	for _, c := range rt.Codes {
 		if c < 400 || c > 599 {
@@ -178,7 +236,7 @@ func retryMiddleware(r *translate.Rule, sup support, opts translate.Options) (*m
 			return nil, fmt.Errorf("rule %s: negative duration %s", r.Name, d.Text)
 		}
 	}
-	mr := &retry{Attempts: rt.Attempts + 1} // Traefik counts the first try
+	mr := &retry{Attempts: configuredAttempts(rt, sup) + 1} // Traefik counts the first try
 	if rt.Backoff != nil && !rt.Backoff.IsZero() {
 		// Traefik's waits are initialInterval x [0.5, 1.5]: twice the
 		// backoff keeps every wait at or above it.
@@ -187,6 +245,8 @@ func retryMiddleware(r *translate.Rule, sup support, opts translate.Options) (*m
 	if sup.StatusRetry && len(rt.Codes) > 0 {
 		mr.Status = statusCodes(rt.Codes)
 		mr.RetryNonIdempotentMethod = opts.RetryNonIdempotent
+		limit := sup.StatusBodyLimit
+		mr.MaxRequestBodyBytes = &limit
 	}
 	if d := r.Timeouts.Request; sup.RetryTimeout && d != nil && !d.IsZero() {
 		mr.Timeout = traefikDuration(d.Value)
@@ -204,5 +264,31 @@ func put[V any](m map[string]V, kind, name string, v V) error {
 		return fmt.Errorf("%s name: %w", kind, err)
 	}
 	m[name] = v
+	return nil
+}
+
+// checkDynamicFile allowlists the path traefik.yaml gives the file
+// provider: absolute, clean, of letters, digits and ._-/ only, ending in
+// .yaml or .yml (Traefik picks the decoder by extension).
+func checkDynamicFile(p string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("dynamic file path %q: %s (want an absolute path of letters, digits and ._-/ ending in .yaml or .yml)", short(p), why)
+	}
+	switch {
+	case len(p) == 0 || len(p) > 1024:
+		return bad("empty or longer than 1024 bytes")
+	case p[0] != '/':
+		return bad("not absolute")
+	case path.Clean(p) != p || strings.Contains(p, ".."):
+		return bad("not clean or contains '..'")
+	case !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml"):
+		return bad("does not end in .yaml or .yml")
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
+			return bad(fmt.Sprintf("character %q is not allowed", c))
+		}
+	}
 	return nil
 }

@@ -56,7 +56,19 @@ type router struct {
 }
 
 type middleware struct {
-	Retry *retry `json:"retry,omitempty"`
+	Retry  *retry     `json:"retry,omitempty"`
+	Errors *errorPage `json:"errors,omitempty"`
+}
+
+// errorPage is Traefik's errors middleware (ErrorPage): a response whose
+// status is in Status is replaced by what Service answers at Query, with
+// the status rewritten by StatusRewrites. gwretry uses it only to turn the
+// 418 of noop@internal into the Gateway API's 500.
+type errorPage struct {
+	Status         []string       `json:"status"`
+	StatusRewrites map[string]int `json:"statusRewrites"`
+	Service        string         `json:"service"`
+	Query          string         `json:"query"`
 }
 
 // retry is Traefik's Retry middleware. Attempts counts every try, the first
@@ -68,6 +80,9 @@ type retry struct {
 	Status                   []string `json:"status,omitempty"`
 	Timeout                  string   `json:"timeout,omitempty"`
 	RetryNonIdempotentMethod bool     `json:"retryNonIdempotentMethod,omitempty"`
+	// MaxRequestBodyBytes is the largest body buffered for a status
+	// retry; a larger body is not retried on a status. 3.7 only.
+	MaxRequestBodyBytes *int64 `json:"maxRequestBodyBytes,omitempty"`
 }
 
 // service is either a load balancer over servers or a weighted service over
@@ -97,8 +112,13 @@ type weightedService struct {
 	Weight int    `json:"weight"`
 }
 
+// serversTransport configures the connections to a service's servers.
+// MaxIdleConnsPerHost -1 turns upstream keep-alive off: Go's transport
+// then never reuses a connection, so it never re-sends a request on its own
+// after a reused connection closed (see findings.go).
 type serversTransport struct {
-	ForwardingTimeouts forwardingTimeouts `json:"forwardingTimeouts"`
+	MaxIdleConnsPerHost int                 `json:"maxIdleConnsPerHost,omitempty"`
+	ForwardingTimeouts  *forwardingTimeouts `json:"forwardingTimeouts,omitempty"`
 }
 
 type forwardingTimeouts struct {

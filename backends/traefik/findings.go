@@ -24,32 +24,52 @@ const (
 func findings(r *translate.Rule, sup support, opts translate.Options) []translate.Finding {
 	var out []translate.Finding
 	for _, f := range r.Features() {
+		if r.Dead() && f != translate.FeatureBackendRefs {
+			out = append(out, translate.DeadRuleFinding(r, f, deadAnswer))
+			continue
+		}
 		status, msg := assess(r, f, sup, opts)
 		out = append(out, translate.NewFinding(r, f, status, "%s", msg))
 	}
 	return out
 }
 
-// assess says how Traefik, as configured, handles feature f of rule r.
+// deadAnswer says what Traefik does with every request of a dead rule.
+const deadAnswer = "Traefik answers 500 (the routers send every request to noop@internal, whose 418 an " +
+	"errors middleware rewrites to 500)"
+
+// keepAliveOff is said wherever a claim depends on Go's transport not
+// re-sending requests by itself.
+const keepAliveOff = "upstream keep-alive is off (maxIdleConnsPerHost -1), so Go's transport never re-sends " +
+	"a request by itself"
+
+// assess says how Traefik, as configured, handles feature f of rule r,
+// which is not dead (dead rules get translate.DeadRuleFinding).
 func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.Options) (translate.Status, string) {
+	if f == translate.FeatureBackendRefs {
+		return assessBackendRefs(r)
+	}
 	rt := r.Retry
 	if f.IsRetry() && (rt == nil || rt.Attempts == 0) {
-		return translate.Honoured, "attempts is 0: no Retry middleware, nothing is retried"
+		return translate.Honoured, "attempts is 0: no Retry middleware, nothing is retried; " + keepAliveOff
 	}
 	switch f {
 	case translate.FeatureRetryAttempts:
-		return assessAttempts(r)
+		return assessAttempts(r, sup, opts)
 	case translate.FeatureRetryCodes:
-		return assessCodes(rt, sup, opts)
+		return assessCodes(r, sup, opts)
 	case translate.FeatureRetryBackoff:
 		return assessBackoff(rt)
 	case translate.FeatureRetryConnectionErrors:
 		msg := "Traefik retries a try only when the request could not be sent (connection refused, " +
-			"DNS or dial error, dial timeout); a connection reset or closed after the request was sent " +
-			"is not retried and the client gets 502"
+			"DNS or dial error, dial timeout), whatever the method; a connection reset or closed after the " +
+			"request was sent is not retried and the client gets 502"
 		if sup.StatusRetry && slices.Contains(rt.Codes, 502) {
 			msg += " (with 502 in codes, Traefik 3.7 should retry it as a 502 status; inferred from its " +
 				"source, not verified)"
+			if ex := statusExemptions(r, sup, opts); len(ex) > 0 {
+				msg += "; as a status retry: " + strings.Join(ex, "; ")
+			}
 		}
 		return translate.Approximated, msg
 	case translate.FeatureRetryBackendTimeout:
@@ -65,14 +85,20 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 			return translate.Unsupported, "a try cut by responseHeaderTimeout ends in 504, which Traefik " +
 				"retries only as a listed status: add 504 to codes"
 		}
+		if onlyExempt(r, opts) {
+			return translate.Unsupported, "a try cut by responseHeaderTimeout ends in 504, which Traefik " +
+				"retries only as a status, and the rule matches only POST, PATCH or LOCK, which are not " +
+				"retried on a status (--retry-non-idempotent sets retryNonIdempotentMethod)"
+		}
 		return translate.Approximated, "a try cut by responseHeaderTimeout becomes a 504 that is retried " +
 			"because 504 is in codes (inferred from Traefik 3.7's source, not verified); the timer ends " +
-			"when response headers arrive, and " + nonIdempotentText(opts)
+			"when response headers arrive; " + strings.Join(statusExemptions(r, sup, opts), "; ")
 	case translate.FeatureBackendRequestTimeout:
 		d := r.Timeouts.BackendRequest
 		if d.IsZero() {
-			return translate.Honoured, "backendRequest is 0s: no per-try timeout (Traefik's " +
-				"responseHeaderTimeout defaults to none)"
+			return translate.Honoured, "backendRequest is 0s: serversTransport forwardingTimeouts dialTimeout " +
+				"and responseHeaderTimeout 0s, so Traefik runs no per-try timer (its dialTimeout is 30s " +
+				"otherwise); only the operating system's own limit on connecting remains"
 		}
 		return translate.Approximated, fmt.Sprintf("serversTransport forwardingTimeouts dialTimeout and "+
 			"responseHeaderTimeout %s: bounds the time until the response headers arrive, not the whole "+
@@ -94,41 +120,113 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	return translate.Unsupported, "internal error: unknown feature " + string(f)
 }
 
-func assessAttempts(r *translate.Rule) (translate.Status, string) {
-	rt := r.Retry
-	msg := fmt.Sprintf("retry.attempts %d (Traefik counts the first try, so %d retries)", rt.Attempts+1, rt.Attempts)
-	if rt.Backoff == nil || rt.Backoff.IsZero() {
-		return translate.Honoured, msg
+// assessBackendRefs reports what happens to the traffic of r's invalid
+// backendRefs, or to all of it when r is dead.
+func assessBackendRefs(r *translate.Rule) (translate.Status, string) {
+	switch {
+	case r.Dead():
+		return translate.Honoured, fmt.Sprintf("%s: the routers send every request to %s, which answers %d "+
+			"without contacting anything, and the errors middleware %s rewrites that %d to 500 (Traefik's file "+
+			"provider has no direct-response service)", r.DeadReason(), noopService, noopStatus,
+			answerName(r), noopStatus)
+	case r.InvalidWeight() == 0:
+		return translate.Honoured, "the invalid backendRefs have weight 0, so no request is meant for them; " +
+			"the valid ones get all the traffic"
 	}
-	worst := worstWaits(rt)
-	if d := r.Timeouts.BackendRequest; d != nil && !d.IsZero() && worst < maxElapsed {
-		// The tries before the last; computed in float64 and capped, as
-		// attempts × backendRequest can overflow a time.Duration.
-		worst += time.Duration(math.Min(float64(rt.Attempts)*float64(d.Value), float64(maxElapsed)))
+	total := r.InvalidWeight()
+	for _, b := range r.Backends {
+		total += max(b.Weight, 0)
 	}
-	if worst >= maxElapsed {
-		return translate.Approximated, msg + "; but Traefik starts no retry 15m after the first " +
-			"try started, and the waits and timed tries can exceed 15m, so later retries can be dropped"
+	reasons := make([]string, len(r.Invalid))
+	for i, b := range r.Invalid {
+		reasons[i] = fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason)
 	}
-	return translate.Honoured, msg + "; Traefik starts no retry 15m after the first try started"
+	return translate.Approximated, fmt.Sprintf("the share of the invalid backendRefs (%s; weight %d of %d) "+
+		"goes to %s in the weighted service and the errors middleware %s answers it 500, as the Gateway "+
+		"API asks; but that middleware sits on the whole rule, so a %d answered by a valid backend is also "+
+		"turned into a 500 with an empty body (Traefik cannot answer a weighted share itself)",
+		strings.Join(reasons, "; "), r.InvalidWeight(), total, noopService, answerName(r), noopStatus)
 }
 
-func assessCodes(rt *translate.Retry, sup support, opts translate.Options) (translate.Status, string) {
+// statusExemptions lists the requests of r that a Traefik 3.7 status
+// retry leaves out: POST, PATCH and LOCK without the opt-in, and bodies
+// over retry.maxRequestBodyBytes. None when no status retry is configured.
+func statusExemptions(r *translate.Rule, sup support, opts translate.Options) []string {
+	if !sup.StatusRetry || r.Retry == nil || len(r.Retry.Codes) == 0 {
+		return nil
+	}
+	var out []string
+	if !opts.RetryNonIdempotent && r.MatchesNonIdempotent() {
+		out = append(out, "POST, PATCH and LOCK requests are not retried on a status "+
+			"(retryNonIdempotentMethod is off; --retry-non-idempotent turns it on)")
+	}
+	if !onlyExempt(r, opts) {
+		who := "requests"
+		if opts.RetryNonIdempotent {
+			who = "requests, POST, PATCH and LOCK included (retryNonIdempotentMethod, opted in),"
+		}
+		out = append(out, fmt.Sprintf("%s are retried on a status only when their body fits in "+
+			"retry.maxRequestBodyBytes %d (%s), which Traefik buffers; no gwretry option lifts this "+
+			"(maxRequestBodyBytes -1 would buffer any body in memory)", who, sup.StatusBodyLimit,
+			byteSize(sup.StatusBodyLimit)))
+	}
+	return out
+}
+
+// onlyExempt reports whether every request of r is a POST, PATCH or LOCK
+// that a status retry leaves out.
+func onlyExempt(r *translate.Rule, opts translate.Options) bool {
+	return !opts.RetryNonIdempotent && r.OnlyNonIdempotent()
+}
+
+func byteSize(n int64) string {
+	if n > 0 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func assessAttempts(r *translate.Rule, sup support, opts translate.Options) (translate.Status, string) {
+	rt := r.Retry
+	n := configuredAttempts(rt, sup)
+	msg := fmt.Sprintf("retry.attempts %d (Traefik counts the first try, so %d retries)", n+1, n)
+	var gaps []string
+	if rt.Attempts > n {
+		gaps = append(gaps, fmt.Sprintf("attempts %d is clamped to %d retries, the most gwretry configures for "+
+			"Traefik (retry.attempts %d is the largest value every Traefik build reads as written)",
+			rt.Attempts, n, n+1))
+	}
+	gaps = append(gaps, statusExemptions(r, sup, opts)...)
+	if rt.Backoff != nil && !rt.Backoff.IsZero() {
+		worst := worstWaits(rt, n)
+		if d := r.Timeouts.BackendRequest; d != nil && !d.IsZero() && worst < maxElapsed {
+			// The tries before the last; computed in float64 and capped, as
+			// attempts × backendRequest can overflow a time.Duration.
+			worst += time.Duration(math.Min(float64(n)*float64(d.Value), float64(maxElapsed)))
+		}
+		if worst >= maxElapsed {
+			gaps = append(gaps, "Traefik starts no retry 15m after the first try started, and the waits and "+
+				"timed tries can exceed 15m, so later retries can be dropped")
+		}
+	}
+	if len(gaps) > 0 {
+		return translate.Approximated, msg + "; but " + strings.Join(gaps, "; ")
+	}
+	return translate.Honoured, msg + "; " + keepAliveOff
+}
+
+func assessCodes(r *translate.Rule, sup support, opts translate.Options) (translate.Status, string) {
 	if !sup.StatusRetry {
 		return translate.Unsupported, "Traefik " + sup.Version + " cannot retry on response codes (its " +
 			"Retry middleware retries only when the backend could not be reached): the response is " +
 			"returned as it is; Traefik 3.7 adds retry.status (choose traefik@3.7)"
 	}
-	return translate.Approximated, "retry.status " + strings.Join(statusCodes(rt.Codes), ",") +
-		"; Traefik buffers the request body to retry on a status and does not retry a request whose " +
-		"body exceeds 2 MiB (maxRequestBodyBytes); " + nonIdempotentText(opts)
-}
-
-func nonIdempotentText(opts translate.Options) string {
-	if opts.RetryNonIdempotent {
-		return "POST, PATCH and LOCK are retried on a status too (retryNonIdempotentMethod, opted in)"
+	if onlyExempt(r, opts) {
+		return translate.Unsupported, "the rule matches only POST, PATCH or LOCK, which Traefik does not retry " +
+			"on a status unless retryNonIdempotentMethod is set (--retry-non-idempotent sets it)"
 	}
-	return "POST, PATCH and LOCK are not retried on a status (--retry-non-idempotent retries them)"
+	return translate.Approximated, "retry.status " + strings.Join(statusCodes(r.Retry.Codes), ",") + "; but " +
+		strings.Join(statusExemptions(r, sup, opts), "; ")
 }
 
 func assessBackoff(rt *translate.Retry) (translate.Status, string) {
@@ -146,15 +244,15 @@ func assessBackoff(rt *translate.Retry) (translate.Status, string) {
 	return translate.Approximated, msg
 }
 
-// worstWaits is the longest total wait Traefik's backoff can add over all
+// worstWaits is the longest total wait Traefik's backoff can add over n
 // retries of rt.
-func worstWaits(rt *translate.Retry) time.Duration {
+func worstWaits(rt *translate.Retry, n int) time.Duration {
 	interval := float64(2 * rt.Backoff.Value)
 	// Traefik's multiplier is 2^(1/(its attempts - 1)), its attempts being
-	// rt.Attempts+1.
-	mult := math.Pow(2, 1/float64(rt.Attempts))
+	// n+1.
+	mult := math.Pow(2, 1/float64(n))
 	var total float64
-	for i := 0; i < rt.Attempts; i++ {
+	for i := 0; i < n; i++ {
 		total += 1.5 * interval
 		if total >= float64(maxElapsed) {
 			break

@@ -13,7 +13,7 @@ func TestAttemptsWithHugeDurations(t *testing.T) {
 	huge := &translate.Duration{Text: "99999h", Value: 99999 * time.Hour}
 	r := &translate.Rule{Retry: &translate.Retry{Attempts: 1000, Backoff: huge},
 		Timeouts: translate.Timeouts{BackendRequest: huge}}
-	if st, msg := assessAttempts(r); st != translate.Approximated {
+	if st, msg := assessAttempts(r, versionTable()[0], translate.Options{}); st != translate.Approximated {
 		t.Errorf("status %s (%s), want approximated", st, msg)
 	}
 }

@@ -20,18 +20,42 @@ import (
 const (
 	staticPath  = "traefik/traefik.yaml"
 	dynamicPath = "traefik/dynamic.yaml"
-	// DynamicFile is the absolute path traefik.yaml gives the file
+	// DynamicFile is the default absolute path traefik.yaml gives the file
 	// provider. /etc/traefik is where Traefik (and its official image)
 	// looks for traefik.yaml by default; an absolute path does not depend
 	// on Traefik's working directory, which a relative one would.
 	DynamicFile = "/etc/traefik/dynamic.yaml"
 )
 
-// Backend generates Traefik configurations.
-type Backend struct{}
+// Config configures the backend.
+type Config struct {
+	// DynamicFile is the absolute path, written into traefik.yaml's
+	// providers.file.filename, where Traefik will find dynamic.yaml. Empty
+	// means DynamicFile. It must be absolute and clean, of letters, digits
+	// and ._-/ only, and end in .yaml or .yml.
+	DynamicFile string
+}
 
-// New returns the Traefik backend.
-func New() *Backend { return &Backend{} }
+// Backend generates Traefik configurations.
+type Backend struct {
+	dynamicFile string
+}
+
+// New returns the Traefik backend with dynamic.yaml at DynamicFile.
+func New() *Backend { return &Backend{dynamicFile: DynamicFile} }
+
+// NewWithConfig returns the Traefik backend configured by c, or an error
+// when c.DynamicFile is not an allowed path.
+func NewWithConfig(c Config) (*Backend, error) {
+	f := c.DynamicFile
+	if f == "" {
+		f = DynamicFile
+	}
+	if err := checkDynamicFile(f); err != nil {
+		return nil, err
+	}
+	return &Backend{dynamicFile: f}, nil
+}
 
 // Name returns "traefik".
 func (*Backend) Name() string { return "traefik" }
@@ -47,7 +71,7 @@ func (*Backend) Versions() []string {
 
 // Generate writes traefik.yaml and dynamic.yaml for m and reports, per rule
 // and feature, what Traefik does with it.
-func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	sup, err := lookupVersion(opts.Version)
 	if err != nil {
 		return nil, err
@@ -55,7 +79,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
-	st, err := buildStatic(m)
+	st, err := buildStatic(m, b.file())
 	if err != nil {
 		return nil, err
 	}
@@ -65,18 +89,18 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	}
 	staticYAML, err := encodeChecked(st, &staticConfig{})
 	if err != nil {
-		return nil, fmt.Errorf("internal error: traefik.yaml: %w", err)
+		return nil, &translate.InternalError{Err: fmt.Errorf("traefik.yaml: %w", err)}
 	}
 	dynamicYAML, err := encodeChecked(dyn, &dynamicConfig{})
 	if err != nil {
-		return nil, fmt.Errorf("internal error: dynamic.yaml: %w", err)
+		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
 	}
 	if err := checkRules(dynamicYAML, rules); err != nil {
-		return nil, fmt.Errorf("internal error: dynamic.yaml: %w", err)
+		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
 	}
 	out := &translate.Output{
 		Files: []translate.File{{Path: staticPath, Data: staticYAML}, {Path: dynamicPath, Data: dynamicYAML}},
-		Notes: notes(m, sup),
+		Notes: notes(m, sup, b.file()),
 	}
 	for _, r := range m.Rules {
 		out.Findings = append(out.Findings, findings(r, sup, opts)...)
@@ -84,25 +108,44 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	return out, nil
 }
 
+// file is the dynamic file path; the zero Backend uses DynamicFile.
+func (b *Backend) file() string {
+	if b == nil || b.dynamicFile == "" {
+		return DynamicFile
+	}
+	return b.dynamicFile
+}
+
 // notes are the data-plane-wide lines of the report.
-func notes(m *translate.Model, sup support) []string {
+func notes(m *translate.Model, sup support, dynamicFile string) []string {
 	n := []string{
-		"traefik.yaml loads dynamic.yaml from " + DynamicFile + ": put both files in /etc/traefik " +
-			"(e.g. docker run -v \"$PWD/traefik:/etc/traefik:ro\" traefik:v" + sup.Version + ") " +
-			"or change providers.file.filename to where dynamic.yaml is",
+		"traefik.yaml loads dynamic.yaml from " + dynamicFile + " (providers.file.filename): put dynamic.yaml " +
+			"there (e.g. with the default /etc/traefik/dynamic.yaml: docker run -v \"$PWD/traefik:/etc/traefik:ro\" " +
+			"traefik:v" + sup.Version + "), or choose the path with --traefik-dynamic-file",
 		"Traefik's file provider rejects the whole dynamic.yaml on one unknown field (every request " +
 			"then gets 404): use the file generated for the Traefik version you run (--target traefik@" +
 			sup.Version + ")",
-		"rules without a retry stanza get no Retry middleware, and Traefik never retries without one",
+		"every rule's servers transport sets maxIdleConnsPerHost -1, turning upstream keep-alive off: " +
+			"otherwise Go's HTTP transport re-sends an idempotent request once by itself when a reused " +
+			"connection to the backend closes, whatever the Retry middleware says; the cost is a new " +
+			"connection to the backend for every request",
+		"rules without a retry stanza get no Retry middleware, and Traefik (with upstream keep-alive off) " +
+			"never retries without one",
 		"router priorities follow the Gateway API precedence order; regular expressions in path, " +
 			"header and query matches must match the whole value",
 		"entry points keep Traefik's default respondingTimeouts (readTimeout 60s for reading the request, " +
 			"no writeTimeout)",
 	}
 	for _, r := range m.Rules {
-		if r.AllWeightsZero() {
-			n = append(n, fmt.Sprintf("rule %s of %s: every backend has weight 0; Traefik answers 503 "+
-				"(the Gateway API asks for 500)", ruleLabel(r), r.Route))
+		switch {
+		case r.Dead():
+			n = append(n, fmt.Sprintf("rule %s of %s: %s; its routers send every request to %s (which "+
+				"answers %d) through the errors middleware %s, which answers 500", ruleLabel(r), r.Route,
+				r.DeadReason(), noopService, noopStatus, answerName(r)))
+		case r.InvalidWeight() > 0:
+			n = append(n, fmt.Sprintf("rule %s of %s: the share of its invalid backendRefs (weight %d) goes "+
+				"to %s and is answered 500 by the errors middleware %s", ruleLabel(r), r.Route,
+				r.InvalidWeight(), noopService, answerName(r)))
 		}
 	}
 	return n

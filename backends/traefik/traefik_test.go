@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,6 +74,8 @@ type genCase struct {
 	notes []string // substrings expected in the notes
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func retryOf(t *testing.T, d *dynamicConfig, r string) *retry {
 	t.Helper()
 	mw := d.HTTP.Middlewares[r+"-retry"]
@@ -89,8 +92,14 @@ func genCases() []genCase {
 			model: func() *translate.Model { return single(rule("plain", 0, nil, translate.Timeouts{})) },
 			want:  statuses{},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
-				if d.HTTP.Middlewares != nil || d.HTTP.ServersTransports != nil {
-					t.Errorf("middlewares %v transports %v, want none", d.HTTP.Middlewares, d.HTTP.ServersTransports)
+				if d.HTTP.Middlewares != nil {
+					t.Errorf("middlewares %v, want none", d.HTTP.Middlewares)
+				}
+				// Even a rule without retry gets upstream keep-alive off:
+				// Go's transport would otherwise re-send requests itself.
+				if diff := cmp.Diff(map[string]*serversTransport{"default_plain_r0-transport": {MaxIdleConnsPerHost: -1}},
+					d.HTTP.ServersTransports); diff != "" {
+					t.Errorf("transports (-want +got):\n%s", diff)
 				}
 				r := d.HTTP.Routers["m0000-default_plain_r0"]
 				if r == nil || len(r.Middlewares) != 0 || r.Rule != "PathPrefix(`/`)" || r.Priority != 1 {
@@ -133,12 +142,13 @@ func genCases() []genCase {
 				return single(rule("full", 0, &translate.Retry{Attempts: 3, Codes: []int{500, 502, 503}, Backoff: dur("100ms")},
 					translate.Timeouts{}))
 			},
-			want: statuses{"retry.attempts": H, "retry.backoff": A, "retry.connectionErrors": A},
-			per:  map[string]statuses{v36: {"retry.codes": U}, v37: {"retry.codes": A}},
+			want: statuses{"retry.backoff": A, "retry.connectionErrors": A},
+			// 3.7 retries a status only for bodies up to 2 MiB and not for POST.
+			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
 				want := &retry{Attempts: 4, InitialInterval: "200ms"}
 				if v == v37 {
-					want.Status = []string{"500", "502", "503"}
+					want.Status, want.MaxRequestBodyBytes = []string{"500", "502", "503"}, ptr(int64(2<<20))
 				}
 				if diff := cmp.Diff(want, retryOf(t, d, "default_full_r0")); diff != "" {
 					t.Errorf("retry (-want +got):\n%s", diff)
@@ -151,12 +161,12 @@ func genCases() []genCase {
 				return single(rule("post", 0, &translate.Retry{Attempts: 2, Codes: []int{503}}, translate.Timeouts{}))
 			},
 			opts: translate.Options{RetryNonIdempotent: true},
-			want: statuses{"retry.attempts": H, "retry.connectionErrors": A},
-			per:  map[string]statuses{v36: {"retry.codes": U}, v37: {"retry.codes": A}},
+			want: statuses{"retry.connectionErrors": A},
+			per:  map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
 				want := &retry{Attempts: 3}
 				if v == v37 {
-					want.Status, want.RetryNonIdempotentMethod = []string{"503"}, true
+					want.Status, want.RetryNonIdempotentMethod, want.MaxRequestBodyBytes = []string{"503"}, true, ptr(int64(2<<20))
 				}
 				if diff := cmp.Diff(want, retryOf(t, d, "default_post_r0")); diff != "" {
 					t.Errorf("retry (-want +got):\n%s", diff)
@@ -169,25 +179,26 @@ func genCases() []genCase {
 				return single(rule("bt", 0, &translate.Retry{Attempts: 2, Codes: []int{504}},
 					translate.Timeouts{BackendRequest: dur("1500ms"), Request: dur("10s")}))
 			},
-			want: statuses{"retry.attempts": H, "retry.connectionErrors": A, "timeouts.backendRequest": A,
+			want: statuses{"retry.connectionErrors": A, "timeouts.backendRequest": A,
 				"timeouts.request": U},
 			per: map[string]statuses{
-				v36: {"retry.codes": U, "retry.backendTimeout": U},
-				v37: {"retry.codes": A, "retry.backendTimeout": A},
+				v36: {"retry.attempts": H, "retry.codes": U, "retry.backendTimeout": U},
+				v37: {"retry.attempts": A, "retry.codes": A, "retry.backendTimeout": A},
 			},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
 				want := &retry{Attempts: 3}
 				if v == v37 {
-					want.Status, want.Timeout = []string{"504"}, "10s"
+					want.Status, want.Timeout, want.MaxRequestBodyBytes = []string{"504"}, "10s", ptr(int64(2<<20))
 				}
 				if diff := cmp.Diff(want, retryOf(t, d, "default_bt_r0")); diff != "" {
 					t.Errorf("retry (-want +got):\n%s", diff)
 				}
-				wantT := &serversTransport{ForwardingTimeouts: forwardingTimeouts{DialTimeout: "1.5s", ResponseHeaderTimeout: "1.5s"}}
-				if diff := cmp.Diff(wantT, d.HTTP.ServersTransports["default_bt_r0-timeouts"]); diff != "" {
+				wantT := &serversTransport{MaxIdleConnsPerHost: -1,
+					ForwardingTimeouts: &forwardingTimeouts{DialTimeout: "1.5s", ResponseHeaderTimeout: "1.5s"}}
+				if diff := cmp.Diff(wantT, d.HTTP.ServersTransports["default_bt_r0-transport"]); diff != "" {
 					t.Errorf("transport (-want +got):\n%s", diff)
 				}
-				if lb := d.HTTP.Services["default_bt_r0"].LoadBalancer; lb == nil || lb.ServersTransport != "default_bt_r0-timeouts" {
+				if lb := d.HTTP.Services["default_bt_r0"].LoadBalancer; lb == nil || lb.ServersTransport != "default_bt_r0-transport" {
 					t.Errorf("service does not use the transport: %+v", lb)
 				}
 			},
@@ -198,9 +209,9 @@ func genCases() []genCase {
 				return single(rule("bt2", 0, &translate.Retry{Attempts: 2, Codes: []int{503}},
 					translate.Timeouts{BackendRequest: dur("1s")}))
 			},
-			want: statuses{"retry.attempts": H, "retry.connectionErrors": A, "timeouts.backendRequest": A,
+			want: statuses{"retry.connectionErrors": A, "timeouts.backendRequest": A,
 				"retry.backendTimeout": U},
-			per: map[string]statuses{v36: {"retry.codes": U}, v37: {"retry.codes": A}},
+			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
 		},
 		{
 			name: "timeouts only, zero backendRequest",
@@ -209,8 +220,14 @@ func genCases() []genCase {
 			},
 			want: statuses{"timeouts.request": U, "timeouts.backendRequest": H},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
-				if d.HTTP.ServersTransports != nil || d.HTTP.Middlewares != nil {
-					t.Errorf("transports %v middlewares %v, want none", d.HTTP.ServersTransports, d.HTTP.Middlewares)
+				if d.HTTP.Middlewares != nil {
+					t.Errorf("middlewares %v, want none", d.HTTP.Middlewares)
+				}
+				// backendRequest 0s turns Traefik's 30s dialTimeout off too.
+				want := &serversTransport{MaxIdleConnsPerHost: -1,
+					ForwardingTimeouts: &forwardingTimeouts{DialTimeout: "0s", ResponseHeaderTimeout: "0s"}}
+				if diff := cmp.Diff(want, d.HTTP.ServersTransports["default_to_r0-transport"]); diff != "" {
+					t.Errorf("transport (-want +got):\n%s", diff)
 				}
 			},
 		},
@@ -266,7 +283,7 @@ func genCases() []genCase {
 					t.Errorf("weighted (-want +got):\n%s", diff)
 				}
 				wantLB := &loadBalancer{Servers: []server{{"http://10.0.0.1:9080"}, {"http://10.0.0.2:9080"}},
-					ServersTransport: "default_w_r0-timeouts"}
+					ServersTransport: "default_w_r0-transport"}
 				if diff := cmp.Diff(wantLB, d.HTTP.Services["default_w_r0-backend0"].LoadBalancer); diff != "" {
 					t.Errorf("backend0 (-want +got):\n%s", diff)
 				}
@@ -282,13 +299,132 @@ func genCases() []genCase {
 				r.Backends[0].Weight = 0
 				return single(r)
 			},
-			want: statuses{},
+			want: statuses{"backendRefs": H},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
-				if w := d.HTTP.Services["default_w0_r0"].Weighted; w == nil || w.Services[0].Weight != 0 {
-					t.Errorf("service = %+v, want a weighted service with weight 0", d.HTTP.Services["default_w0_r0"])
+				checkAnswers500(t, d, "default_w0_r0")
+			},
+			notes: []string{"every backendRef has weight 0"},
+		},
+		{
+			name: "dead rule with retry and timeouts: 500, nothing else applies",
+			model: func() *translate.Model {
+				r := rule("dead", 0, &translate.Retry{Attempts: 2, Codes: []int{503}, Backoff: dur("1s")},
+					translate.Timeouts{BackendRequest: dur("1s"), Request: dur("3s")})
+				r.Backends = nil
+				r.Invalid = []translate.InvalidBackend{{Index: 0, Weight: 1, Reason: "Service default/gone is not in the input"}}
+				return single(r)
+			},
+			want: statuses{"backendRefs": H, "retry.attempts": U, "retry.codes": U, "retry.backoff": U,
+				"retry.connectionErrors": U, "retry.backendTimeout": U, "timeouts.backendRequest": U, "timeouts.request": U},
+			check: func(t *testing.T, _ string, d *dynamicConfig) {
+				checkAnswers500(t, d, "default_dead_r0")
+				if d.HTTP.ServersTransports != nil {
+					t.Errorf("transports = %v, want none for a dead rule", d.HTTP.ServersTransports)
 				}
 			},
-			notes: []string{"every backend has weight 0"},
+			notes: []string{"noop@internal"},
+		},
+		{
+			name: "no backendRefs",
+			model: func() *translate.Model {
+				r := rule("none", 0, nil, translate.Timeouts{})
+				r.Backends, r.NoBackendRefs = nil, true
+				return single(r)
+			},
+			want:  statuses{"backendRefs": H},
+			check: func(t *testing.T, _ string, d *dynamicConfig) { checkAnswers500(t, d, "default_none_r0") },
+		},
+		{
+			name: "partly invalid backendRefs: the invalid share is answered 500",
+			model: func() *translate.Model {
+				r := rule("part", 0, &translate.Retry{Attempts: 1}, translate.Timeouts{})
+				r.Backends[0].Weight = 3
+				r.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 1, Reason: "kind Bucket is not a Service"}}
+				return single(r)
+			},
+			want: statuses{"backendRefs": A, "retry.attempts": H, "retry.connectionErrors": A},
+			check: func(t *testing.T, _ string, d *dynamicConfig) {
+				want := &service{Weighted: &weighted{Services: []weightedService{
+					{"default_part_r0-backend0", 3}, {noopService, 1}}}}
+				if diff := cmp.Diff(want, d.HTTP.Services["default_part_r0"]); diff != "" {
+					t.Errorf("weighted (-want +got):\n%s", diff)
+				}
+				r := d.HTTP.Routers["m0000-default_part_r0"]
+				if !slices.Equal(r.Middlewares, []string{"default_part_r0-answer500", "default_part_r0-retry"}) {
+					t.Errorf("router middlewares = %v, want the errors middleware outermost", r.Middlewares)
+				}
+			},
+		},
+		{
+			name: "invalid backendRefs of weight 0",
+			model: func() *translate.Model {
+				r := rule("iw0", 0, nil, translate.Timeouts{})
+				r.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 0, Reason: "kind Bucket is not a Service"}}
+				return single(r)
+			},
+			want: statuses{"backendRefs": H},
+			check: func(t *testing.T, _ string, d *dynamicConfig) {
+				if d.HTTP.Middlewares != nil || d.HTTP.Services["default_iw0_r0"].LoadBalancer == nil {
+					t.Errorf("middlewares %v service %+v, want a plain load balancer", d.HTTP.Middlewares, d.HTTP.Services["default_iw0_r0"])
+				}
+			},
+		},
+		{
+			name: "huge attempts are clamped",
+			model: func() *translate.Model {
+				return single(rule("huge", 0, &translate.Retry{Attempts: 4294967297}, translate.Timeouts{}))
+			},
+			want: statuses{"retry.attempts": A, "retry.connectionErrors": A},
+			check: func(t *testing.T, _ string, d *dynamicConfig) {
+				if diff := cmp.Diff(&retry{Attempts: math.MaxInt32}, retryOf(t, d, "default_huge_r0")); diff != "" {
+					t.Errorf("retry (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "codes on GET and POST, no opt-in",
+			model: func() *translate.Model {
+				r := rule("mixed", 0, &translate.Retry{Attempts: 2, Codes: []int{502, 503}}, translate.Timeouts{})
+				r.Methods = []string{"GET", "POST"}
+				return single(r)
+			},
+			want: statuses{"retry.connectionErrors": A},
+			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U},
+				v37: {"retry.attempts": A, "retry.codes": A}},
+			check: func(t *testing.T, v string, d *dynamicConfig) {
+				want := &retry{Attempts: 3}
+				if v == v37 {
+					limit := int64(2 << 20)
+					want.Status, want.MaxRequestBodyBytes = []string{"502", "503"}, &limit
+				}
+				if diff := cmp.Diff(want, retryOf(t, d, "default_mixed_r0")); diff != "" {
+					t.Errorf("retry (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "codes on POST only, no opt-in",
+			model: func() *translate.Model {
+				r := rule("postonly", 0, &translate.Retry{Attempts: 2, Codes: []int{503, 504}},
+					translate.Timeouts{BackendRequest: dur("1s")})
+				r.Methods = []string{"POST"}
+				return single(r)
+			},
+			want: statuses{"retry.connectionErrors": A, "timeouts.backendRequest": A, "retry.backendTimeout": U},
+			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U},
+				v37: {"retry.attempts": A, "retry.codes": U}},
+		},
+		{
+			name: "codes on GET only",
+			model: func() *translate.Model {
+				r := rule("getonly", 0, &translate.Retry{Attempts: 2, Codes: []int{503}}, translate.Timeouts{})
+				r.Methods = []string{"GET"}
+				return single(r)
+			},
+			want: statuses{"retry.connectionErrors": A},
+			// 3.7 buffers bodies up to 2 MiB for a status retry.
+			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U},
+				v37: {"retry.attempts": A, "retry.codes": A}},
 		},
 		{
 			name:  "hosts, listeners and every match kind",
@@ -343,7 +479,7 @@ func richModel() *translate.Model {
 			{Name: "any", Routes: []*translate.RouteMatch{{Rule: b, Match: prefixRoot}}},
 		}},
 		{Name: "https-8443", Address: "::", Port: 8443, VirtualHosts: []*translate.VirtualHost{
-			{Name: "any", Routes: []*translate.RouteMatch{{Rule: a, Match: prefixRoot}}},
+			{Name: "any-8443", Routes: []*translate.RouteMatch{{Rule: a, Match: prefixRoot}}},
 		}},
 	}}
 }
@@ -446,6 +582,30 @@ func checkFindings(t *testing.T, m *translate.Model, out *translate.Output, want
 	}
 }
 
+// checkAnswers500 checks that every router of rule name sends its requests
+// to noop@internal through the errors middleware that rewrites 418 to 500.
+func checkAnswers500(t *testing.T, d *dynamicConfig, name string) {
+	t.Helper()
+	if diff := cmp.Diff(answerMiddleware(), d.HTTP.Middlewares[name+"-answer500"]); diff != "" {
+		t.Errorf("errors middleware (-want +got):\n%s", diff)
+	}
+	if d.HTTP.Services[name] != nil {
+		t.Errorf("dead rule %s has a service: %+v", name, d.HTTP.Services[name])
+	}
+	n := 0
+	for rn, r := range d.HTTP.Routers {
+		if strings.HasSuffix(rn, "-"+name) {
+			n++
+			if r.Service != noopService || !slices.Equal(r.Middlewares, []string{name + "-answer500"}) {
+				t.Errorf("router %s = %+v, want noop@internal behind %s-answer500 only", rn, r, name)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no router for dead rule %s: its requests would fall through to other rules", name)
+	}
+}
+
 func checkStatic(t *testing.T, m *translate.Model, s *staticConfig) {
 	t.Helper()
 	if s.Global.CheckNewVersion || s.Global.SendAnonymousUsage || s.Providers.File.Filename != DynamicFile || s.Log.Level == "" {
@@ -469,7 +629,16 @@ func checkStatic(t *testing.T, m *translate.Model, s *staticConfig) {
 // Traefik 3.6 would then drop the whole dynamic configuration.
 func checkNo37Fields(t *testing.T, dyn []byte) {
 	t.Helper()
-	for _, f := range []string{"status:", "timeout:", "retryNonIdempotentMethod", "maxRequestBodyBytes", "disableRetryOnNetworkError"} {
+	var d dynamicConfig
+	if err := yaml.UnmarshalStrict(dyn, &d); err != nil {
+		t.Fatal(err)
+	}
+	for n, mw := range d.HTTP.Middlewares {
+		if rt := mw.Retry; rt != nil && (rt.Status != nil || rt.Timeout != "" || rt.RetryNonIdempotentMethod || rt.MaxRequestBodyBytes != nil) {
+			t.Errorf("3.6 output: middleware %s uses 3.7-only retry fields: %+v", n, rt)
+		}
+	}
+	for _, f := range []string{"timeout:", "retryNonIdempotentMethod", "maxRequestBodyBytes", "disableRetryOnNetworkError"} {
 		if bytes.Contains(dyn, []byte(f)) {
 			t.Errorf("3.6 output contains the 3.7-only field %s:\n%s", f, dyn)
 		}
@@ -504,7 +673,7 @@ func TestTraefik36RejectsThe37Output(t *testing.T) {
 	if err := cfg.WaitLoaded(p, 3*time.Second); err == nil {
 		t.Fatalf("Traefik 3.6 loaded a 3.7 configuration:\n%s", dyn)
 	}
-	if !strings.Contains(p.Output(), "status") {
+	if !strings.Contains(p.Output(), "field not found, node: ") {
 		t.Errorf("Traefik's log does not name the unknown field:\n%s", p.Output())
 	}
 }
