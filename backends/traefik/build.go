@@ -217,7 +217,9 @@ func loadBalancerOf(b *translate.BackendRef, transport string) *loadBalancer {
 
 // configuredAttempts is the number of retries gwretry writes for rt: its
 // attempts, clamped at the version's MaxAttempts.
-func configuredAttempts(rt *translate.Retry, sup support) int { return min(rt.Attempts, sup.MaxAttempts) }
+func configuredAttempts(rt *translate.Retry, sup support) int {
+	return min(rt.Attempts, sup.MaxAttempts)
+}
 
 // retryMiddleware maps a rule's retry intent onto Traefik's Retry
 // middleware, writing only the fields that sup's version knows.
