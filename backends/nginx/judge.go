@@ -1,0 +1,290 @@
+package nginx
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// defaultProxyTimeout is nginx's default proxy_connect_timeout,
+// proxy_send_timeout and proxy_read_timeout.
+const defaultProxyTimeout = 60 * time.Second
+
+// Observe implements translate.Judge: it parses the generated file back with
+// crossplane and the version's directive table and derives, from the
+// directives alone, what nginx does with the requests of each rule. Each
+// rule's named location (@r_<rule name>) is found in every server, its
+// upstream by the proxy_pass target; directives not in the location are
+// inherited from the server and http blocks, and absent ones take nginx's
+// defaults (proxy_next_upstream error timeout, tries 0 = unlimited, 60s
+// proxy timers, request buffering on).
+func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
+	v, err := lookupVersion(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	found := false
+	for _, f := range files {
+		if f.Path == b.path() {
+			data, found = f.Data, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no %s among the generated files", b.path())
+	}
+	_, http, err := parseConfig(data, b.Layout(), v)
+	if err != nil {
+		return nil, err
+	}
+	ups := map[string]upstreamSeen{}
+	type scope struct{ server, location crossplane.Directives }
+	locations := map[string][]scope{}
+	for _, d := range http {
+		switch d.Directive {
+		case "upstream":
+			if len(d.Args) == 1 {
+				ups[d.Args[0]] = readUpstream(d.Block)
+			}
+		case "server":
+			for _, l := range d.Block {
+				if l.Directive == "location" && len(l.Args) == 1 {
+					locations[l.Args[0]] = append(locations[l.Args[0]], scope{d.Block, l.Block})
+				}
+			}
+		}
+	}
+	out := map[string]map[translate.MethodClass]translate.Behaviour{}
+	for _, r := range m.Rules {
+		var first map[translate.MethodClass]translate.Behaviour
+		for i, sc := range locations["@"+locationName(r)] {
+			bh, err := observeRule(r, []crossplane.Directives{sc.location, sc.server, http}, ups)
+			if err != nil {
+				return nil, fmt.Errorf("rule %s: %w", r.Name, err)
+			}
+			if i == 0 {
+				first = bh
+			} else if !reflect.DeepEqual(first, bh) {
+				return nil, fmt.Errorf("rule %s: its locations in two servers behave differently", r.Name)
+			}
+		}
+		// A rule with no location is reached by no request; it gets no
+		// behaviour, so no honoured claim about it can pass.
+		if first != nil {
+			out[r.Name] = first
+		}
+	}
+	return out, nil
+}
+
+// upstreamSeen is what the judge reads from an upstream block.
+type upstreamSeen struct {
+	// Entries counts the server entries a request can be sent to (not
+	// down, not backup): nginx tries each at most once per request.
+	Entries int
+	// Keepalive: connections are cached, and nginx re-sends a request
+	// whose cached connection failed without counting a try.
+	Keepalive bool
+}
+
+func readUpstream(ds crossplane.Directives) upstreamSeen {
+	var u upstreamSeen
+	for _, d := range ds {
+		switch d.Directive {
+		case "server":
+			if !slices.Contains(d.Args, "down") && !slices.Contains(d.Args, "backup") {
+				u.Entries++
+			}
+		case "keepalive":
+			u.Keepalive = true
+		}
+	}
+	return u
+}
+
+// lookup returns the arguments of the last name directive in the innermost
+// scope that has one (location, then server, then http), and false when
+// none has it.
+func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
+	for _, s := range scopes {
+		var args []string
+		found := false
+		for _, d := range s {
+			if d.Directive == name {
+				args, found = d.Args, true
+			}
+		}
+		if found {
+			return args, true
+		}
+	}
+	return nil, false
+}
+
+// observeRule derives the behaviour of one rule's location per method class.
+func observeRule(r *translate.Rule, scopes []crossplane.Directives, ups map[string]upstreamSeen) (map[translate.MethodClass]translate.Behaviour, error) {
+	out := map[translate.MethodClass]translate.Behaviour{}
+	// `return` runs in the rewrite phase, before any proxying.
+	for _, s := range scopes[:2] {
+		if args, ok := lookup([]crossplane.Directives{s}, "return"); ok && len(args) > 0 {
+			code, err := strconv.Atoi(args[0])
+			if err != nil {
+				return nil, fmt.Errorf("return %q", args[0])
+			}
+			for _, c := range r.MethodClasses() {
+				out[c] = translate.Behaviour{Answer: code, MaxRetriedBody: -1}
+			}
+			return out, nil
+		}
+	}
+	pass, ok := lookup(scopes[:1], "proxy_pass")
+	if !ok || len(pass) != 1 || !strings.HasPrefix(pass[0], "http://") {
+		return nil, fmt.Errorf("its location neither returns nor proxies to an upstream (proxy_pass %q)", pass)
+	}
+	up, ok := ups[strings.TrimPrefix(pass[0], "http://")]
+	if !ok {
+		return nil, fmt.Errorf("proxy_pass %s names no upstream block", pass[0])
+	}
+	next, ok := lookup(scopes, "proxy_next_upstream")
+	if !ok {
+		next = []string{"error", "timeout"}
+	}
+	tries := 0
+	if args, ok := lookup(scopes, "proxy_next_upstream_tries"); ok && len(args) == 1 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("proxy_next_upstream_tries %q", args[0])
+		}
+		tries = n
+	}
+	// Every entry is tried at most once, and tries 0 means no limit.
+	limit := up.Entries
+	if tries > 0 {
+		limit = min(tries, up.Entries)
+	}
+	retries := max(limit-1, 0)
+	if slices.Contains(next, "off") {
+		retries = 0
+	}
+	var try time.Duration
+	for i, name := range []string{"proxy_connect_timeout", "proxy_send_timeout", "proxy_read_timeout"} {
+		d := defaultProxyTimeout
+		if args, ok := lookup(scopes, name); ok && len(args) == 1 {
+			var err error
+			if d, err = parseNginxTime(args[0]); err != nil {
+				return nil, fmt.Errorf("%s %q: %w", name, args[0], err)
+			}
+		}
+		// The soonest of the three idle timers is the one that cuts.
+		if i == 0 || d < try {
+			try = d
+		}
+	}
+	maxBody := int64(-1)
+	if args, ok := lookup(scopes, "proxy_request_buffering"); ok && len(args) == 1 && args[0] == "off" {
+		// The body streams to the first try: nothing can be re-sent once
+		// it has started.
+		maxBody = 0
+	}
+	var codes []int
+	for _, tok := range next {
+		if c, ok := strings.CutPrefix(tok, "http_"); ok {
+			n, err := strconv.Atoi(c)
+			if err != nil {
+				return nil, fmt.Errorf("proxy_next_upstream %q", tok)
+			}
+			codes = append(codes, n)
+		}
+	}
+	slices.Sort(codes)
+	conn := translate.ConnRetryNone
+	if slices.Contains(next, "error") {
+		conn = translate.ConnRetryAll
+	}
+	base := translate.Behaviour{
+		Retries:        retries,
+		ExtraRetries:   up.Keepalive && retries > 0,
+		Codes:          codes,
+		ConnErrors:     conn,
+		MaxRetriedBody: maxBody,
+		TryTimeout:     translate.Timer{Kind: translate.TimerIdle, Value: try},
+		TimeoutRetried: slices.Contains(next, "timeout"),
+		// proxy_next_upstream_timeout only stops new retries; nothing
+		// cuts the whole request.
+		RequestTimeout: translate.Timer{Kind: translate.TimerNone},
+		TimeoutStatus:  504,
+	}
+	if retries == 0 {
+		base.Codes, base.ConnErrors, base.TimeoutRetried = nil, translate.ConnRetryNone, false
+	}
+	for _, c := range r.MethodClasses() {
+		bh := base
+		if c == translate.NonIdempotent && !slices.Contains(next, "non_idempotent") {
+			// ngx_http_upstream_next: a POST, PATCH or LOCK request
+			// already sent is not retried, whatever the failure.
+			bh.Codes, bh.TimeoutRetried = nil, false
+			if retries > 0 && slices.Contains(next, "error") {
+				bh.ConnErrors = translate.ConnRetryUnsent
+			}
+		}
+		out[c] = bh
+	}
+	return out, nil
+}
+
+// parseNginxTime parses an nginx time value as ngx_parse_time does for
+// milliseconds: one or more number+unit parts from the most to the least
+// significant (ms s m h d w M y, no unit = seconds).
+func parseNginxTime(s string) (time.Duration, error) {
+	units := []struct {
+		suffix string
+		d      time.Duration
+	}{
+		{"ms", time.Millisecond}, {"y", 365 * 24 * time.Hour}, {"M", 30 * 24 * time.Hour}, {"w", 7 * 24 * time.Hour},
+		{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second},
+	}
+	rank := func(d time.Duration) int { return int(d / time.Millisecond) }
+	if s == "" {
+		return 0, fmt.Errorf("empty time")
+	}
+	var total time.Duration
+	last := -1
+	for s != "" {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 0 || i > 12 {
+			return 0, fmt.Errorf("bad number in time")
+		}
+		n, _ := strconv.ParseInt(s[:i], 10, 64)
+		s = s[i:]
+		unit := time.Second
+		matched := s == ""
+		for _, u := range units {
+			if strings.HasPrefix(s, u.suffix) {
+				unit, s, matched = u.d, s[len(u.suffix):], true
+				break
+			}
+		}
+		if !matched {
+			return 0, fmt.Errorf("unknown unit in time")
+		}
+		if last >= 0 && rank(unit) >= last {
+			return 0, fmt.Errorf("time units out of order")
+		}
+		last = rank(unit)
+		if n > int64((1<<63-1)/unit) || total > time.Duration(1<<63-1)-time.Duration(n)*unit {
+			return 0, fmt.Errorf("time out of range")
+		}
+		total += time.Duration(n) * unit
+	}
+	return total, nil
+}

@@ -1,0 +1,240 @@
+package nginx
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// judgeModel has rules of every kind the judge must read: GET-only and
+// any-method retries, the opt-in, attempts 0, 0s timers, several endpoints,
+// a clamp, a dead rule and one with an invalid backendRef.
+func judgeModel(t testing.TB) *translate.Model {
+	get := func(r *translate.Rule) *translate.Rule { r.Methods = []string{"GET", "HEAD"}; return r }
+	dead := rule(5, &translate.Retry{Attempts: 2}, translate.Timeouts{Request: dur(t, "1s")})
+	dead.Backends, dead.NoBackendRefs = nil, true
+	partial := get(rule(6, &translate.Retry{Attempts: 1, Codes: []int{503}}, translate.Timeouts{}, backend("a", 2, "127.0.0.1")))
+	partial.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 1, Reason: "kind Bucket is not a Service"}}
+	post := rule(9, &translate.Retry{Attempts: 1, Codes: []int{502}}, translate.Timeouts{})
+	post.Methods = []string{"POST"}
+	return model("", []*translate.Rule{
+		get(rule(0, &translate.Retry{Attempts: 3, Codes: []int{500, 502, 503}, Backoff: dur(t, "100ms")}, translate.Timeouts{})),
+		rule(1, &translate.Retry{Attempts: 2, Codes: []int{503}}, translate.Timeouts{BackendRequest: dur(t, "2s")}),
+		rule(2, &translate.Retry{Attempts: 0, Codes: []int{503}}, translate.Timeouts{}),
+		get(rule(3, &translate.Retry{Attempts: 1}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")})),
+		get(rule(4, &translate.Retry{Attempts: 2, Codes: []int{429}}, translate.Timeouts{}, backend("a", 1, "127.0.0.1", "127.0.0.2", "127.0.0.3"))),
+		dead,
+		partial,
+		get(rule(7, &translate.Retry{Attempts: 4294967297, Codes: []int{502}}, translate.Timeouts{})),
+		rule(8, nil, translate.Timeouts{Request: dur(t, "0s")}),
+		post,
+	})
+}
+
+func claimErrors(t *testing.T, b *Backend, m *translate.Model, opts translate.Options, out *translate.Output) []error {
+	t.Helper()
+	obs, err := b.Observe(m, opts, out.Files)
+	if err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	var errs []error
+	for _, r := range m.Rules {
+		errs = append(errs, translate.CheckClaims(r, out.Findings, obs[r.Name])...)
+	}
+	return errs
+}
+
+func layouts(t *testing.T) map[string]*Backend {
+	t.Helper()
+	out := map[string]*Backend{}
+	for _, l := range []string{LayoutFull, LayoutConfD} {
+		b, err := NewWithConfig(Config{Layout: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[l] = b
+	}
+	return out
+}
+
+// TestJudgeAgreesWithClaims: on generated configurations, every honoured
+// claim holds in what the judge reads back, for both layouts, every version
+// and with and without the opt-in; and the judge reads nginx's semantics.
+func TestJudgeAgreesWithClaims(t *testing.T) {
+	for layout, b := range layouts(t) {
+		for _, v := range b.Versions() {
+			for _, optIn := range []bool{false, true} {
+				m := judgeModel(t)
+				opts := translate.Options{Version: v, RetryNonIdempotent: optIn}
+				if _, err := translate.Run(m, []translate.Target{{Backend: b, Version: v}}, optIn); err != nil {
+					t.Fatalf("%s %s opt-in %v: Run: %v", layout, v, optIn, err)
+				}
+				out, err := b.Generate(m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
+					t.Fatalf("%s %s: %v", layout, v, errs)
+				}
+				obs, _ := b.Observe(m, opts, out.Files)
+				get := func(rule int, c translate.MethodClass) translate.Behaviour {
+					bh, ok := obs[m.Rules[rule].Name][c]
+					if !ok {
+						t.Fatalf("no behaviour for rule %d %s", rule, c)
+					}
+					return bh
+				}
+				if bh := get(0, translate.Idempotent); bh.Retries != 3 || len(bh.Codes) != 3 || bh.ConnErrors != translate.ConnRetryAll ||
+					bh.MaxRetriedBody != -1 || bh.TryTimeout != (translate.Timer{Kind: translate.TimerIdle, Value: time.Minute}) || !bh.TimeoutRetried {
+					t.Errorf("rule 0: %+v", bh)
+				}
+				post := get(1, translate.NonIdempotent)
+				if optIn && (post.ConnErrors != translate.ConnRetryAll || len(post.Codes) != 1 || !post.TimeoutRetried) {
+					t.Errorf("rule 1 POST with the opt-in: %+v", post)
+				}
+				if !optIn && (post.ConnErrors != translate.ConnRetryUnsent || post.Codes != nil || post.TimeoutRetried || post.Retries != 2) {
+					t.Errorf("rule 1 POST without the opt-in: %+v", post)
+				}
+				if bh := get(2, translate.Idempotent); bh.Retries != 0 || bh.Codes != nil {
+					t.Errorf("rule 2 (attempts 0): %+v", bh)
+				}
+				if bh := get(3, translate.Idempotent); !bh.TryTimeout.Off() || !bh.RequestTimeout.Off() {
+					t.Errorf("rule 3 (0s timers): %+v", bh)
+				}
+				if bh := get(4, translate.Idempotent); bh.Retries != 2 {
+					t.Errorf("rule 4 (3 endpoints, attempts 2): %+v", bh)
+				}
+				for _, c := range []translate.MethodClass{translate.Idempotent, translate.NonIdempotent} {
+					if bh := get(5, c); bh.Answer != 500 {
+						t.Errorf("dead rule %s: %+v", c, bh)
+					}
+				}
+				if bh := get(6, translate.Idempotent); bh.InvalidShareAnswered || bh.Answer != 0 {
+					t.Errorf("rule 6 (an invalid backendRef): %+v", bh)
+				}
+				if bh := get(7, translate.Idempotent); bh.Retries != maxAttempts {
+					t.Errorf("rule 7 (clamped): %+v", bh)
+				}
+			}
+		}
+	}
+}
+
+// TestJudgeCatchesTampering: a configuration edited after generation, or a
+// finding made wider than the configuration, is caught.
+func TestJudgeCatchesTampering(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		optIn    bool
+		from, to string // an edit of the generated file
+		count    int    // how many occurrences to replace (-1 all)
+		// finding, when set, is made honoured instead.
+		finding translate.Feature
+		rule    int
+	}{
+		{name: "a code removed", from: "http_500 http_502 http_503;", to: "http_500 http_502;", count: 1},
+		{name: "error removed", from: "proxy_next_upstream error timeout invalid_header http_500", to: "proxy_next_upstream timeout invalid_header http_500", count: 1},
+		{name: "fewer tries", from: "proxy_next_upstream_tries 4;", to: "proxy_next_upstream_tries 3;", count: 1},
+		{name: "retries off", from: "proxy_next_upstream error timeout invalid_header http_500 http_502 http_503;", to: "proxy_next_upstream off;", count: 1},
+		{name: "an upstream entry removed", from: "server 127.0.0.1:18081 max_fails=0;", to: "", count: 1},
+		{name: "request buffering off", from: "proxy_next_upstream_tries 4;", to: "proxy_next_upstream_tries 4; proxy_request_buffering off;", count: 1},
+		{name: "upstream keepalive", from: "upstream default_route_r0 {", to: "upstream default_route_r0 {\n keepalive 4;", count: 1},
+		{name: "0s timer below the range", from: "proxy_read_timeout 100000h;", to: "proxy_read_timeout 99999h;", count: -1},
+		{name: "0s timer at the default", from: "proxy_connect_timeout 100000h;", to: "", count: -1},
+		{name: "dead rule proxies", from: "return 500;", to: "proxy_pass http://default_route_r0;", count: 1},
+		{name: "opt-in removed", optIn: true, from: "invalid_header http_503 non_idempotent;", to: "invalid_header http_503;", count: 1},
+		{name: "backoff claimed", finding: translate.FeatureRetryBackoff, rule: 0},
+		{name: "any-method codes claimed", finding: translate.FeatureRetryCodes, rule: 1},
+		{name: "POST connection errors claimed", finding: translate.FeatureRetryConnectionErrors, rule: 9},
+		{name: "idle backendRequest claimed", finding: translate.FeatureBackendRequestTimeout, rule: 1},
+		{name: "invalid share claimed", finding: translate.FeatureBackendRefs, rule: 6},
+		{name: "dead rule attempts claimed", finding: translate.FeatureRetryAttempts, rule: 5},
+		{name: "clamped attempts claimed", finding: translate.FeatureRetryAttempts, rule: 7},
+	} {
+		for layout, b := range layouts(t) {
+			t.Run(tc.name+"/"+layout, func(t *testing.T) {
+				m := judgeModel(t)
+				opts := translate.Options{Version: "1.22", RetryNonIdempotent: tc.optIn}
+				out, err := b.Generate(m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
+					t.Fatalf("untampered: %v", errs)
+				}
+				if tc.finding != "" {
+					found := false
+					for i, f := range out.Findings {
+						if f.Rule == tc.rule && f.Feature == tc.finding {
+							if f.Status == translate.Honoured {
+								t.Fatalf("finding already honoured: %+v", f)
+							}
+							out.Findings[i].Status, found = translate.Honoured, true
+						}
+					}
+					if !found {
+						t.Fatalf("no finding %s for rule %d", tc.finding, tc.rule)
+					}
+				} else {
+					conf := string(out.Files[0].Data)
+					if !strings.Contains(conf, tc.from) {
+						t.Fatalf("the file lacks %q:\n%s", tc.from, conf)
+					}
+					out.Files[0].Data = []byte(strings.Replace(conf, tc.from, tc.to, tc.count))
+				}
+				errs := claimErrors(t, b, m, opts, out)
+				if len(errs) == 0 {
+					t.Fatalf("the judge did not catch it:\n%s", out.Files[0].Data)
+				}
+				t.Log(errs[0])
+			})
+		}
+	}
+}
+
+func TestJudgeNeedsTheFile(t *testing.T) {
+	m := judgeModel(t)
+	if _, err := New().Observe(m, translate.Options{}, []translate.File{{Path: ConfDPath, Data: []byte("")}}); err == nil {
+		t.Error("Observe without nginx.conf succeeded")
+	}
+	if _, err := New().Observe(m, translate.Options{}, []translate.File{{Path: ConfigPath, Data: []byte("http { server { location @r_default_route_r0 { return 500; } }")}}); err == nil {
+		t.Error("Observe of a file that does not parse succeeded")
+	}
+}
+
+func TestParseNginxTime(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"1500ms": 1500 * time.Millisecond, "60s": time.Minute, "60": time.Minute, "1m30s": 90 * time.Second,
+		"100000h": 100000 * time.Hour, "1h 30m": 0, "2d": 48 * time.Hour, "s": 0, "1s1m": 0, "": 0, "1x": 0,
+		"99999999999999999y": 0,
+	} {
+		got, err := parseNginxTime(in)
+		if want == 0 {
+			if err == nil {
+				t.Errorf("parseNginxTime(%q) = %v, want an error", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("parseNginxTime(%q) = %v, %v, want %v", in, got, err, want)
+		}
+	}
+}
+
+func TestNewWithConfig(t *testing.T) {
+	for layout, path := range map[string]string{"": ConfigPath, LayoutFull: ConfigPath, LayoutConfD: ConfDPath} {
+		b, err := NewWithConfig(Config{Layout: layout})
+		if err != nil {
+			t.Fatalf("%q: %v", layout, err)
+		}
+		out, err := b.Generate(model("", []*translate.Rule{rule(0, nil, translate.Timeouts{})}), translate.Options{})
+		if err != nil || len(out.Files) != 1 || out.Files[0].Path != path {
+			t.Errorf("layout %q: %v %v", layout, out, err)
+		}
+	}
+	if _, err := NewWithConfig(Config{Layout: "sites-enabled"}); err == nil {
+		t.Error("unknown layout accepted")
+	}
+}
