@@ -45,6 +45,8 @@ type generator struct {
 	// invalidShareUsed: the route configuration being built sends some
 	// share to invalidCluster.
 	invalidShareUsed bool
+	// validateClustersOff: some route table has validate_clusters false.
+	validateClustersOff bool
 }
 
 // bootstrap builds the static bootstrap for m.
@@ -147,6 +149,7 @@ func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteCon
 		// stay unknown so that its share is answered 500. bootstrap()
 		// checks every other name itself.
 		rc.ValidateClusters = wrapperspb.Bool(false)
+		g.validateClustersOff = true
 	}
 	return rc, nil
 }

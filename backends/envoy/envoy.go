@@ -155,25 +155,28 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	return &translate.Output{
 		Files:    []translate.File{{Path: OutputPath, Data: data}},
 		Findings: findings,
-		Notes:    notes(c, opts.RetryNonIdempotent),
+		Notes:    notes(c, opts.RetryNonIdempotent, g.validateClustersOff),
 	}, nil
 }
 
 // notes are the data-plane-wide facts a user of the generated file needs.
-func notes(c capability, retryNonIdempotent bool) []string {
+func notes(c capability, retryNonIdempotent, validateClustersOff bool) []string {
 	ns := []string{
 		fmt.Sprintf("run it with `envoy -c %s` (a static v3 bootstrap for Envoy %s; no admin interface is configured)", OutputPath, c.version),
 		fmt.Sprintf("a rule without timeouts.request keeps Envoy's default route timeout of %s, which includes all retries; set timeouts.request (\"0s\" disables it) to change it", formatDuration(c.defaultRouteTimeout)),
 		fmt.Sprintf("every cluster sets circuit_breakers max_retries %d: Envoy's default allows 3 concurrent retries per cluster and silently drops the others", c.maxRetries),
 		fmt.Sprintf("retry_on is %q (plus %s when a rule lists codes): reset makes Envoy retry a try cut by backendRequest (per_try_timeout), and may replay a request the backend already processed", strings.Join(c.retryOn, ","), c.statusCodesToken),
-		"Envoy retries nothing once response bytes were sent downstream, nor a request whose body exceeds its buffer limit (1 MiB per connection by default)",
+		fmt.Sprintf("Envoy retries nothing once response bytes were sent downstream, nor a request whose body exceeds its retry buffer: every route with a retry policy sets per_request_buffer_limit_bytes %d (%s; the listener's per_connection_buffer_limit_bytes, 1 MiB by default, caps it)", c.retryBufferLimit, byteSize(uint64(c.retryBufferLimit))),
 		fmt.Sprintf("host matching ignores the port of the Host header (ignore_port_in_host_matching); backends with DNS names are STRICT_DNS clusters (IPv4 preferred), IP backends STATIC clusters, connect_timeout %s", formatDuration(clusterConnectTimeout)),
 		"Envoy also obeys x-envoy-retry-on, x-envoy-max-retries and x-envoy-upstream-rq-(per-try-)timeout-ms request headers from clients it considers internal (by default private and loopback addresses); strip them in front of Envoy if such clients are untrusted",
 	}
 	if retryNonIdempotent {
 		ns = append(ns, "--retry-non-idempotent: POST, PATCH and LOCK requests are retried like any other method")
 	} else {
-		ns = append(ns, "Envoy retries every method; gwretry adds, before each retrying route, a route for POST, PATCH and LOCK with the same match and timeouts but no retries (--retry-non-idempotent drops it)")
+		ns = append(ns, fmt.Sprintf("Envoy retries every method; gwretry adds, before each retrying route, a route for POST, PATCH and LOCK with the same match, timeouts and num_retries that retries only requests never sent (retry_on %s: no codes, no reset, no per-try timeout), and gives routes that match only those methods the same policy (--retry-non-idempotent drops both)", strings.Join(c.safeRetryOn, ",")))
+	}
+	if validateClustersOff {
+		ns = append(ns, fmt.Sprintf("a route table that sends the share of invalid backendRefs to the missing cluster %q (answered 500 through cluster_not_found_response_code) sets validate_clusters false, or Envoy would refuse to load it; gwretry checks every other cluster name itself", invalidCluster))
 	}
 	return ns
 }

@@ -75,6 +75,7 @@ func models(t *testing.T) map[string]*translate.Model {
 		"backends":         backendModel(t),
 		"unreferenced":     {Rules: []*translate.Rule{full(0)}, RouteCount: 1, RuleCount: 1},
 		"all weights zero": weightsZeroModel(t),
+		"judge":            judgeModel(t),
 	}
 	return ms
 }
@@ -228,7 +229,7 @@ func checkClustersReferenced(t *testing.T, bs *bootstrapv3.Bootstrap) {
 		}
 	}
 	for c := range used {
-		if !defined[c] {
+		if !defined[c] && c != invalidCluster {
 			t.Errorf("route uses undefined cluster %s", c)
 		}
 	}

@@ -1,9 +1,14 @@
 package envoy
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -162,5 +167,94 @@ func TestWorstCase(t *testing.T) {
 	// Huge attempt counts stop early instead of looping.
 	if got := g.worstCase(&translate.Retry{Attempts: 1 << 30}, time.Second); got <= g.cap.defaultRouteTimeout {
 		t.Errorf("worstCase with 2^30 attempts = %v", got)
+	}
+}
+
+func TestDeadAndInvalidBackends(t *testing.T) {
+	cases := map[string]func(r *translate.Rule){
+		"every weight 0": func(r *translate.Rule) { r.Backends[0].Weight = 0 },
+		"no backendRefs": func(r *translate.Rule) { r.Backends, r.NoBackendRefs = nil, true },
+		"only invalid refs": func(r *translate.Rule) {
+			r.Backends = nil
+			r.Invalid = []translate.InvalidBackend{{Index: 0, Weight: 1, Reason: "Service default/gone is not in the input"}}
+		},
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := newRule(0, &translate.Retry{Attempts: 2, Codes: []int{503}, Backoff: dur(t, "10ms")}, translate.Timeouts{Request: dur(t, "5s"), BackendRequest: dur(t, "1s")})
+			mutate(r)
+			out, bs := generate(t, singleModel(r), translate.Options{})
+			// One route, whatever the method: no retrying twin.
+			rt := route0(t, routesNamed(t, bs, r.Name))
+			if rt.GetDirectResponse().GetStatus() != 500 || len(routesNamed(t, bs, r.Name+twinSuffix)) != 0 {
+				t.Errorf("routes %v, want one direct 500", routeConfig(t, bs, 0).GetVirtualHosts()[0].GetRoutes())
+			}
+			for _, f := range out.Findings {
+				want := translate.DeadRuleFinding(r, f.Feature, "Envoy answers 500 itself (direct_response)")
+				if f.Feature == translate.FeatureBackendRefs {
+					want.Status, want.Message = translate.Honoured, r.DeadReason()
+				}
+				if f.Status != want.Status || !strings.Contains(f.Message, want.Message) {
+					t.Errorf("%s: %s %q, want %s %q", f.Feature, f.Status, f.Message, want.Status, want.Message)
+				}
+			}
+			if out.Findings[0].Feature != translate.FeatureBackendRefs {
+				t.Errorf("first finding is %s, want backendRefs", out.Findings[0].Feature)
+			}
+		})
+	}
+
+	// Some refs invalid: their share is a missing cluster answered 500.
+	r := newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})
+	r.Backends = []*translate.BackendRef{backend("default_a_80", 3, "10.0.0.1")}
+	r.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 2, Reason: "kind Bucket is not a Service"}, {Index: 2, Weight: 0, Reason: "no ReferenceGrant"}}
+	out, bs := generate(t, singleModel(r), translate.Options{})
+	for _, rt := range routeConfig(t, bs, 0).GetVirtualHosts()[0].GetRoutes() {
+		ra := rt.GetRoute()
+		var got []string
+		for _, w := range ra.GetWeightedClusters().GetClusters() {
+			got = append(got, fmt.Sprintf("%s=%d", w.GetName(), w.GetWeight().GetValue()))
+		}
+		if fmt.Sprint(got) != "[default_a_80=3 gwretry:invalid-backendRefs=2]" || ra.GetClusterNotFoundResponseCode() != routev3.RouteAction_INTERNAL_SERVER_ERROR {
+			t.Errorf("route %s: weighted clusters %v, cluster_not_found_response_code %v", rt.GetName(), got, ra.GetClusterNotFoundResponseCode())
+		}
+	}
+	if v := routeConfig(t, bs, 0).GetValidateClusters(); v == nil || v.GetValue() {
+		t.Errorf("validate_clusters %v, want false: Envoy would refuse the missing cluster", v)
+	}
+	if f := out.Findings[0]; f.Feature != translate.FeatureBackendRefs || f.Status != translate.Honoured || !strings.Contains(f.Message, "answers those requests 500") {
+		t.Errorf("backendRefs finding %+v", f)
+	}
+	if !slices.ContainsFunc(out.Notes, func(n string) bool { return strings.Contains(n, "validate_clusters false") }) {
+		t.Errorf("no note says validate_clusters is off: %v", out.Notes)
+	}
+	// A route table without invalid refs keeps Envoy's check.
+	_, bs = generate(t, singleModel(newRule(0, nil, translate.Timeouts{})), translate.Options{})
+	if routeConfig(t, bs, 0).GetValidateClusters() != nil {
+		t.Error("validate_clusters set without invalid backendRefs")
+	}
+}
+
+func TestAttemptsClamp(t *testing.T) {
+	for _, attempts := range []int{4294967295, 4294967296, 4294967297, 1 << 40} {
+		r := newRule(0, &translate.Retry{Attempts: attempts}, translate.Timeouts{})
+		r.Methods = []string{"GET"}
+		m := singleModel(r)
+		m.Listeners[0].VirtualHosts[0].Routes[0].Match.Method = "GET"
+		out, bs := generate(t, m, translate.Options{})
+		if got := route0(t, routesNamed(t, bs, r.Name)).GetRoute().GetRetryPolicy().GetNumRetries().GetValue(); got != math.MaxUint32 {
+			t.Errorf("attempts %d: num_retries %d, want the clamp %d", attempts, got, uint32(math.MaxUint32))
+		}
+		f := out.Findings[0]
+		clamped := attempts > math.MaxUint32
+		if f.Status != translate.Approximated || strings.Contains(f.Message, "clamped to 4294967295") != clamped {
+			t.Errorf("attempts %d: %s %q (clamp named: want %v)", attempts, f.Status, f.Message, clamped)
+		}
+		if _, err := translate.Run(m, []translate.Target{{Backend: New()}}, false); err != nil {
+			t.Errorf("attempts %d: Run: %v", attempts, err)
+		}
+	}
+	if c := capabilities()[len(capabilities())-1]; c.maxNumRetries != math.MaxUint32 {
+		t.Errorf("table max num_retries %d", c.maxNumRetries)
 	}
 }
