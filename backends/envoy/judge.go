@@ -435,13 +435,20 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 		b.TryTimeout = withIdle(t, idle)
 		b.TimeoutRetried = b.Retries > 0 && has(resetTokens)
 	case b.Retries == 0:
-		// A single try ends with the request. It has a timer of its own
-		// unless the one timer is exactly the rule's request timeout and
-		// backendRequest asks for none.
+		// A single try ends with the request: one timer cuts both. It is
+		// the request's alone when it is exactly the rule's request
+		// timeout and backendRequest asks for none, and the try's alone
+		// when it is exactly backendRequest and request asks for none.
 		b.TryTimeout = b.RequestTimeout
 		req, be := r.Timeouts.Request, r.Timeouts.BackendRequest
-		if (be == nil || be.IsZero()) && req != nil && !req.IsZero() && b.RequestTimeout == (translate.Timer{Kind: translate.TimerTotal, Value: req.Value}) {
+		is := func(d *translate.Duration) bool {
+			return d != nil && !d.IsZero() && b.RequestTimeout == (translate.Timer{Kind: translate.TimerTotal, Value: d.Value})
+		}
+		switch {
+		case (be == nil || be.IsZero()) && is(req):
 			b.TryTimeout = translate.Timer{Kind: translate.TimerNone}
+		case req.IsZero() && is(be):
+			b.RequestTimeout = translate.Timer{Kind: translate.TimerNone}
 		}
 	default:
 		// Retried tries without per_try_timeout are cut only by the

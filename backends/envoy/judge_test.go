@@ -34,7 +34,8 @@ func judgeModel(t *testing.T) *translate.Model {
 	add(newRule(0, &translate.Retry{Attempts: 2}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")}))
 	add(newRule(0, nil, translate.Timeouts{Request: dur(t, "5s"), BackendRequest: dur(t, "0s")}))
 	add(newRule(0, nil, translate.Timeouts{Request: dur(t, "5s"), BackendRequest: dur(t, "2s")}))
-	add(newRule(0, nil, translate.Timeouts{Request: dur(t, "1h")})) // beyond the stream idle timeout
+	add(newRule(0, nil, translate.Timeouts{Request: dur(t, "1h")}))                               // beyond the stream idle timeout
+	add(newRule(0, nil, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "2s")})) // the try's timer only
 	zero := add(newRule(0, full, both))
 	zero.Backends[0].Weight = 0
 	none := add(newRule(0, full, both))
@@ -137,17 +138,20 @@ func TestJudgeAgreesWithReport(t *testing.T) {
 	if b := rule(10)[idem]; b.RequestTimeout != (translate.Timer{Kind: translate.TimerTotal, Value: time.Hour}) {
 		t.Errorf("request 1h: %+v (the stream idle timeout must not cut it)", b)
 	}
-	for _, i := range []int{11, 12, 13} {
+	if b := rule(11)[idem]; b.TryTimeout != (translate.Timer{Kind: translate.TimerTotal, Value: 2 * time.Second}) || !b.RequestTimeout.Off() {
+		t.Errorf("request 0s, backendRequest 2s, one try: %+v", b)
+	}
+	for _, i := range []int{12, 13, 14} {
 		for _, c := range []translate.MethodClass{idem, non} {
 			if b := rule(i)[c]; b.Answer != 500 {
 				t.Errorf("dead rule %d (%s): %+v, want answer 500", i, c, b)
 			}
 		}
 	}
-	if b := rule(14)[idem]; b.Answer != 0 || !b.InvalidShareAnswered {
+	if b := rule(15)[idem]; b.Answer != 0 || !b.InvalidShareAnswered {
 		t.Errorf("partly invalid: %+v", b)
 	}
-	if b := rule(15)[idem]; !b.InvalidShareAnswered {
+	if b := rule(16)[idem]; !b.InvalidShareAnswered {
 		t.Errorf("invalid with weight 0: %+v", b)
 	}
 }
@@ -216,7 +220,7 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		"resets of POST":           {1, translate.FeatureRetryConnectionErrors, "larger than 1048576 bytes"},
 		"per-try timeouts of POST": {1, translate.FeatureRetryBackendTimeout, "does not retry a try cut"},
 		"attempts clamped":         {4, translate.FeatureRetryAttempts, "retries 4294967295 times, not 4294967297"},
-		"dead rule's request":      {11, translate.FeatureRequestTimeout, "never apply it"},
+		"dead rule's request":      {12, translate.FeatureRequestTimeout, "never apply it"},
 	}
 	for name, c := range claims {
 		t.Run(name, func(t *testing.T) {
