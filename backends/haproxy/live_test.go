@@ -1,0 +1,301 @@
+package haproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/internal/flaky"
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// liveModel puts rules behind /rNN on a loopback listener, each rule's one
+// backend pointing at addr.
+func liveModel(t *testing.T, addr string, rules ...*translate.Rule) *translate.Model {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p int
+	fmt.Sscan(port, &p)
+	for _, r := range rules {
+		for _, b := range r.Backends {
+			for i := range b.Endpoints {
+				b.Endpoints[i] = ep(host, p)
+			}
+		}
+	}
+	m := modelOf(rules...)
+	m.Listeners[0].Port = proxytest.FreePort(t)
+	return m
+}
+
+// startLive generates haproxy.cfg for m and runs HAProxy on it; it returns
+// the proxy's base URL.
+func startLive(t *testing.T, m *translate.Model, opts translate.Options) string {
+	t.Helper()
+	proxytest.Require(t, "haproxy")
+	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: opts.Version}}, opts.RetryNonIdempotent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(file, res.Files[0].Data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", m.Listeners[0].Port)
+	proxytest.StartHAProxy(t, file, addr)
+	return "http://" + addr
+}
+
+func oneShotClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+func status(t *testing.T, c *http.Client, method, url string, body []byte) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestLiveDeadRuleAndInvalidShare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	be := flaky.New(t, "a")
+	dead := deadRules()[2]
+	dead.Index, dead.Name = 0, "default_web_r00"
+	partial := rule(1, nil, translate.Timeouts{})
+	partial.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 1, Reason: "gone"}}
+	url := startLive(t, liveModel(t, be.Addr(), dead, partial), translate.Options{Version: checkedVersion})
+	c := oneShotClient()
+	if got := status(t, c, "GET", url+"/r00/x", nil); got != 500 {
+		t.Errorf("dead rule answered %d, want 500", got)
+	}
+	counts := map[int]int{}
+	const n = 200
+	for i := 0; i < n; i++ {
+		counts[status(t, c, "GET", url+"/r01/x", nil)]++
+	}
+	// Half the requests are the invalid share; a binomial(200, 0.5)
+	// falls outside [50, 150] with negligible probability.
+	if counts[500] < 50 || counts[200] < 50 || counts[200]+counts[500] != n {
+		t.Errorf("answers %v, want about half 500 and half 200", counts)
+	}
+	if hits := len(be.Hits("/r01/x")); hits != counts[200] {
+		t.Errorf("backend got %d hits for %d answers 200: the 500s must not reach it", hits, counts[200])
+	}
+}
+
+// TestLiveBodyLimit: HAProxy L7-retries a request only when it fits in one
+// buffer, whatever the method and the opt-in; without the opt-in POST is
+// not retried on a status code at all.
+func TestLiveBodyLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	small, large := bytes.Repeat([]byte("a"), 4<<10), bytes.Repeat([]byte("a"), 100<<10)
+	for _, optIn := range []bool{true, false} {
+		t.Run(fmt.Sprintf("opt-in=%v", optIn), func(t *testing.T) {
+			be := flaky.New(t, "a")
+			r := rule(0, &translate.Retry{Attempts: 2, Codes: []int{500}}, translate.Timeouts{})
+			url := startLive(t, liveModel(t, be.Addr(), r), translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			c := oneShotClient()
+			tests := []struct {
+				method string
+				body   []byte
+				hits   int
+			}{
+				{"POST", small, map[bool]int{true: 3, false: 1}[optIn]},
+				{"POST", large, 1},
+				{"PUT", small, 3},
+				{"PUT", large, 1},
+			}
+			for i, tt := range tests {
+				path := fmt.Sprintf("/r00/%d", i)
+				be.Handle(path, flaky.AlwaysFail(500))
+				if got := status(t, c, tt.method, url+path, tt.body); got != 500 {
+					t.Errorf("%s %d bytes: answer %d, want the backend's 500", tt.method, len(tt.body), got)
+				}
+				be.WaitIdle(5 * time.Second)
+				if got := len(be.Hits(path)); got != tt.hits {
+					t.Errorf("%s %d bytes: %d tries, want %d", tt.method, len(tt.body), got, tt.hits)
+				}
+			}
+		})
+	}
+}
+
+// keepAliveBackend answers the first request of each connection with 200
+// and keeps the connection open, then closes it without answering when a
+// second request arrives on it: a kept-alive connection that the server
+// closes just as it is reused.
+type keepAliveBackend struct {
+	ln       net.Listener
+	mu       sync.Mutex
+	firsts   int // requests that were the first on their connection
+	reused   int // requests that arrived on a reused connection (and were dropped)
+	closeAll bool
+}
+
+func startKeepAliveBackend(t *testing.T) *keepAliveBackend {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &keepAliveBackend{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go b.serve(c)
+		}
+	}()
+	return b
+}
+
+func (b *keepAliveBackend) serve(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	for n := 0; ; n++ {
+		req, err := http.ReadRequest(r)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		b.mu.Lock()
+		if n == 0 {
+			b.firsts++
+		} else {
+			b.reused++
+		}
+		b.mu.Unlock()
+		if n > 0 {
+			return // close without answering
+		}
+		if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"); err != nil {
+			return
+		}
+	}
+}
+
+// TestLiveKeepAlive sends requests over one kept-alive client connection
+// to a backend that closes its kept-alive connections when they are
+// reused: HAProxy must never reuse a server connection (option
+// http-server-close), so every request gets 200, also for rules without
+// retries.
+func TestLiveKeepAlive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	be := startKeepAliveBackend(t)
+	noRetry := rule(0, nil, translate.Timeouts{})
+	zero := rule(1, &translate.Retry{Attempts: 0}, translate.Timeouts{})
+	retrying := rule(2, &translate.Retry{Attempts: 1}, translate.Timeouts{})
+	url := startLive(t, liveModel(t, be.ln.Addr().String(), noRetry, zero, retrying), translate.Options{Version: checkedVersion})
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	reusedClient := 0
+	for i := 0; i < 9; i++ {
+		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			if info.Reused {
+				reusedClient++
+			}
+		}}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", fmt.Sprintf("%s/r%02d/x", url, i%3), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("request %d: %d, want 200", i, resp.StatusCode)
+		}
+	}
+	if reusedClient == 0 {
+		t.Error("the client never reused its connection: the test proves nothing")
+	}
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if be.firsts != 9 || be.reused != 0 {
+		t.Errorf("backend saw %d first requests and %d on reused connections, want 9 and 0", be.firsts, be.reused)
+	}
+}
+
+// TestLiveKeepAliveLastTryFails records what remains on the installed
+// HAProxy (versionSupport.SilentKeepAliveClose): when every try of a
+// request that is not the first on its client connection ends with the
+// server closing, HAProxy closes the client connection without an answer;
+// the first request on a connection gets 502.
+func TestLiveKeepAliveLastTryFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	vs, _ := lookupVersion(checkedVersion)
+	be := flaky.New(t, "a")
+	be.Handle("/r00/x", flaky.CloseAlways())
+	url := startLive(t, liveModel(t, be.Addr(), rule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})), translate.Options{Version: checkedVersion})
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(conn)
+	var answers []string
+	for i := 0; i < 2; i++ {
+		if _, err := io.WriteString(conn, "GET /r00/x HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			answers = append(answers, "closed")
+			break
+		}
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			answers = append(answers, "closed")
+			break
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answers = append(answers, fmt.Sprint(resp.StatusCode))
+	}
+	want := "502 502"
+	if vs.SilentKeepAliveClose {
+		want = "502 closed"
+	}
+	if got := strings.Join(answers, " "); got != want {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+	be.WaitIdle(5 * time.Second)
+	if hits := len(be.Hits("/r00/x")); hits != 4 {
+		t.Errorf("%d tries, want 2 per request", hits)
+	}
+}
