@@ -3,6 +3,7 @@
 package nginx
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +14,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -89,16 +92,18 @@ func TestLive(t *testing.T) {
 		}}}},
 		Rules: rs,
 	}
-	out, err := New().Generate(m, translate.Options{Version: "1.22"})
+	// The conf.d layout in a main file of the test's own, so that nginx
+	// runs as root and as an ordinary user.
+	b, err := NewWithConfig(Config{Layout: LayoutConfD})
 	if err != nil {
 		t.Fatal(err)
 	}
-	confPath := filepath.Join(t.TempDir(), "nginx.conf")
-	if err := os.WriteFile(confPath, out.Files[0].Data, 0o644); err != nil {
+	out, err := b.Generate(m, translate.Options{Version: "1.22"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	proxytest.StartNginx(t, confPath, addr)
+	startConfD(t, out, addr)
 
 	for _, tc := range []struct {
 		method, target string
@@ -145,5 +150,135 @@ func TestLive(t *testing.T) {
 				t.Errorf("%s %s: backend got %d tries, want %d", tc.method, tc.target, got, tc.wantHits)
 			}
 		}
+	}
+}
+
+// startConfD runs nginx on the conf.d file of out, included in a small main
+// nginx.conf whose temporary directories are in a directory nginx's
+// workers can write, so that the test works as root and as an ordinary
+// user.
+func startConfD(t *testing.T, out *translate.Output, addr string) *proxytest.Proxy {
+	t.Helper()
+	dir := sharedDir(t)
+	writeFile(t, filepath.Join(dir, "conf.d", "gwretry.conf"), out.Files[0].Data)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dir, "nginx.conf")
+	writeFile(t, main, []byte("events {}\nhttp {\n    access_log off;\n"+
+		"    client_body_temp_path "+tmp+"/body;\n    proxy_temp_path "+tmp+"/proxy;\n    fastcgi_temp_path "+tmp+"/fastcgi;\n"+
+		"    uwsgi_temp_path "+tmp+"/uwsgi;\n    scgi_temp_path "+tmp+"/scgi;\n"+
+		"    include "+filepath.Join(dir, "conf.d")+"/*.conf;\n}\n"))
+	return proxytest.StartNginx(t, main, addr)
+}
+
+// TestLiveNonIdempotentBodies proves what the report claims with
+// --retry-non-idempotent: nginx reads the whole request body before the
+// first try and sends it again on every retry, so POST and PATCH requests
+// with 4 KB (in memory) and 100 KB (in a temporary file) bodies are retried
+// on 502 and 503 like GET; and without the opt-in they are not. A dead rule
+// answers 500 without contacting anything.
+func TestLiveNonIdempotentBodies(t *testing.T) {
+	proxytest.Require(t, "nginx")
+	backend := flaky.New(t, "a")
+	host, portText, _ := net.SplitHostPort(backend.Addr())
+	bport, _ := strconv.Atoi(portText)
+	for _, optIn := range []bool{true, false} {
+		t.Run(fmt.Sprintf("opt-in %v", optIn), func(t *testing.T) {
+			prefix := "/no"
+			if optIn {
+				prefix = "/yes"
+			}
+			r := &translate.Rule{Name: "default_bodies_r0", Route: "default/bodies", Index: 0,
+				Retry:    &translate.Retry{Attempts: 2, Codes: []int{502, 503}},
+				Backends: []*translate.BackendRef{{Name: "a", Weight: 1, Endpoints: []translate.Endpoint{{Host: host, Port: bport}}}}}
+			dead := &translate.Rule{Name: "default_bodies_r1", Route: "default/bodies", Index: 1,
+				Retry: &translate.Retry{Attempts: 1}, NoBackendRefs: true}
+			port := proxytest.FreePort(t)
+			m := &translate.Model{
+				Listeners: []*translate.Listener{{Name: "http", Address: "127.0.0.1", Port: port, VirtualHosts: []*translate.VirtualHost{{
+					Name: "any", Routes: []*translate.RouteMatch{
+						{Match: translate.Match{PathType: translate.PathPrefix, Path: "/dead"}, Rule: dead},
+						{Match: translate.Match{PathType: translate.PathPrefix, Path: "/"}, Rule: r},
+					},
+				}}}},
+				Rules: []*translate.Rule{r, dead}, RouteCount: 1, RuleCount: 2,
+			}
+			b, err := NewWithConfig(Config{Layout: LayoutConfD})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.22"}}, optIn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Report.Findings {
+				want := translate.Approximated
+				switch {
+				case f.Rule == 1 && f.Feature == translate.FeatureBackendRefs:
+					want = translate.Honoured
+				case f.Rule == 1:
+					want = translate.Unsupported
+				case optIn:
+					want = translate.Honoured
+				}
+				if f.Status != want {
+					t.Errorf("rule %d %s: %s, want %s (%s)", f.Rule, f.Feature, f.Status, want, f.Message)
+				}
+			}
+			out, err := b.Generate(m, translate.Options{Version: "1.22", RetryNonIdempotent: optIn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			startConfD(t, out, addr)
+			client := &http.Client{Timeout: 20 * time.Second}
+			for _, method := range []string{"POST", "PATCH", "PUT"} {
+				for _, size := range []int{4 << 10, 100 << 10} {
+					for _, code := range []int{502, 503} {
+						path := fmt.Sprintf("%s/%s/%d/%d", prefix, strings.ToLower(method), size, code)
+						backend.Handle(path, flaky.FailFirst(2, code))
+						body := strings.Repeat("x", size)
+						req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+						if err != nil {
+							t.Fatal(err)
+						}
+						resp, err := client.Do(req)
+						if err != nil {
+							t.Fatalf("%s %s: %v", method, path, err)
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						backend.WaitIdle(5 * time.Second)
+						hits := backend.Hits(path)
+						wantHits, wantStatus := 3, 200
+						if !optIn && method != "PUT" {
+							wantHits, wantStatus = 1, code
+						}
+						if len(hits) != wantHits || resp.StatusCode != wantStatus {
+							t.Errorf("%s %s: %d, %d tries, want %d, %d tries: %v", method, path, resp.StatusCode, len(hits), wantStatus, wantHits, hits)
+						}
+						for _, h := range hits {
+							if h.BodyBytes != int64(size) {
+								t.Errorf("%s %s: a try carried %d body bytes, want %d", method, path, h.BodyBytes, size)
+							}
+						}
+					}
+				}
+			}
+			before := len(backend.AllHits())
+			resp, err := client.Get("http://" + addr + "/dead/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 500 || len(backend.AllHits()) != before {
+				t.Errorf("dead rule: %d with %d backend hits, want 500 and none", resp.StatusCode, len(backend.AllHits())-before)
+			}
+		})
 	}
 }
