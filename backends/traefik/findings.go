@@ -51,6 +51,11 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	}
 	rt := r.Retry
 	if f.IsRetry() && (rt == nil || rt.Attempts == 0) {
+		if d := r.Timeouts.BackendRequest; f == translate.FeatureRetryBackendTimeout && !d.IsZero() {
+			return translate.Approximated, "attempts is 0: no Retry middleware, nothing is retried; but the " +
+				"try itself is cut by responseHeaderTimeout " + d.Text + ", which bounds the time to the " +
+				"response headers, not the whole try"
+		}
 		return translate.Honoured, "attempts is 0: no Retry middleware, nothing is retried; " + keepAliveOff
 	}
 	switch f {

@@ -114,7 +114,7 @@ func genCases() []genCase {
 					translate.Timeouts{BackendRequest: dur("2s")}))
 			},
 			want: statuses{"retry.attempts": H, "retry.codes": H, "retry.backoff": H, "retry.connectionErrors": H,
-				"retry.backendTimeout": H, "timeouts.backendRequest": A},
+				"retry.backendTimeout": A, "timeouts.backendRequest": A},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
 				if d.HTTP.Middlewares != nil {
 					t.Errorf("middlewares = %v, want none", d.HTTP.Middlewares)

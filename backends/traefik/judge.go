@@ -1,0 +1,424 @@
+package traefik
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// Traefik's defaults where the files say nothing (pkg/config/dynamic,
+// pkg/server/service/transport.go, cenkalti/backoff v4).
+const (
+	// defaultDialTimeout applies when a servers transport has no
+	// forwardingTimeouts, or no transport is named.
+	defaultDialTimeout = 30 * time.Second
+	// defaultMaxIdleConnsPerHost is the static serversTransport default:
+	// keep-alive on.
+	defaultMaxIdleConnsPerHost = 200
+	// backoffJitter: each wait is the interval times [0.5, 1.5].
+	backoffJitter = 0.5
+	// proxyTimeoutStatus is what Traefik answers when responseHeaderTimeout
+	// or dialTimeout cuts a try (ComputeStatusCode: a timeout is 504).
+	proxyTimeoutStatus = 504
+	// emptyWeightedStatus and noServerStatus: Traefik's "no available
+	// server" answer.
+	noServerStatus = 503
+)
+
+var routerNameRE = regexp.MustCompile(`^m[0-9]{4,}-(.+)$`)
+
+// Observe reads traefik.yaml and dynamic.yaml back with strict decoding
+// into the package's own structs (the names Traefik's file provider reads)
+// and derives, for every rule and method class, what Traefik does with its
+// requests. It knows Traefik's semantics, not gwretry's plan: the routers
+// of a rule are found by name, and everything else is followed from them.
+func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
+	var staticData, dynData []byte
+	for _, f := range files {
+		switch f.Path {
+		case staticPath:
+			staticData = f.Data
+		case dynamicPath:
+			dynData = f.Data
+		}
+	}
+	if staticData == nil || dynData == nil {
+		return nil, fmt.Errorf("%s and %s are both needed", staticPath, dynamicPath)
+	}
+	var st staticConfig
+	if err := yaml.UnmarshalStrict(staticData, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", staticPath, err)
+	}
+	if err := checkDynamicFile(st.Providers.File.Filename); err != nil {
+		return nil, fmt.Errorf("%s: %w", staticPath, err)
+	}
+	var d dynamicConfig
+	if err := yaml.UnmarshalStrict(dynData, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", dynamicPath, err)
+	}
+	sup, err := lookupVersion(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	j := &judge{d: &d, v37: sup.StatusRetry}
+	byRule := map[string][]string{}
+	for name := range d.HTTP.Routers {
+		if sm := routerNameRE.FindStringSubmatch(name); sm != nil {
+			byRule[sm[1]] = append(byRule[sm[1]], name)
+		}
+	}
+	out := map[string]map[translate.MethodClass]translate.Behaviour{}
+	for _, r := range m.Rules {
+		routers := byRule[r.Name]
+		slices.Sort(routers)
+		if len(routers) == 0 {
+			continue
+		}
+		perClass := map[translate.MethodClass]translate.Behaviour{}
+		for _, c := range r.MethodClasses() {
+			var first translate.Behaviour
+			for i, rn := range routers {
+				for _, ep := range d.HTTP.Routers[rn].EntryPoints {
+					if _, ok := st.EntryPoints[ep]; !ok {
+						return nil, fmt.Errorf("router %s: entry point %s is not in %s", rn, ep, staticPath)
+					}
+				}
+				bh, err := j.router(r, d.HTTP.Routers[rn], c)
+				if err != nil {
+					return nil, fmt.Errorf("router %s: %w", rn, err)
+				}
+				if i == 0 {
+					first = bh
+				} else if !reflect.DeepEqual(first, bh) {
+					return nil, fmt.Errorf("routers %s and %s of rule %s behave differently: %+v / %+v",
+						routers[0], rn, r.Name, first, bh)
+				}
+			}
+			perClass[c] = first
+		}
+		out[r.Name] = perClass
+	}
+	return out, nil
+}
+
+type judge struct {
+	d   *dynamicConfig
+	v37 bool
+}
+
+// chain is what a router's middlewares do.
+type chain struct {
+	retry *retry
+	// rewrites maps a status answered inside the chain to what the errors
+	// middlewares make of it.
+	rewrites map[int]int
+}
+
+func (j *judge) chain(names []string) (chain, error) {
+	c := chain{rewrites: map[int]int{}}
+	for _, n := range names {
+		mw := j.d.HTTP.Middlewares[n]
+		if mw == nil {
+			return c, fmt.Errorf("middleware %s is not defined", n)
+		}
+		switch {
+		case mw.Retry != nil && mw.Errors != nil:
+			return c, fmt.Errorf("middleware %s has two types", n)
+		case mw.Retry != nil:
+			if c.retry != nil {
+				return c, fmt.Errorf("two Retry middlewares")
+			}
+			if mw.Retry.Attempts <= 0 {
+				return c, fmt.Errorf("middleware %s: Traefik refuses attempts %d", n, mw.Retry.Attempts)
+			}
+			if !j.v37 && (mw.Retry.Status != nil || mw.Retry.Timeout != "" || mw.Retry.RetryNonIdempotentMethod ||
+				mw.Retry.MaxRequestBodyBytes != nil) {
+				return c, fmt.Errorf("middleware %s uses fields Traefik 3.6 does not know: it drops the whole file", n)
+			}
+			c.retry = mw.Retry
+		case mw.Errors != nil:
+			if svc := mw.Errors.Service; svc != noopService && j.d.HTTP.Services[svc] == nil {
+				return c, fmt.Errorf("middleware %s: error service %s is not defined", n, svc)
+			}
+			codes, err := expandCodes(mw.Errors.Status)
+			if err != nil {
+				return c, fmt.Errorf("middleware %s: %w", n, err)
+			}
+			for _, code := range codes {
+				to := code
+				for from, v := range mw.Errors.StatusRewrites {
+					fc, err := expandCodes([]string{from})
+					if err != nil {
+						return c, fmt.Errorf("middleware %s: %w", n, err)
+					}
+					if slices.Contains(fc, code) {
+						to = v
+					}
+				}
+				// The error page is fetched from mw.Errors.Service and sent
+				// with the rewritten code, whatever that service answers.
+				if _, seen := c.rewrites[code]; !seen {
+					c.rewrites[code] = to
+				}
+			}
+		default:
+			return c, fmt.Errorf("middleware %s has no type", n)
+		}
+	}
+	return c, nil
+}
+
+// target is where a router's service sends requests.
+type target struct {
+	// answers are the statuses Traefik answers itself, by weight.
+	answers map[int]int
+	// proxied is the total weight of shares sent to servers, and
+	// transports the servers transports used for them.
+	proxied    int
+	transports []string
+}
+
+func (j *judge) service(name string, weight int, t *target, depth int) error {
+	if depth > 8 {
+		return errors.New("services nest too deep")
+	}
+	if name == noopService {
+		t.answers[noopStatus] += weight
+		return nil
+	}
+	s := j.d.HTTP.Services[name]
+	if s == nil {
+		return fmt.Errorf("service %s is not defined", name)
+	}
+	switch {
+	case s.LoadBalancer != nil && s.Weighted != nil:
+		return fmt.Errorf("service %s has two types", name)
+	case s.LoadBalancer != nil:
+		if len(s.LoadBalancer.Servers) == 0 {
+			t.answers[noServerStatus] += weight
+			return nil
+		}
+		t.proxied += weight
+		t.transports = append(t.transports, s.LoadBalancer.ServersTransport)
+		return nil
+	case s.Weighted != nil:
+		for _, c := range s.Weighted.Services {
+			if c.Weight > 0 {
+				if err := j.service(c.Name, weight*c.Weight, t, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("service %s has no type", name)
+}
+
+// router derives the behaviour of one router for one method class.
+func (j *judge) router(r *translate.Rule, rt *router, class translate.MethodClass) (translate.Behaviour, error) {
+	var bh translate.Behaviour
+	ch, err := j.chain(rt.Middlewares)
+	if err != nil {
+		return bh, err
+	}
+	t := &target{answers: map[int]int{}}
+	if err := j.service(rt.Service, 1, t, 0); err != nil {
+		return bh, err
+	}
+	answer := func(code int) int {
+		if to, ok := ch.rewrites[code]; ok {
+			return to
+		}
+		return code
+	}
+	if t.proxied == 0 {
+		// Nothing is proxied: Traefik answers every request itself.
+		codes := map[int]bool{}
+		for c := range t.answers {
+			codes[answer(c)] = true
+		}
+		if len(codes) != 1 {
+			codes = map[int]bool{noServerStatus: true}
+		}
+		for c := range codes {
+			bh.Answer = c
+		}
+		return bh, nil
+	}
+	// Shares answered by Traefik: is the invalid share answered 500, in
+	// the proportion the Gateway API gives it?
+	answered500, all500 := 0, true
+	for c, w := range t.answers {
+		if answer(c) == 500 {
+			answered500 += w
+		} else {
+			all500 = false
+		}
+	}
+	validWeight := 0
+	for _, b := range r.Backends {
+		validWeight += max(b.Weight, 0)
+	}
+	// answered / proxied must be the invalid weight / the valid weight.
+	bh.InvalidShareAnswered = all500 && answered500*validWeight == r.InvalidWeight()*t.proxied
+
+	keepAlive := false
+	var try translate.Timer
+	for i, tn := range t.transports {
+		tt, ka, err := j.transport(tn)
+		if err != nil {
+			return bh, err
+		}
+		keepAlive = keepAlive || ka
+		if i == 0 {
+			try = tt
+		} else if tt != try {
+			return bh, fmt.Errorf("the servers of one rule use different timeouts (%s, %s)", try, tt)
+		}
+	}
+	bh.TryTimeout = try
+	bh.RequestTimeout = translate.Timer{Kind: translate.TimerNone}
+	bh.TimeoutStatus = proxyTimeoutStatus
+	bh.ConnErrors = translate.ConnRetryNone
+	bh.MaxRetriedBody = -1
+	// Go's transport re-sends an idempotent request once by itself when a
+	// reused connection closes before any response (errServerClosedIdle);
+	// with MaxIdleConnsPerHost < 0 no connection is ever reused.
+	bh.ExtraRetries = class == translate.Idempotent && keepAlive
+
+	rr := ch.retry
+	if rr == nil || rr.Attempts < 2 {
+		return bh, nil
+	}
+	bh.Retries = rr.Attempts - 1
+	// Before the request is written: dial errors, refused connections, any
+	// method.
+	bh.ConnErrors = translate.ConnRetryUnsent
+	if rr.InitialInterval != "" {
+		iv, err := traefikDurationValue(rr.InitialInterval)
+		if err != nil {
+			return bh, fmt.Errorf("initialInterval: %w", err)
+		}
+		if bh.Retries > 1 {
+			iv = min(iv, maxInterval)
+		}
+		bh.MinGap = time.Duration(float64(iv) * backoffJitter)
+	}
+	if !j.v37 || len(rr.Status) == 0 {
+		return bh, nil
+	}
+	if class == translate.NonIdempotent && !rr.RetryNonIdempotentMethod {
+		return bh, nil
+	}
+	codes, err := expandCodes(rr.Status)
+	if err != nil {
+		return bh, err
+	}
+	bh.Codes = codes
+	limit := int64(2 << 20)
+	if rr.MaxRequestBodyBytes != nil {
+		limit = *rr.MaxRequestBodyBytes
+	}
+	bh.MaxRetriedBody = max(limit, -1)
+	// Failures after sending become 502 and a cut try 504 (inferred from
+	// Traefik 3.7's source).
+	if slices.Contains(codes, 502) {
+		bh.ConnErrors = translate.ConnRetryAll
+	}
+	bh.TimeoutRetried = slices.Contains(codes, proxyTimeoutStatus)
+	return bh, nil
+}
+
+// transport returns the per-try timer of a servers transport and whether
+// it keeps upstream connections alive. "" is Traefik's default transport.
+func (j *judge) transport(name string) (translate.Timer, bool, error) {
+	dial, header := defaultDialTimeout, time.Duration(0)
+	idle := defaultMaxIdleConnsPerHost
+	if name != "" {
+		st := j.d.HTTP.ServersTransports[name]
+		if st == nil {
+			return translate.Timer{}, false, fmt.Errorf("servers transport %s is not defined", name)
+		}
+		idle = st.MaxIdleConnsPerHost
+		if idle == 0 {
+			idle = defaultMaxIdleConnsPerHost // Go's default when 0
+		}
+		if ft := st.ForwardingTimeouts; ft != nil {
+			var err error
+			if ft.DialTimeout != "" {
+				if dial, err = traefikDurationValue(ft.DialTimeout); err != nil {
+					return translate.Timer{}, false, fmt.Errorf("dialTimeout: %w", err)
+				}
+			}
+			if ft.ResponseHeaderTimeout != "" {
+				if header, err = traefikDurationValue(ft.ResponseHeaderTimeout); err != nil {
+					return translate.Timer{}, false, fmt.Errorf("responseHeaderTimeout: %w", err)
+				}
+			}
+		}
+	}
+	t := translate.Timer{Kind: translate.TimerNone}
+	switch {
+	case header > 0:
+		// Go's ResponseHeaderTimeout runs from the end of writing the
+		// request to the response headers; dialTimeout bounds connecting.
+		t = translate.Timer{Kind: translate.TimerHeaders, Value: header}
+	case dial > 0:
+		t = translate.Timer{Kind: translate.TimerHeaders, Value: dial}
+	}
+	return t, idle >= 0, nil
+}
+
+// traefikDurationValue parses a duration as Traefik's file provider does:
+// a bare integer is seconds, anything else a Go duration.
+func traefikDurationValue(s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %s", s)
+	}
+	return d, nil
+}
+
+// expandCodes expands Traefik status lists ("500", "500-599", "502,504")
+// into sorted unique codes.
+func expandCodes(list []string) ([]int, error) {
+	var out []int
+	for _, item := range list {
+		for _, part := range strings.Split(item, ",") {
+			lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+			a, err := strconv.Atoi(lo)
+			if err != nil {
+				return nil, fmt.Errorf("status %q: %w", item, err)
+			}
+			b := a
+			if isRange {
+				if b, err = strconv.Atoi(hi); err != nil {
+					return nil, fmt.Errorf("status %q: %w", item, err)
+				}
+			}
+			if a < 100 || b > 599 || a > b {
+				return nil, fmt.Errorf("status %q is not a range of HTTP codes", item)
+			}
+			for c := a; c <= b; c++ {
+				out = append(out, c)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
