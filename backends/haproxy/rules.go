@@ -158,8 +158,6 @@ type exemptions struct {
 	version   string
 }
 
-func (e exemptions) any() bool { return e.nonIdempotent || e.body }
-
 // note lists the exemptions for a message; withKeepAlive adds the
 // keep-alive one (it concerns what the client gets after the last try).
 func (e exemptions) note(withKeepAlive bool) string {
