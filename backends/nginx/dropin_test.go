@@ -1,5 +1,3 @@
-//go:build unix
-
 package nginx
 
 import (
@@ -160,22 +158,38 @@ func TestDropIn(t *testing.T) {
 					t.Log("neither setpriv nor runuser: the ordinary-user variant is not run")
 					return
 				}
-				// An ordinary user's own main file names its pid file,
-				// log and temporary directories.
-				tmp := filepath.Join(dir, "tmp")
-				userMain := filepath.Join(dir, "user.conf")
-				writeFile(t, userMain, []byte("pid "+filepath.Join(dir, "nginx.pid")+";\nevents {}\nhttp {\n    access_log off;\n"+
-					"    client_body_temp_path "+tmp+"/body;\n    proxy_temp_path "+tmp+"/proxy;\n    fastcgi_temp_path "+tmp+"/fastcgi;\n"+
-					"    uwsgi_temp_path "+tmp+"/uwsgi;\n    scgi_temp_path "+tmp+"/scgi;\n"+
-					"    include "+filepath.Join(dir, "conf.d")+"/*.conf;\n}\n"))
-				if err := os.MkdirAll(tmp, 0o777); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chmod(tmp, 0o777); err != nil {
-					t.Fatal(err)
-				}
-				nginxTest(t, user, "-c", userMain)
+				nginxTest(t, user, "-c", userMainConf(t, dir))
 			})
 		}
 	}
+}
+
+// userMainConf writes, in dir (made by sharedDir), the main nginx.conf of
+// an ordinary user that includes dir/conf.d/*.conf in http {}: it names its
+// own pid file, access log and temporary directories, so that nginx runs
+// without root and without the distribution's directories.
+func userMainConf(t *testing.T, dir string) string {
+	t.Helper()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dir, "user.conf")
+	writeFile(t, main, []byte("pid "+filepath.Join(dir, "nginx.pid")+";\nevents {}\nhttp {\n    access_log off;\n"+
+		"    client_body_temp_path "+tmp+"/body;\n    proxy_temp_path "+tmp+"/proxy;\n    fastcgi_temp_path "+tmp+"/fastcgi;\n"+
+		"    uwsgi_temp_path "+tmp+"/uwsgi;\n    scgi_temp_path "+tmp+"/scgi;\n"+
+		"    include "+filepath.Join(dir, "conf.d")+"/*.conf;\n}\n"))
+	return main
+}
+
+// nginxCheckConfD runs nginx -t, as the test's own user, on a conf.d file
+// included by userMainConf.
+func nginxCheckConfD(t *testing.T, fragment []byte) {
+	t.Helper()
+	dir := sharedDir(t)
+	writeFile(t, filepath.Join(dir, "conf.d", "gwretry.conf"), fragment)
+	nginxTest(t, nil, "-c", userMainConf(t, dir))
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -379,7 +378,18 @@ func TestGenerate(t *testing.T) {
 				if _, err := translate.Run(m, []translate.Target{{Backend: New(), Version: v.Name}}, opts.RetryNonIdempotent); err != nil {
 					t.Errorf("translate.Run: %v", err)
 				}
-				proxytest.NginxCheck(t, out.Files[0].Data)
+				// nginx -t on the same configuration as a conf.d file,
+				// which runs as any user (TestDropIn checks the full
+				// layout with the distribution's paths).
+				confD, err := NewWithConfig(Config{Layout: LayoutConfD})
+				if err != nil {
+					t.Fatal(err)
+				}
+				frag, err := confD.Generate(tc.model(t), opts)
+				if err != nil {
+					t.Fatalf("Generate conf.d: %v", err)
+				}
+				nginxCheckConfD(t, frag.Files[0].Data)
 			})
 		}
 	}
