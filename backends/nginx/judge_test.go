@@ -238,3 +238,24 @@ func TestNewWithConfig(t *testing.T) {
 		t.Error("unknown layout accepted")
 	}
 }
+
+// TestConfDHashSizes: the conf.d file carries the hash sizes long names
+// need, and a note says they must not be set twice.
+func TestConfDHashSizes(t *testing.T) {
+	b, err := NewWithConfig(Config{Layout: LayoutConfD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a", 40) + ".example.com"
+	out, err := b.Generate(model(long, []*translate.Rule{rule(0, nil, translate.Timeouts{})}), translate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out.Files[0].Data), "server_names_hash_bucket_size 128;") {
+		t.Errorf("gwretry.conf:\n%s", out.Files[0].Data)
+	}
+	if !strings.Contains(strings.Join(out.Notes, "\n"), "gwretry.conf sets server_names_hash_bucket_size") {
+		t.Errorf("notes: %q", out.Notes)
+	}
+	nginxCheckConfD(t, out.Files[0].Data)
+}

@@ -21,8 +21,9 @@ type version struct {
 	// MaxRetries is the most retries gwretry configures: each retry needs
 	// one more upstream entry per endpoint (nginx never retries an entry
 	// already tried), so a larger attempts is clamped to it and reported
-	// approximated. nginx itself accepts proxy_next_upstream_tries up to
-	// 2^63-1; the cap keeps the upstream small.
+	// approximated. nginx itself accepts far larger
+	// proxy_next_upstream_tries (an ngx_int_t); the cap keeps the upstream
+	// small.
 	MaxRetries int
 }
 
