@@ -1,0 +1,294 @@
+package traefik
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// closingBackend answers the first request on each connection with 200
+// and keeps the connection open without saying so; a later request on the
+// same connection is read, counted, and answered by closing the
+// connection. A proxy that reuses its upstream connections thus meets a
+// kept-alive connection that closes before any response.
+type closingBackend struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	hits map[string]int // by X-Req header
+}
+
+func newClosingBackend(t *testing.T) *closingBackend {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &closingBackend{ln: ln, hits: map[string]int{}}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go b.serve(c)
+		}
+	}()
+	return b
+}
+
+func (b *closingBackend) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for n := 0; ; n++ {
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		b.mu.Lock()
+		b.hits[req.Header.Get("X-Req")]++
+		b.mu.Unlock()
+		if n > 0 {
+			return // close a reused connection without answering
+		}
+		if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+			return
+		}
+	}
+}
+
+func (b *closingBackend) port() int { return b.ln.Addr().(*net.TCPAddr).Port }
+
+func (b *closingBackend) count(req string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hits[req]
+}
+
+// startFiles starts the real Traefik on static and dynamic files and waits
+// until it has loaded them.
+func startFiles(t *testing.T, static, dyn []byte) *proxytest.TraefikConfig {
+	t.Helper()
+	cfg := proxytest.WriteTraefikConfig(t, static, dyn, nil)
+	p := proxytest.StartTraefik(t, cfg.StaticPath, cfg.API)
+	t.Cleanup(p.Stop)
+	if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
+		t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
+	}
+	return cfg
+}
+
+// TestTraefik36KeptAliveConnectionsAreNotResent proves, with the real
+// Traefik v3.6.12, trap 16 and its fix: with upstream keep-alive on, Go's
+// transport re-sends a GET by itself when the reused upstream connection
+// closes before answering, although the rule has attempts 0 (no Retry
+// middleware); with maxIdleConnsPerHost -1, as generated, the backend sees
+// exactly one try per request.
+func TestTraefik36KeptAliveConnectionsAreNotResent(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	for _, tc := range []struct {
+		name      string
+		keepAlive bool
+	}{{"as generated", false}, {"keep-alive put back", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			be := newClosingBackend(t)
+			r := &translate.Rule{Name: "default_ka_r0", Route: "default/ka", Retry: &translate.Retry{Attempts: 0},
+				Backends: []*translate.BackendRef{{Name: "default_ka_80", Weight: 1,
+					Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: be.port()}}}}}
+			m := single(r)
+			m.Listeners[0].Address = "127.0.0.1"
+			out := generate(t, m, translate.Options{Version: v36})
+			static, dyn := files(t, out)
+			for _, f := range out.Findings {
+				if f.Feature == translate.FeatureRetryAttempts && f.Status != translate.Honoured {
+					t.Fatalf("attempts 0 is %s: %s", f.Status, f.Message)
+				}
+			}
+			if tc.keepAlive {
+				var d dynamicConfig
+				if err := yaml.UnmarshalStrict(dyn, &d); err != nil {
+					t.Fatal(err)
+				}
+				d.HTTP.ServersTransports["default_ka_r0-transport"].MaxIdleConnsPerHost = 0
+				var err error
+				if dyn, err = yaml.Marshal(&d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := startFiles(t, static, dyn)
+			// One kept-alive client connection for every request.
+			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			resent := 0
+			for i := range 4 {
+				id := strconv.Itoa(i)
+				req, _ := http.NewRequest(http.MethodGet, "http://"+cfg.EntryPoints["http-8080"]+"/", nil)
+				req.Header.Set("X-Req", id)
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch n := be.count(id); {
+				case n == 1:
+				case n == 2 && tc.keepAlive:
+					resent++
+				default:
+					t.Errorf("request %d reached the backend %d times (status %d), want 1", i, n, resp.StatusCode)
+				}
+			}
+			if tc.keepAlive && resent == 0 {
+				t.Errorf("with keep-alive on, Go's transport never re-sent a request: the test does not reproduce trap 16")
+			}
+		})
+	}
+}
+
+// TestTraefik36AnswersDeadRulesAnd500Shares checks with the real Traefik
+// v3.6.12 that a dead rule answers 500 to every method without falling
+// through to the catch-all rule, and that the share of invalid backendRefs
+// of a partly invalid rule is answered 500 while the rest reaches the
+// valid backend.
+func TestTraefik36AnswersDeadRulesAnd500Shares(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	mk := func(name string, weight int) *translate.Rule {
+		return &translate.Rule{Name: "default_" + name + "_r0", Route: "default/" + name,
+			Backends: []*translate.BackendRef{{Name: "default_" + name + "_80", Weight: weight,
+				Endpoints: []translate.Endpoint{{Host: host, Port: p}}}}}
+	}
+	dead := &translate.Rule{Name: "default_dead_r0", Route: "default/dead", Retry: &translate.Retry{Attempts: 2},
+		Invalid: []translate.InvalidBackend{{Index: 0, Weight: 1, Reason: "Service default/gone is not in the input"}}}
+	part := mk("part", 1)
+	part.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 1, Reason: "kind Bucket is not a Service"}}
+	all := mk("all", 1)
+	m := &translate.Model{Rules: []*translate.Rule{all, dead, part}, Listeners: []*translate.Listener{{
+		Name: "web", Address: "127.0.0.1", Port: 8080, VirtualHosts: []*translate.VirtualHost{{Name: "any", Routes: []*translate.RouteMatch{
+			{Rule: dead, Match: translate.Match{PathType: translate.PathPrefix, Path: "/dead"}},
+			{Rule: part, Match: translate.Match{PathType: translate.PathPrefix, Path: "/part"}},
+			{Rule: all, Match: prefixRoot},
+		}}}}}}
+	cfg := startLoaded(t, m)
+	client := &http.Client{Timeout: 5 * time.Second}
+	do := func(method, path string) int {
+		req, _ := http.NewRequest(method, "http://"+cfg.EntryPoints["web"]+path, strings.NewReader("body"))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, method := range []string{"GET", "POST", "PATCH", "DELETE", "HEAD"} {
+		for _, path := range []string{"/dead", "/dead/x"} {
+			if got := do(method, path); got != 500 {
+				t.Errorf("%s %s: status %d, want 500", method, path, got)
+			}
+		}
+	}
+	mu.Lock()
+	if hits != 0 {
+		t.Errorf("the dead rule's requests reached a backend %d times", hits)
+	}
+	mu.Unlock()
+	if got := do("GET", "/other"); got != 200 {
+		t.Errorf("catch-all: status %d, want 200", got)
+	}
+	ok, failed := 0, 0
+	for range 20 {
+		switch do("GET", "/part") {
+		case 200:
+			ok++
+		case 500:
+			failed++
+		default:
+			t.Errorf("partly invalid rule answered neither 200 nor 500")
+		}
+	}
+	// Traefik's weighted round robin is deterministic: half and half.
+	if ok != 10 || failed != 10 {
+		t.Errorf("partly invalid rule (weights 1 valid, 1 invalid): %d ok, %d answered 500; want 10 and 10", ok, failed)
+	}
+}
+
+// TestTraefik36RetriesUnsentBodiesOfAnySize checks with the real Traefik
+// v3.6.12 that its retry before sending covers POST, PATCH and bodies of
+// 4 KB and 100 KB: the claim "retry.attempts honoured" on 3.6 is method-
+// and body-independent.
+func TestTraefik36RetriesUnsentBodiesOfAnySize(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	var mu sync.Mutex
+	sizes := map[int]int{}
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		sizes[int(n)]++
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(live.Close)
+	_, livePort, _ := net.SplitHostPort(live.Listener.Addr().String())
+	lp, _ := strconv.Atoi(livePort)
+	dead := proxytest.FreePort(t)
+	r := &translate.Rule{Name: "default_body_r0", Route: "default/body", Retry: &translate.Retry{Attempts: 1},
+		Methods: []string{"POST", "PATCH"},
+		Backends: []*translate.BackendRef{{Name: "default_body_80", Weight: 1,
+			Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: dead}, {Host: "127.0.0.1", Port: lp}}}}}
+	m := single(r)
+	m.Listeners[0].Address = "127.0.0.1"
+	out := generate(t, m, translate.Options{Version: v36})
+	for _, f := range out.Findings {
+		if f.Feature == translate.FeatureRetryAttempts && f.Status != translate.Honoured {
+			t.Fatalf("attempts on 3.6 is %s: %s", f.Status, f.Message)
+		}
+	}
+	cfg := startLoaded(t, m)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, size := range []int{4 << 10, 100 << 10} {
+		for _, method := range []string{"POST", "PATCH"} {
+			for range 4 {
+				req, _ := http.NewRequest(method, "http://"+cfg.EntryPoints["http-8080"]+"/", strings.NewReader(strings.Repeat("x", size)))
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("%s with a %d-byte body: status %d, want 200 (retried onto the live endpoint)", method, size, resp.StatusCode)
+				}
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sizes[4<<10] != 8 || sizes[100<<10] != 8 {
+		t.Errorf("bodies received whole, by size: %v; want 8 of each", sizes)
+	}
+}
