@@ -1,0 +1,96 @@
+package traefik
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+func TestNewWithConfigDynamicFile(t *testing.T) {
+	m := single(rule("f", 0, nil, translate.Timeouts{}))
+	for _, p := range []string{"/srv/traefik/dynamic.yaml", "/a/b_c-d.1/x.yml"} {
+		b, err := NewWithConfig(Config{DynamicFile: p})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out, err := b.Generate(m, translate.Options{Version: v36})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s staticConfig
+		if err := yaml.UnmarshalStrict(out.Files[0].Data, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Providers.File.Filename != p {
+			t.Errorf("providers.file.filename = %q, want %q", s.Providers.File.Filename, p)
+		}
+		if !strings.Contains(strings.Join(out.Notes, "\n"), p) {
+			t.Errorf("notes do not name %s:\n%s", p, strings.Join(out.Notes, "\n"))
+		}
+		if _, err := b.Observe(m, translate.Options{Version: v36}, out.Files); err != nil {
+			t.Errorf("Observe: %v", err)
+		}
+	}
+	if b, err := NewWithConfig(Config{}); err != nil || b.file() != DynamicFile {
+		t.Errorf("empty config: %v, %q", err, b.file())
+	}
+	for _, p := range []string{"dynamic.yaml", "./d.yaml", "/etc/../d.yaml", "/etc//d.yaml", "/etc/traefik/",
+		"/etc/d.toml", "/etc/d yaml.yaml", "/etc/d\n.yaml", "/etc/{{.}}.yaml", "/etc/d`.yaml", "/etc/d\".yaml",
+		"/etc/é.yaml", "/" + strings.Repeat("a", 1100) + ".yaml", "/etc/d.yaml/.", "/etc/d;.yaml"} {
+		if _, err := NewWithConfig(Config{DynamicFile: p}); err == nil {
+			t.Errorf("NewWithConfig accepted %q", p)
+		}
+	}
+}
+
+// TestFindingMessages checks that every approximated finding of the issue
+// names its cause and, where there is one, the opt-in.
+func TestFindingMessages(t *testing.T) {
+	msg := func(r *translate.Rule, version string, opts translate.Options, f translate.Feature) (translate.Status, string) {
+		t.Helper()
+		opts.Version = version
+		out := generate(t, single(r), opts)
+		for _, fd := range out.Findings {
+			if fd.Feature == f {
+				return fd.Status, fd.Message
+			}
+		}
+		t.Fatalf("no finding for %s", f)
+		return "", ""
+	}
+	huge := rule("h", 0, &translate.Retry{Attempts: 4294967297}, translate.Timeouts{})
+	for _, v := range []string{v36, v37} {
+		if st, m := msg(huge, v, translate.Options{}, translate.FeatureRetryAttempts); st != A ||
+			!strings.Contains(m, "clamped to 2147483646") {
+			t.Errorf("%s huge attempts: %s %q", v, st, m)
+		}
+	}
+	post := rule("p", 0, &translate.Retry{Attempts: 1, Codes: []int{503}}, translate.Timeouts{})
+	post.Methods = []string{"GET", "POST"}
+	if st, m := msg(post, v37, translate.Options{}, translate.FeatureRetryAttempts); st != A ||
+		!strings.Contains(m, "--retry-non-idempotent") || !strings.Contains(m, "2 MiB") {
+		t.Errorf("3.7 POST without opt-in: %s %q", st, m)
+	}
+	if st, m := msg(post, v37, translate.Options{RetryNonIdempotent: true}, translate.FeatureRetryCodes); st != A ||
+		strings.Contains(m, "not retried on a status (retryNonIdempotentMethod is off") || !strings.Contains(m, "2097152") {
+		t.Errorf("3.7 POST with opt-in: %s %q", st, m)
+	}
+	if st, m := msg(post, v36, translate.Options{}, translate.FeatureRetryAttempts); st != H ||
+		!strings.Contains(m, "maxIdleConnsPerHost -1") {
+		t.Errorf("3.6 POST: %s %q", st, m)
+	}
+	zero := rule("z", 0, nil, translate.Timeouts{BackendRequest: dur("0s"), Request: dur("0s")})
+	if st, m := msg(zero, v36, translate.Options{}, translate.FeatureBackendRequestTimeout); st != H ||
+		!strings.Contains(m, "dialTimeout") {
+		t.Errorf("backendRequest 0s: %s %q", st, m)
+	}
+	part := rule("q", 0, nil, translate.Timeouts{})
+	part.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 2, Reason: "kind Bucket is not a Service"}}
+	if st, m := msg(part, v36, translate.Options{}, translate.FeatureBackendRefs); st != A ||
+		!strings.Contains(m, "weight 2 of 3") || !strings.Contains(m, "418") {
+		t.Errorf("partly invalid: %s %q", st, m)
+	}
+}
