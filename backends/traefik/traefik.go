@@ -5,9 +5,13 @@
 // Every route match becomes a router whose explicit priority keeps the
 // Model's precedence order; every rule becomes a service (a weighted service
 // over per-backend load balancers when it has several backends), a Retry
-// middleware when it retries, and a serversTransport when it has a
-// backendRequest timeout. What Traefik can and cannot do per version is in
-// versions.go; what each feature becomes is in findings.go.
+// middleware when it retries, and a serversTransport with upstream
+// keep-alive off (so that Go's transport never re-sends a request on its
+// own) and the backendRequest timers. A rule with no usable backend is
+// routed to noop@internal, whose 418 an errors middleware rewrites to 500;
+// the share of invalid backendRefs goes there too. What Traefik can and
+// cannot do per version is in versions.go; what each feature becomes is in
+// findings.go; judge.go reads the files back and derives what Traefik does.
 package traefik
 
 import (
