@@ -122,10 +122,13 @@ func (b *Backend) file() string {
 
 // notes are the data-plane-wide lines of the report.
 func notes(m *translate.Model, sup support, dynamicFile string) []string {
+	where := "traefik.yaml loads dynamic.yaml from " + dynamicFile + " (providers.file.filename): put dynamic.yaml there"
+	if dynamicFile == DynamicFile {
+		where += " (e.g. docker run -v \"$PWD/traefik:/etc/traefik:ro\" traefik:v" + sup.Version +
+			"), or choose another path with --traefik-dynamic-file"
+	}
 	n := []string{
-		"traefik.yaml loads dynamic.yaml from " + dynamicFile + " (providers.file.filename): put dynamic.yaml " +
-			"there (e.g. with the default /etc/traefik/dynamic.yaml: docker run -v \"$PWD/traefik:/etc/traefik:ro\" " +
-			"traefik:v" + sup.Version + "), or choose the path with --traefik-dynamic-file",
+		where,
 		"Traefik's file provider rejects the whole dynamic.yaml on one unknown field (every request " +
 			"then gets 404): use the file generated for the Traefik version you run (--target traefik@" +
 			sup.Version + ")",
