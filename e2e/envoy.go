@@ -11,6 +11,7 @@ import (
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
@@ -143,15 +144,33 @@ func validateAny(a *anypb.Any) error {
 	return nil
 }
 
-// EnvoyRoute returns the route a request with this path and method takes
-// (the first that matches, as Envoy does), and its cluster.
-func EnvoyRoute(bs *bootstrapv3.Bootstrap, path, method string) (*routev3.Route, *clusterv3.Cluster, error) {
+// EnvoyTarget is where gwretry's Envoy configuration sends one request:
+// the first route that matches it (as Envoy picks), with what surrounds it.
+type EnvoyTarget struct {
+	Route       *routev3.Route
+	VirtualHost *routev3.VirtualHost
+	Table       *routev3.RouteConfiguration
+	Manager     *hcmv3.HttpConnectionManager
+	Listener    *listenerv3.Listener
+	// Clusters are the clusters the route sends to (none for a
+	// direct_response route).
+	Clusters []*clusterv3.Cluster
+	// Missing are weighted_clusters entries that name no cluster: Envoy
+	// answers their share with cluster_not_found_response_code.
+	Missing []string
+}
+
+// EnvoyRoute returns where a request with this path and method goes. A
+// route that proxies must name clusters that exist, except weighted entries
+// answered by cluster_not_found_response_code in a table that Envoy loads
+// (validate_clusters false); anything else is an error.
+func EnvoyRoute(bs *bootstrapv3.Bootstrap, path, method string) (*EnvoyTarget, error) {
 	for _, l := range bs.GetStaticResources().GetListeners() {
 		for _, fc := range l.GetFilterChains() {
 			for _, f := range fc.GetFilters() {
 				m, err := f.GetTypedConfig().UnmarshalNew()
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				hcm, ok := m.(*hcmv3.HttpConnectionManager)
 				if !ok {
@@ -164,21 +183,104 @@ func EnvoyRoute(bs *bootstrapv3.Bootstrap, path, method string) (*routev3.Route,
 					for _, r := range vh.GetRoutes() {
 						ok, err := routeMatches(r.GetMatch(), path, method)
 						if err != nil {
-							return nil, nil, fmt.Errorf("route %s: %w", r.GetName(), err)
+							return nil, fmt.Errorf("route %s: %w", r.GetName(), err)
 						}
 						if ok {
-							c := findCluster(bs, r.GetRoute().GetCluster())
-							if c == nil {
-								return nil, nil, fmt.Errorf("route %s: no cluster %q", r.GetName(), r.GetRoute().GetCluster())
-							}
-							return r, c, nil
+							t := &EnvoyTarget{Route: r, VirtualHost: vh, Table: hcm.GetRouteConfig(), Manager: hcm, Listener: l}
+							return t, t.resolve(bs)
 						}
 					}
 				}
 			}
 		}
 	}
-	return nil, nil, fmt.Errorf("no route for %s %s", method, path)
+	return nil, fmt.Errorf("no route for %s %s", method, path)
+}
+
+// resolve finds the clusters of the target's route.
+func (t *EnvoyTarget) resolve(bs *bootstrapv3.Bootstrap) error {
+	r := t.Route
+	switch a := r.GetAction().(type) {
+	case *routev3.Route_DirectResponse:
+		return nil
+	case *routev3.Route_Route:
+		var names []string
+		switch cs := a.Route.GetClusterSpecifier().(type) {
+		case *routev3.RouteAction_Cluster:
+			names = []string{cs.Cluster}
+		case *routev3.RouteAction_WeightedClusters:
+			for _, w := range cs.WeightedClusters.GetClusters() {
+				if w.GetWeight().GetValue() > 0 {
+					names = append(names, w.GetName())
+				}
+			}
+		default:
+			return fmt.Errorf("route %s: unsupported cluster specifier %T", r.GetName(), cs)
+		}
+		for _, n := range names {
+			if c := findCluster(bs, n); c != nil {
+				t.Clusters = append(t.Clusters, c)
+			} else {
+				t.Missing = append(t.Missing, n)
+			}
+		}
+		switch {
+		case len(t.Missing) == 0:
+		case a.Route.GetClusterNotFoundResponseCode() != routev3.RouteAction_INTERNAL_SERVER_ERROR:
+			return fmt.Errorf("route %s: no cluster %q, and cluster_not_found_response_code is %s (not 500)", r.GetName(), t.Missing, a.Route.GetClusterNotFoundResponseCode())
+		case t.Table.GetValidateClusters() == nil || t.Table.GetValidateClusters().GetValue():
+			return fmt.Errorf("route %s: no cluster %q, and route table %s validates clusters (Envoy would refuse to load it)", r.GetName(), t.Missing, t.Table.GetName())
+		}
+		if len(t.Clusters) == 0 {
+			return fmt.Errorf("route %s: no cluster of %q exists", r.GetName(), names)
+		}
+		return nil
+	}
+	return fmt.Errorf("route %s: unsupported action %T", r.GetName(), r.GetAction())
+}
+
+// direct is the status a direct_response route answers, 0 when it proxies.
+func (t *EnvoyTarget) direct() uint32 { return t.Route.GetDirectResponse().GetStatus() }
+
+// policy is the retry policy the request gets: the route's, else the
+// virtual host's (Envoy's route-level policy replaces the host's).
+func (t *EnvoyTarget) policy() *routev3.RetryPolicy {
+	if t.Route.GetRoute() == nil {
+		return nil
+	}
+	if p := t.Route.GetRoute().GetRetryPolicy(); p != nil {
+		return p
+	}
+	return t.VirtualHost.GetRetryPolicy()
+}
+
+// bufferLimit is the largest request body Envoy buffers, and so retries:
+// the route's per_request_buffer_limit_bytes, else the virtual host's, else
+// the listener's per_connection_buffer_limit_bytes (1 MiB by default).
+func (t *EnvoyTarget) bufferLimit() uint64 {
+	if v := t.Route.GetPerRequestBufferLimitBytes(); v != nil { //nolint:staticcheck // the field every Envoy 1.x reads
+		return uint64(v.GetValue())
+	}
+	if v := t.VirtualHost.GetPerRequestBufferLimitBytes(); v != nil { //nolint:staticcheck // as above
+		return uint64(v.GetValue())
+	}
+	if v := t.Listener.GetPerConnectionBufferLimitBytes(); v != nil {
+		return uint64(v.GetValue())
+	}
+	return 1 << 20
+}
+
+// idleTimeout is the stream idle timer that still runs for the route: the
+// route's idle_timeout, else the connection manager's stream_idle_timeout
+// (5 minutes by default); 0 when disabled.
+func (t *EnvoyTarget) idleTimeout() time.Duration {
+	if d := t.Route.GetRoute().GetIdleTimeout(); d != nil {
+		return d.AsDuration()
+	}
+	if d := t.Manager.GetStreamIdleTimeout(); d != nil {
+		return d.AsDuration()
+	}
+	return 5 * time.Minute
 }
 
 func findCluster(bs *bootstrapv3.Bootstrap, name string) *clusterv3.Cluster {
@@ -255,6 +357,8 @@ func factsFor(f translate.Feature) *regexp.Regexp {
 		return cutFacts
 	case translate.FeatureRequestTimeout:
 		return requestFacts
+	case translate.FeatureBackendRefs:
+		return deadFacts
 	}
 	return regexp.MustCompile(`\d{3}`)
 }
@@ -264,14 +368,36 @@ func nonIdempotent(method string) bool {
 	return method == http.MethodPost || method == http.MethodPatch || method == "LOCK"
 }
 
+// safeTokens are the retry_on tokens that retry only a request that never
+// reached the backend: all that POST, PATCH and LOCK may get by default.
+var safeTokens = []string{"connect-failure", "refused-stream", "reset-before-request"}
+
+// sentTokens retry a request after it reached the backend.
+var sentTokens = []string{"reset", "5xx", "gateway-error", "retriable-status-codes", "retriable-4xx", "retriable-headers", "envoy-ratelimited"}
+
+// bodyRetryFeatures are the findings a request body above Envoy's buffer
+// limit exempts (Envoy sends it once).
+var bodyRetryFeatures = []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureRetryCodes,
+	translate.FeatureRetryConnectionErrors, translate.FeatureRetryBackendTimeout}
+
 // envoyCheck holds what the static check reads for one scenario request.
 type envoyCheck struct {
-	in       Intent
-	route    *routev3.Route
-	policy   *routev3.RetryPolicy
-	cluster  *clusterv3.Cluster
-	retrying bool // the rule retries this method
-	tokens   []string
+	sc     Scenario
+	in     Intent
+	t      *EnvoyTarget
+	route  *routev3.Route
+	policy *routev3.RetryPolicy
+	// retrying: the request's route has a retry policy (POST, PATCH and
+	// LOCK without the opt-in get the safe one).
+	retrying bool
+	// asked: the rule asks for at least one retry.
+	asked  bool
+	method string
+	optIn  bool
+	tokens []string
+	// stated are the exemptions an approximated message states: the body
+	// buffer limit, and num_retries other than attempts (a clamp).
+	statedBody, statedClamp bool
 }
 
 // JudgeEnvoy checks the generated Envoy configuration of a scenario field
@@ -284,24 +410,25 @@ func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []t
 	if err != nil {
 		return []Verdict{{Outcome: Contradicted, Reason: err.Error()}}
 	}
-	route, cluster, err := EnvoyRoute(bs, sc.Path(), sc.method())
+	t, err := EnvoyRoute(bs, sc.Path(), sc.method())
 	if err != nil {
 		return []Verdict{{Outcome: Contradicted, Reason: err.Error()}}
 	}
-	c := envoyCheck{in: in, route: route, cluster: cluster, policy: route.GetRoute().GetRetryPolicy(),
-		retrying: in.Retry && in.Attempts > 0 && (optIn || !nonIdempotent(sc.method()))}
+	c := envoyCheck{sc: sc, in: in, t: t, route: t.Route, policy: t.policy(), method: sc.method(), optIn: optIn,
+		asked: in.Retry && in.Attempts > 0}
+	c.retrying = c.policy != nil
 	if c.policy != nil {
 		c.tokens = strings.Split(c.policy.GetRetryOn(), ",")
 	}
 	var verdicts []Verdict
 	for _, f := range findings {
-		problems := c.check(f, findings, sc.method(), optIn)
+		problems := c.check(f, findings)
 		v := Verdict{Feature: f.Feature, Status: f.Status, Outcome: Backed, Reason: "configured as the finding says"}
 		if len(problems) > 0 {
 			v.Outcome = Contradicted
-			routeJSON, _ := protojson.Marshal(route)
+			routeJSON, _ := protojson.Marshal(t.Route)
 			v.Reason = fmt.Sprintf("REPORT AND GENERATED ENVOY CONFIG DISAGREE\n  finding: envoy %s rule %d %s = %s %q\n  config: %s\n  route %s: %s",
-				f.Route, f.Rule, f.Feature, f.Status, f.Message, strings.Join(problems, "; "), route.GetName(), routeJSON)
+				f.Route, f.Rule, f.Feature, f.Status, f.Message, strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
 		}
 		verdicts = append(verdicts, v)
 	}
@@ -309,7 +436,7 @@ func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []t
 }
 
 // check returns what is wrong with one finding.
-func (c envoyCheck) check(f translate.Finding, all []translate.Finding, method string, optIn bool) []string {
+func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	configured, why := c.configured(f.Feature)
@@ -323,23 +450,57 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding, method s
 		if !factsFor(f.Feature).MatchString(f.Message) {
 			bad("the approximated message does not say what differs (matching %v)", factsFor(f.Feature))
 		}
+		if c.retrying && slices.Contains(bodyRetryFeatures, f.Feature) {
+			problems = append(problems, c.statesBodyLimit(f.Message)...)
+		}
+		problems = append(problems, c.approximated(f)...)
 	case translate.Unsupported:
 		if configured {
 			bad("unsupported, but it is configured (%s)", why)
 		}
 	}
-	if f.Feature == translate.FeatureRetryAttempts && c.in.Attempts > 0 && nonIdempotent(method) && !optIn {
-		said := false
-		for _, g := range all {
-			if g.Feature == translate.FeatureRetryAttempts || g.Feature == translate.FeatureRetryCodes {
-				said = said || postFacts.MatchString(g.Message)
-			}
+	if f.Feature == translate.FeatureRetryAttempts && c.in.Retry && nonIdempotent(c.method) && !c.optIn && c.t.direct() == 0 {
+		if c.retrying && !c.safeOnly() {
+			bad("%s must be retried only when it never reached the backend by default, but retry_on is %q (retriable_status_codes %v)",
+				c.method, c.policy.GetRetryOn(), c.policy.GetRetriableStatusCodes())
 		}
-		if !said {
-			bad("%s is not retried by default, but neither the attempts nor the codes finding says so", method)
+		if c.in.Attempts > 0 {
+			said := false
+			for _, g := range all {
+				if g.Feature == translate.FeatureRetryAttempts || g.Feature == translate.FeatureRetryCodes {
+					said = said || postFacts.MatchString(g.Message)
+				}
+			}
+			if !said {
+				bad("%s is not retried by default after it reached the backend, but neither the attempts nor the codes finding says so", c.method)
+			}
 		}
 	}
 	return problems
+}
+
+// statesBodyLimit: an approximated retry finding on a retrying route must
+// say that bodies above Envoy's buffer limit are not retried, with the
+// configured limit.
+func (c envoyCheck) statesBodyLimit(msg string) []string {
+	limit := c.t.bufferLimit()
+	if !bodyFacts.MatchString(msg) {
+		return []string{fmt.Sprintf("Envoy does not retry a body larger than its buffer limit (%d bytes), but the message does not say so", limit)}
+	}
+	if !strings.Contains(msg, fmt.Sprint(limit)) && !strings.Contains(msg, byteSize(limit)) {
+		return []string{fmt.Sprintf("the buffer limit is %d bytes (%s), but the message names another limit", limit, byteSize(limit))}
+	}
+	return nil
+}
+
+func byteSize(n uint64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (c envoyCheck) has(tokens ...string) bool {
@@ -349,6 +510,23 @@ func (c envoyCheck) has(tokens ...string) bool {
 		}
 	}
 	return false
+}
+
+// safeOnly: the policy retries only requests that never reached the
+// backend.
+func (c envoyCheck) safeOnly() bool {
+	for _, t := range c.tokens {
+		if !slices.Contains(safeTokens, t) {
+			return false
+		}
+	}
+	return len(c.policy.GetRetriableStatusCodes()) == 0 && len(c.policy.GetRetriableHeaders()) == 0
+}
+
+// safePolicy: a non-idempotent request without the opt-in takes a retry
+// policy that retries it only before it was sent, as gwretry intends.
+func (c envoyCheck) safePolicy() bool {
+	return c.retrying && nonIdempotent(c.method) && !c.optIn && c.safeOnly()
 }
 
 func (c envoyCheck) retries() uint32 {
@@ -364,15 +542,23 @@ func (c envoyCheck) retries() uint32 {
 // configured reports whether anything is configured for a feature.
 func (c envoyCheck) configured(f translate.Feature) (bool, string) {
 	switch f {
+	case translate.FeatureBackendRefs:
+		return c.t.direct() != 0 || len(c.t.Missing) > 0, "direct_response or a weighted entry naming no cluster"
 	case translate.FeatureRetryAttempts:
 		return c.policy != nil, "retry_policy"
 	case translate.FeatureRetryCodes:
+		if c.safePolicy() {
+			return true, "the safe retry policy of " + c.method + ": retry_on " + c.policy.GetRetryOn()
+		}
 		return c.has("retriable-status-codes"), "retry_on " + c.policy.GetRetryOn()
 	case translate.FeatureRetryConnectionErrors:
 		return c.has("connect-failure", "reset", "reset-before-request", "5xx", "gateway-error"), "retry_on " + c.policy.GetRetryOn()
 	case translate.FeatureRetryBackoff:
 		return c.policy.GetRetryBackOff() != nil, "retry_back_off"
 	case translate.FeatureRetryBackendTimeout:
+		if c.safePolicy() {
+			return true, "the safe retry policy of " + c.method + ": retry_on " + c.policy.GetRetryOn()
+		}
 		return c.policy.GetPerTryTimeout() != nil && c.has("reset", "5xx", "gateway-error"), "per_try_timeout with a reset token"
 	case translate.FeatureBackendRequestTimeout:
 		return c.policy.GetPerTryTimeout() != nil || c.route.GetRoute().GetTimeout() != nil, "per_try_timeout or timeout"
@@ -382,33 +568,102 @@ func (c envoyCheck) configured(f translate.Feature) (bool, string) {
 	return false, ""
 }
 
+// approximated checks an approximated retry finding: everything the
+// Gateway API asks must be configured except the exemptions its message
+// states (bodies above the buffer limit, a clamped num_retries). POST,
+// PATCH and LOCK without the opt-in take the safe policy instead, checked
+// with the attempts finding.
+func (c envoyCheck) approximated(f translate.Finding) []string {
+	switch f.Feature {
+	case translate.FeatureRetryAttempts, translate.FeatureRetryCodes, translate.FeatureRetryConnectionErrors:
+	default:
+		return nil
+	}
+	if !c.retrying || !c.asked || c.t.direct() != 0 {
+		return nil
+	}
+	var problems []string
+	if m := numRetriesText.FindStringSubmatch(f.Message); m != nil && m[1] != fmt.Sprint(c.retries()) {
+		problems = append(problems, fmt.Sprintf("the message says num_retries %s, the route has %d", m[1], c.retries()))
+	}
+	if nonIdempotent(c.method) && !c.optIn {
+		if f.Feature == translate.FeatureRetryAttempts && c.retries() != uint32(c.in.Attempts) && !clampText.MatchString(f.Message) {
+			problems = append(problems, fmt.Sprintf("num_retries %d, want attempts %d", c.retries(), c.in.Attempts))
+		}
+		return problems
+	}
+	c.statedBody = bodyFacts.MatchString(f.Message)
+	c.statedClamp = clampText.MatchString(f.Message)
+	return append(problems, c.honoured(f.Feature)...)
+}
+
+var (
+	numRetriesText = regexp.MustCompile(`num_retries (\d+)`)
+	clampText      = regexp.MustCompile(`(?i)clamp|largest|at most`)
+)
+
+// retriedExactly returns why the request is not retried exactly as often
+// as attempts asks, for every request the rule matches.
+func (c envoyCheck) retriedExactly() []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !c.asked {
+		if c.retries() != 0 {
+			bad("attempts is 0, but the route has num_retries %d (retry_on %q)", c.retries(), c.policy.GetRetryOn())
+		}
+		return problems
+	}
+	if c.policy == nil {
+		return []string{fmt.Sprintf("no retry_policy, want attempts %d", c.in.Attempts)}
+	}
+	if got := c.retries(); got != uint32(c.in.Attempts) && !c.statedClamp {
+		bad("num_retries %d, want attempts %d", got, c.in.Attempts)
+	}
+	if !c.has(sentTokens...) {
+		bad("retry_on %q retries only a request that never reached the backend", c.policy.GetRetryOn())
+	}
+	if !c.statedBody {
+		bad("Envoy does not retry a request body larger than its buffer limit, %d bytes (per_request_buffer_limit_bytes), so not every request is retried", c.t.bufferLimit())
+	}
+	return problems
+}
+
 // honoured returns why the configuration does not do what the Gateway
 // API says for a feature.
 func (c envoyCheck) honoured(f translate.Feature) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if f == translate.FeatureBackendRefs {
+		switch {
+		case c.sc.Dead && c.t.direct() != 500:
+			bad("the rule has no usable backend, but the route does not answer 500 itself (direct_response status %d)", c.t.direct())
+		case !c.sc.Dead && len(c.t.Missing) == 0:
+			bad("no weighted_clusters entry carries the invalid backendRefs' share: it goes to the valid backends")
+		}
+		return problems
+	}
+	if s := c.t.direct(); s != 0 {
+		return []string{fmt.Sprintf("the route answers %d itself (direct_response): it never contacts a backend, so %s never takes effect", s, f)}
+	}
 	routeTimeout := c.route.GetRoute().GetTimeout()
 	switch f {
 	case translate.FeatureRetryAttempts:
-		if !c.retrying {
-			if c.retries() != 0 {
-				bad("this request must not be retried, but the route has num_retries %d", c.retries())
+		problems = append(problems, c.retriedExactly()...)
+		if c.asked {
+			if !c.has("connect-failure", "reset", "reset-before-request", "5xx", "gateway-error", "retriable-status-codes") {
+				bad("retry_on %q retries nothing", c.policy.GetRetryOn())
 			}
-			break
-		}
-		if got := c.retries(); got != uint32(c.in.Attempts) {
-			bad("num_retries %d, want attempts %d", got, c.in.Attempts)
-		}
-		if !c.has("connect-failure", "reset", "reset-before-request", "5xx", "gateway-error", "retriable-status-codes") {
-			bad("retry_on %q retries nothing", c.policy.GetRetryOn())
-		}
-		if max := maxRetries(c.cluster); max < uint32(c.in.Attempts) || max <= 3 {
-			bad("cluster %s allows %d concurrent retries (circuit_breakers max_retries; Envoy's default is 3)", c.cluster.GetName(), max)
+			for _, cl := range c.t.Clusters {
+				if max := maxRetries(cl); max < uint32(c.in.Attempts) || max <= 3 {
+					bad("cluster %s allows %d concurrent retries (circuit_breakers max_retries; Envoy's default is 3)", cl.GetName(), max)
+				}
+			}
 		}
 	case translate.FeatureRetryCodes:
-		if !c.retrying {
+		if !c.asked {
 			break
 		}
+		problems = append(problems, c.retriedExactly()...)
 		var got []int
 		for _, code := range c.policy.GetRetriableStatusCodes() {
 			got = append(got, int(code))
@@ -423,9 +678,10 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 			bad("retry_on %q also retries codes that are not listed", c.policy.GetRetryOn())
 		}
 	case translate.FeatureRetryConnectionErrors:
-		if !c.retrying {
+		if !c.asked {
 			break
 		}
+		problems = append(problems, c.retriedExactly()...)
 		if !c.has("connect-failure", "reset", "reset-before-request", "5xx", "gateway-error") {
 			bad("retry_on %q does not retry refused connections", c.policy.GetRetryOn())
 		}
@@ -433,11 +689,14 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 			bad("retry_on %q does not retry a connection reset after the request was sent", c.policy.GetRetryOn())
 		}
 	case translate.FeatureRetryBackoff:
-		bad("Envoy's back-off is full jitter from 0 (a retry can start at once), so backoff cannot be honoured")
+		if c.asked {
+			bad("Envoy's back-off is full jitter from 0 (a retry can start at once), so backoff cannot be honoured")
+		}
 	case translate.FeatureRetryBackendTimeout:
-		if !c.retrying {
+		if !c.asked {
 			break
 		}
+		problems = append(problems, c.retriedExactly()...)
 		if c.in.BackendRequest == nil || *c.in.BackendRequest == 0 {
 			break
 		}
@@ -458,9 +717,20 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 			if c.policy.GetPerTryTimeout().AsDuration() != 0 {
 				bad("backendRequest 0s, but per_try_timeout %v", c.policy.GetPerTryTimeout().AsDuration())
 			}
+			if c.in.Request == nil && (routeTimeout == nil || routeTimeout.AsDuration() != 0) {
+				bad("backendRequest 0s and no request timeout, but the route timeout is %s (Envoy's default is 15s)", durationText(routeTimeout))
+			}
+			if c.in.Request == nil || *c.in.Request == 0 {
+				if idle := c.t.idleTimeout(); idle != 0 {
+					bad("backendRequest 0s, but the stream idle timeout %v still cuts a quiet try", idle)
+				}
+			}
 		case c.retrying:
 			if got := c.policy.GetPerTryTimeout().AsDuration(); got != b {
 				bad("per_try_timeout %v, want backendRequest %v", got, b)
+			}
+			if routeTimeout == nil && b >= 15*time.Second {
+				bad("no route timeout: Envoy's default 15s ends the request before a try reaches backendRequest %v", b)
 			}
 		default:
 			if routeTimeout == nil || routeTimeout.AsDuration() != b {
@@ -481,6 +751,10 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 			bad("no route timeout: Envoy's default 15s applies, want %v", r)
 		case routeTimeout.AsDuration() != r:
 			bad("route timeout %v, want request %v", routeTimeout.AsDuration(), r)
+		case r == 0:
+			if idle := c.t.idleTimeout(); idle != 0 {
+				bad("request 0s, but the stream idle timeout %v still cuts a quiet request", idle)
+			}
 		}
 	}
 	return problems

@@ -48,10 +48,16 @@ const envoyBootstrap = `static_resources:
                     string_match:
                       safe_regex: {regex: POST|PATCH|LOCK}
                   path_separated_prefix: PATH
-                name: no-retry
-                route: {cluster: c}
+                name: safe
+                per_request_buffer_limit_bytes: 1048576
+                route:
+                  cluster: c
+                  retry_policy:
+                    num_retries: 2
+                    retry_on: connect-failure,refused-stream,reset-before-request
               - match: {path_separated_prefix: PATH}
                 name: retrying
+                per_request_buffer_limit_bytes: 1048576
                 route:
                   cluster: c
                   retry_policy:
@@ -67,12 +73,13 @@ func TestJudgeEnvoy(t *testing.T) {
 	backoffScenario := scenarioNamed(t, "backoff-between-tries")
 	postScenario := scenarioNamed(t, "post-not-retried-by-default")
 	h, a := translate.Honoured, translate.Approximated
-	findings := func(backoff translate.Status) []translate.Finding {
+	const body = "; bodies above per_request_buffer_limit_bytes 1048576 (1 MiB) are not retried"
+	findings := func(backoff, attempts translate.Status) []translate.Finding {
 		return []translate.Finding{
-			finding(translate.FeatureRetryAttempts, h, "num_retries 2; POST, PATCH and LOCK requests are not retried"),
+			finding(translate.FeatureRetryAttempts, attempts, "num_retries 2, but POST, PATCH and LOCK requests are retried only before they reach the backend"+body),
 			finding(translate.FeatureRetryBackoff, backoff, "base_interval 200ms, fully jittered: a retry can start at once"),
-			finding(translate.FeatureRetryCodes, h, "retriable-status-codes [500]"),
-			finding(translate.FeatureRetryConnectionErrors, h, "connect-failure,refused-stream,reset"),
+			finding(translate.FeatureRetryCodes, a, "retriable-status-codes [500], but POST is not retried on them"+body),
+			finding(translate.FeatureRetryConnectionErrors, a, "connect-failure,refused-stream,reset: refused connections and resets"+body),
 		}
 	}
 	tests := []struct {
@@ -80,13 +87,15 @@ func TestJudgeEnvoy(t *testing.T) {
 		sc       Scenario
 		old, new string // replaced in envoyBootstrap
 		backoff  translate.Status
+		attempts translate.Status              // approximated when unset
 		want     map[translate.Feature]Outcome // features not listed must be Backed
 	}{
 		{name: "as generated", sc: backoffScenario, backoff: a},
 		{name: "backoff claimed honoured", sc: backoffScenario, backoff: h,
 			want: map[translate.Feature]Outcome{translate.FeatureRetryBackoff: Contradicted}},
-		{name: "one retry too many", sc: backoffScenario, old: "num_retries: 2", new: "num_retries: 3", backoff: a,
-			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
+		{name: "one retry too many", sc: backoffScenario, old: "num_retries: 2\n                    retriable_status_codes", new: "num_retries: 3\n                    retriable_status_codes", backoff: a,
+			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted, translate.FeatureRetryCodes: Contradicted,
+				translate.FeatureRetryConnectionErrors: Contradicted}},
 		{name: "default circuit breaker", sc: backoffScenario, old: "max_retries: 1024", new: "max_requests: 1024", backoff: a,
 			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
 		{name: "gateway-error retries unlisted codes", sc: backoffScenario, old: ",retriable-status-codes", new: ",retriable-status-codes,gateway-error", backoff: a,
@@ -95,9 +104,25 @@ func TestJudgeEnvoy(t *testing.T) {
 			want: map[translate.Feature]Outcome{translate.FeatureRetryConnectionErrors: Contradicted}},
 		{name: "no back-off configured", sc: backoffScenario, old: "retry_back_off: {base_interval: 0.200s}", new: "per_try_timeout: 1s", backoff: a,
 			want: map[translate.Feature]Outcome{translate.FeatureRetryBackoff: Contradicted}},
-		{name: "POST takes the route without retries", sc: postScenario, old: "retry_back_off: {base_interval: 0.200s}", new: "per_try_timeout: 1s"},
+		{name: "attempts claimed honoured", sc: backoffScenario, backoff: a, attempts: h,
+			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
+		{name: "smaller buffer than the message says", sc: backoffScenario, old: "name: retrying\n                per_request_buffer_limit_bytes: 1048576",
+			new: "name: retrying\n                per_request_buffer_limit_bytes: 65536", backoff: a,
+			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted, translate.FeatureRetryCodes: Contradicted,
+				translate.FeatureRetryConnectionErrors: Contradicted}},
+		{name: "listener buffer when the route sets none", sc: backoffScenario, old: "name: retrying\n                per_request_buffer_limit_bytes: 1048576",
+			new: "name: retrying", backoff: a},
+		{name: "POST takes the safe route", sc: postScenario, old: "retry_back_off: {base_interval: 0.200s}", new: "per_try_timeout: 1s"},
+		{name: "POST claimed honoured", sc: postScenario, attempts: h,
+			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
 		{name: "POST would be retried", sc: postScenario, old: "safe_regex: {regex: POST|PATCH|LOCK}", new: "exact: LOCK",
 			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
+		{name: "POST retried on codes", sc: postScenario, old: "retry_on: connect-failure,refused-stream,reset-before-request",
+			new:  "retry_on: connect-failure,refused-stream,reset-before-request,retriable-status-codes\n                    retriable_status_codes: [500]",
+			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
+		{name: "POST without its safe policy", sc: postScenario, old: "retry_policy:\n                    num_retries: 2\n                    retry_on: connect-failure,refused-stream,reset-before-request",
+			new: "timeout: 1s", want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted,
+				translate.FeatureRetryCodes: Contradicted, translate.FeatureRetryConnectionErrors: Contradicted}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,7 +137,11 @@ func TestJudgeEnvoy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs := findings(tc.backoff)
+			attempts := tc.attempts
+			if attempts == "" {
+				attempts = a
+			}
+			fs := findings(tc.backoff, attempts)
 			if tc.sc.Name == postScenario.Name {
 				fs = []translate.Finding{fs[0], fs[2], fs[3]}
 			}
@@ -124,6 +153,92 @@ func TestJudgeEnvoy(t *testing.T) {
 				if v.Outcome != want {
 					t.Errorf("%s = %s, want %s: %s", v.Feature, v.Outcome, want, v.Reason)
 				}
+			}
+		})
+	}
+}
+
+// TestJudgeEnvoyDeadRule: a dead rule's route answers 500 itself; its
+// retry findings are unsupported.
+func TestJudgeEnvoyDeadRule(t *testing.T) {
+	sc := scenarioNamed(t, "dead-rule-answers-500")
+	dead := "name: dead\n                direct_response: {status: 500}\n              - match: {prefix: /}\n                name: retrying"
+	tests := []struct {
+		name, old, new string
+		refs, retry    translate.Status
+		want           map[translate.Feature]Outcome
+	}{
+		{name: "direct_response 500", old: "name: retrying", new: dead, refs: translate.Honoured, retry: translate.Unsupported},
+		{name: "direct_response 503", old: "name: retrying", new: strings.Replace(dead, "500", "503", 1), refs: translate.Honoured, retry: translate.Unsupported,
+			want: map[translate.Feature]Outcome{translate.FeatureBackendRefs: Contradicted}},
+		{name: "retries claimed on a dead rule", old: "name: retrying", new: dead, refs: translate.Honoured, retry: translate.Honoured,
+			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted, translate.FeatureRetryCodes: Contradicted}},
+		{name: "falls through to a proxying route", refs: translate.Honoured, retry: translate.Unsupported,
+			want: map[translate.Feature]Outcome{translate.FeatureBackendRefs: Contradicted,
+				translate.FeatureRetryAttempts: Contradicted, translate.FeatureRetryCodes: Contradicted}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := strings.ReplaceAll(envoyBootstrap, "PATH", sc.Path())
+			if tc.old != "" {
+				yaml = strings.Replace(yaml, tc.old, tc.new, 1)
+			}
+			bs, err := DecodeEnvoy([]byte(yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := []translate.Finding{
+				finding(translate.FeatureBackendRefs, tc.refs, "backendRefs[0] is not a Service: direct_response 500"),
+				finding(translate.FeatureRetryAttempts, tc.retry, "never takes effect: Envoy answers 500 itself"),
+				finding(translate.FeatureRetryCodes, tc.retry, "never takes effect: Envoy answers 500 itself"),
+			}
+			for _, v := range JudgeEnvoy(bs, sc, false, fs) {
+				want := Backed
+				if w, ok := tc.want[v.Feature]; ok {
+					want = w
+				}
+				if v.Outcome != want {
+					t.Errorf("%s = %s, want %s: %s", v.Feature, v.Outcome, want, v.Reason)
+				}
+			}
+		})
+	}
+}
+
+// TestEnvoyRouteInvalidShare: a weighted entry naming no cluster is the
+// invalid backendRefs' share only when Envoy answers it 500 and loads the
+// table.
+func TestEnvoyRouteInvalidShare(t *testing.T) {
+	weighted := "cluster: c\n                  cluster_not_found_response_code: INTERNAL_SERVER_ERROR\n                  weighted_clusters: {clusters: [{name: c, weight: 1}, {name: 'gwretry:invalid-backendRefs', weight: 1}]}"
+	base := strings.ReplaceAll(envoyBootstrap, "PATH", "/x")
+	base = strings.Replace(base, "route:\n                  cluster: c\n                  retry_policy:\n                    num_retries: 2\n                    retriable", "route:\n                  "+weighted+"\n                  retry_policy:\n                    num_retries: 2\n                    retriable", 1)
+	base = strings.Replace(base, "cluster: c\n                  cluster_not_found", "cluster_not_found", 1)
+	for name, tc := range map[string]struct {
+		old, new string
+		ok       bool
+	}{
+		"loaded and answered 500": {old: "name: r\n", new: "name: r\n            validate_clusters: false\n", ok: true},
+		"validated clusters":      {},
+		"answered 503":            {old: "name: r\n", new: "name: r\n            validate_clusters: false\n" + "", ok: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			yaml := base
+			if tc.old != "" {
+				yaml = strings.Replace(yaml, tc.old, tc.new, 1)
+			}
+			if name == "answered 503" {
+				yaml = strings.Replace(yaml, "cluster_not_found_response_code: INTERNAL_SERVER_ERROR", "cluster_not_found_response_code: SERVICE_UNAVAILABLE", 1)
+			}
+			bs, err := DecodeEnvoy([]byte(yaml))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, yaml)
+			}
+			target, err := EnvoyRoute(bs, "/x", "GET")
+			if (err == nil) != tc.ok {
+				t.Fatalf("EnvoyRoute error %v, want ok %v", err, tc.ok)
+			}
+			if tc.ok && (len(target.Missing) != 1 || len(target.Clusters) != 1) {
+				t.Errorf("clusters %d, missing %q; want one of each", len(target.Clusters), target.Missing)
 			}
 		})
 	}
