@@ -165,7 +165,14 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 	}
 	switch f {
 	case FeatureRetryAttempts:
-		return retriesExactly()
+		if why := retriesExactly(); why != "" || attempts == 0 {
+			return why
+		}
+		if b.ConnErrors != ConnRetryAll {
+			// Connection failures are the retry condition every rule
+			// has; retrying only requests never sent is not the count.
+			return fmt.Sprintf("retries only %q connection failures, so a request that was sent and failed is not retried %d times", b.ConnErrors, attempts)
+		}
 	case FeatureRetryCodes:
 		if why := retriesExactly(); why != "" || attempts == 0 {
 			return why
@@ -191,7 +198,11 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 		if why := tryTimer(be, b); why != "" {
 			return why
 		}
-		if attempts == 0 || be.IsZero() {
+		if be.IsZero() {
+			// No try is ever cut, so none is retried for it.
+			return ""
+		}
+		if attempts == 0 {
 			return retriesExactly()
 		}
 		if !b.TimeoutRetried {

@@ -201,6 +201,10 @@ func assessAttempts(r *translate.Rule, sup support, opts translate.Options) (tra
 			"Traefik (retry.attempts %d is the largest value every Traefik build reads as written)",
 			rt.Attempts, n, n+1))
 	}
+	if n > 0 && !(sup.StatusRetry && slices.Contains(rt.Codes, 502)) {
+		gaps = append(gaps, "Traefik retries only a request it could not send (refused connection, dial "+
+			"error or timeout): a request that was sent and then failed (reset, closed connection) is tried once")
+	}
 	gaps = append(gaps, statusExemptions(r, sup, opts)...)
 	if rt.Backoff != nil && !rt.Backoff.IsZero() {
 		worst := worstWaits(rt, n)
