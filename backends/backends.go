@@ -10,7 +10,33 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// All returns every backend, in the order --target all runs them.
+// All returns every backend with its default settings, in the order
+// --target all runs them.
 func All() []translate.Backend {
 	return []translate.Backend{envoy.New(), haproxy.New(), nginx.New(), traefik.New()}
+}
+
+// Settings are the choices that concern one data plane's output files
+// rather than the report (translate.Options holds those).
+type Settings struct {
+	// NginxLayout is nginx.LayoutFull ("", the default) or
+	// nginx.LayoutConfD.
+	NginxLayout string
+	// TraefikDynamicFile is where traefik.yaml loads dynamic.yaml from;
+	// "" keeps the default.
+	TraefikDynamicFile string
+}
+
+// Configured returns every backend with the given settings, in the order
+// of All.
+func Configured(s Settings) ([]translate.Backend, error) {
+	ngx, err := nginx.NewWithConfig(nginx.Config{Layout: s.NginxLayout})
+	if err != nil {
+		return nil, err
+	}
+	tr, err := traefik.NewWithConfig(traefik.Config{DynamicFile: s.TraefikDynamicFile})
+	if err != nil {
+		return nil, err
+	}
+	return []translate.Backend{envoy.New(), haproxy.New(), ngx, tr}, nil
 }

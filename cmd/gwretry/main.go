@@ -5,8 +5,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 func main() {
@@ -16,13 +18,23 @@ func main() {
 // Exit codes.
 const (
 	exitOK     = 0
-	exitInput  = 1 // invalid input (or an I/O or internal error)
+	exitInput  = 1 // invalid input, or a file that cannot be read or written
 	exitUsage  = 2 // bad flags or arguments
 	exitFailOn = 3 // --fail-on reached
+	// exitInternal is a bug in gwretry (sysexits' EX_SOFTWARE): a backend
+	// broke its contract, a configuration contradicts its report, or a
+	// panic. Never 1, which would blame the input.
+	exitInternal = 70
 )
 
 // run executes the command line and returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "gwretry: internal error: %v\n%s\nPlease report this with the input that caused it.\n", p, debug.Stack())
+			code = exitInternal
+		}
+	}()
 	cmd := newRootCmd(stdin, stdout, stderr)
 	cmd.SetArgs(args)
 	err := cmd.Execute()

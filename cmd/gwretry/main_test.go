@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/backends"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -165,5 +167,69 @@ func TestConformanceManifests(t *testing.T) {
 				t.Errorf("exit %d: %s", code, stderr)
 			}
 		})
+	}
+}
+
+// lyingBackend claims backoff honoured while its judge sees no pause: the
+// kind of bug the judge exists to catch.
+type lyingBackend struct{}
+
+func (lyingBackend) Name() string       { return "liar" }
+func (lyingBackend) Versions() []string { return []string{"1.0"} }
+func (lyingBackend) Generate(m *translate.Model, _ translate.Options) (*translate.Output, error) {
+	out := &translate.Output{Files: []translate.File{{Path: "liar/conf", Data: []byte("x")}}}
+	for _, r := range m.Rules {
+		for _, f := range r.Features() {
+			out.Findings = append(out.Findings, translate.NewFinding(r, f, translate.Honoured, ""))
+		}
+	}
+	return out, nil
+}
+func (lyingBackend) Observe(m *translate.Model, _ translate.Options, _ []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
+	out := map[string]map[translate.MethodClass]translate.Behaviour{}
+	for _, r := range m.Rules {
+		out[r.Name] = map[translate.MethodClass]translate.Behaviour{}
+		for _, c := range r.MethodClasses() {
+			out[r.Name][c] = translate.Behaviour{}
+		}
+	}
+	return out, nil
+}
+
+// TestInternalErrorExitCode: a configuration that contradicts its report is
+// gwretry's bug: exit 70, never 1 (which blames the input), and nothing is
+// written.
+func TestInternalErrorExitCode(t *testing.T) {
+	o := &options{limits: translate.DefaultLimits(), target: "liar", report: "none", failOn: "none", outDir: t.TempDir(),
+		available: func(backends.Settings) ([]translate.Backend, error) { return []translate.Backend{lyingBackend{}}, nil }}
+	var stdout, stderr bytes.Buffer
+	err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
+	if code := exitCode(err, &stderr); code != exitInternal {
+		t.Fatalf("exit %d, want %d (internal error); stderr:\n%s", code, exitInternal, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "internal error") || !strings.Contains(stderr.String(), "claims more than the configuration") {
+		t.Errorf("stderr does not explain the internal error:\n%s", stderr.String())
+	}
+	if entries, _ := os.ReadDir(o.outDir); len(entries) != 0 {
+		t.Errorf("files written despite the internal error: %v", entries)
+	}
+}
+
+// TestDefaultCapsTakeACluster: 10,000 routes with their Services and a
+// Gateway load with the default limits (--max-documents used to stop at
+// 10,000 documents).
+func TestDefaultCapsTakeACluster(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n")
+	for i := range 10000 {
+		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r%d, namespace: ns}\nspec:\n  parentRefs: [{name: gw}]\n  hostnames: [h%d.example.com]\n  rules: [{backendRefs: [{name: s%d, port: 80}], retry: {attempts: 1}}]\n", i, i, i)
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: ns}\nspec: {ports: [{port: 80}]}\n", i)
+	}
+	in, err := translate.Load([]string{"-"}, strings.NewReader(b.String()), translate.DefaultLimits())
+	if err != nil {
+		t.Fatalf("default limits refuse 10,000 routes with their Services: %v", err)
+	}
+	if len(in.Routes) != 10000 || len(in.Services) != 10000 {
+		t.Errorf("read %d routes and %d Services", len(in.Routes), len(in.Services))
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/backends/nginx"
+	"github.com/gwretry/gwretry/backends/traefik"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -25,12 +27,17 @@ type options struct {
 	listen             string
 	endpoints          []string
 	retryNonIdempotent bool
-	quiet              bool
-	limits             translate.Limits
+	assumeGrants       bool
+	settings           backends.Settings
+	// available builds the backends from settings: backends.Configured,
+	// or a test's own.
+	available func(backends.Settings) ([]translate.Backend, error)
+	quiet     bool
+	limits    translate.Limits
 }
 
 func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
-	o := &options{limits: translate.DefaultLimits}
+	o := &options{limits: translate.DefaultLimits(), available: backends.Configured}
 	cmd := &cobra.Command{
 		Use:   "translate PATH...",
 		Short: "Write data plane configurations and the report",
@@ -85,6 +92,9 @@ target honours, but writes no configuration. Exit code 1 means invalid input, 3 
 	f.StringVar(&o.listen, "listen", "", "`HOST:PORT` every generated proxy listens on (default: the Gateway listener port on 0.0.0.0, or 0.0.0.0:8080)")
 	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "also retry POST, PATCH and LOCK requests where the data plane can")
+	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
+	f.StringVar(&o.settings.NginxLayout, "nginx-layout", nginx.LayoutFull, "nginx output: full (nginx/nginx.conf, a whole configuration) or conf.d (nginx/gwretry.conf, what goes inside http {}, for include /etc/nginx/conf.d/*.conf)")
+	f.StringVar(&o.settings.TraefikDynamicFile, "traefik-dynamic-file", traefik.DynamicFile, "`PATH` traefik.yaml loads dynamic.yaml from (providers.file.filename)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
@@ -102,11 +112,15 @@ func backendNames() []string {
 
 // prepare checks the flags that need no input.
 func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.ResolveOptions, error) {
-	var ro translate.ResolveOptions
+	ro := translate.ResolveOptions{AssumeReferenceGrants: o.assumeGrants}
 	if o.target == "" {
 		return nil, ro, usageErrorf("--target is required: %s, a comma list of them, NAME@VERSION, or all", strings.Join(backendNames(), ", "))
 	}
-	targets, err := translate.ParseTargets(o.target, backends.All())
+	available, err := o.available(o.settings)
+	if err != nil {
+		return nil, ro, &exitError{code: exitUsage, err: err}
+	}
+	targets, err := translate.ParseTargets(o.target, available)
 	if err != nil {
 		return nil, ro, &exitError{code: exitUsage, err: err}
 	}
@@ -159,7 +173,13 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	}
 	res, err := translate.Run(m, targets, o.retryNonIdempotent)
 	if err != nil {
-		return err
+		// The model passed validation and the allowlists: whatever a
+		// backend still refuses is gwretry's bug, not the input's.
+		var ie *translate.InternalError
+		if !errors.As(err, &ie) {
+			err = &translate.InternalError{Err: err}
+		}
+		return &exitError{code: exitInternal, err: err}
 	}
 	if !o.quiet {
 		for _, n := range append(append(in.Notes, m.Notes...), res.Notes...) {
@@ -183,8 +203,13 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	return o.checkFailOn(res.Report)
 }
 
-// inputError marks err as a problem with the input: exit code 1.
+// inputError marks err as a problem with the input: exit code 1, unless it
+// is gwretry's own bug.
 func inputError(err error) error {
+	var ie *translate.InternalError
+	if errors.As(err, &ie) {
+		return &exitError{code: exitInternal, err: err}
+	}
 	var l translate.ErrorList
 	if errors.As(err, &l) {
 		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), err)}
