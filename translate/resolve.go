@@ -133,7 +133,7 @@ func Build(in *Input, opts ResolveOptions) (*Model, error) {
 	}
 	m := r.model()
 	if err := m.Check(); err != nil {
-		return nil, fmt.Errorf("internal error: %w", err)
+		return nil, &InternalError{Err: err}
 	}
 	return m, nil
 }
