@@ -78,9 +78,28 @@ func TestFindingMessages(t *testing.T) {
 		strings.Contains(m, "not retried on a status (retryNonIdempotentMethod is off") || !strings.Contains(m, "2097152") {
 		t.Errorf("3.7 POST with opt-in: %s %q", st, m)
 	}
-	if st, m := msg(post, v36, translate.Options{}, translate.FeatureRetryAttempts); st != H ||
-		!strings.Contains(m, "maxIdleConnsPerHost -1") {
+	// 3.6 retries a request it could not send whatever its method or body:
+	// the only gap is a request that was sent and then failed.
+	if st, m := msg(post, v36, translate.Options{}, translate.FeatureRetryAttempts); st != A ||
+		!strings.Contains(m, "retries only a request it could not send") || !strings.Contains(m, "is tried once") ||
+		strings.Contains(m, "--retry-non-idempotent") || strings.Contains(m, "MiB") {
 		t.Errorf("3.6 POST: %s %q", st, m)
+	}
+	// 3.7 with 502 in codes retries a sent request that failed as a 502, so
+	// that gap is gone; the method and body exemptions of a status retry stay.
+	post502 := rule("p5", 0, &translate.Retry{Attempts: 1, Codes: []int{502}}, translate.Timeouts{})
+	post502.Methods = []string{"GET", "POST"}
+	if st, m := msg(post502, v37, translate.Options{}, translate.FeatureRetryAttempts); st != A ||
+		strings.Contains(m, "could not send") || !strings.Contains(m, "--retry-non-idempotent") {
+		t.Errorf("3.7 POST, 502 in codes: %s %q", st, m)
+	}
+	// With no retry, keep-alive off is what makes attempts 0 exact.
+	none := rule("n", 0, &translate.Retry{Attempts: 0}, translate.Timeouts{})
+	for _, v := range []string{v36, v37} {
+		if st, m := msg(none, v, translate.Options{}, translate.FeatureRetryAttempts); st != H ||
+			!strings.Contains(m, "maxIdleConnsPerHost -1") {
+			t.Errorf("%s attempts 0: %s %q", v, st, m)
+		}
 	}
 	zero := rule("z", 0, nil, translate.Timeouts{BackendRequest: dur("0s"), Request: dur("0s")})
 	if st, m := msg(zero, v36, translate.Options{}, translate.FeatureBackendRequestTimeout); st != H ||

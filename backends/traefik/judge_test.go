@@ -1,6 +1,7 @@
 package traefik
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,46 +141,95 @@ func TestJudgeDerivesBehaviour(t *testing.T) {
 
 // TestJudgeCatchesAlteredConfigs: a configuration that does less than the
 // report claims is caught.
+//
+// Traefik never honours retry.attempts above 0 (it retries a sent request
+// that failed only as a 502 status on 3.7, and then only for bodies that fit
+// in its buffer), so an alteration of rule alt's retry count is caught
+// through its attempts claim forced to honoured (force): the judge must
+// then report the count it reads from the altered file, which the unaltered
+// file does not give (each case is checked against the unaltered file too).
+// Rule zero (attempts 0) is honestly honoured and needs no forcing.
 func TestJudgeCatchesAlteredConfigs(t *testing.T) {
 	r := rule("alt", 0, &translate.Retry{Attempts: 2, Backoff: dur("0s")},
 		translate.Timeouts{BackendRequest: dur("0s"), Request: dur("0s")})
+	zero := rule("zero", 0, &translate.Retry{Attempts: 0}, translate.Timeouts{})
 	dead := rule("dead", 0, nil, translate.Timeouts{Request: dur("1s")})
 	dead.Backends, dead.NoBackendRefs = nil, true
 	m := manyRules()
-	m.Rules = []*translate.Rule{r, dead}
+	m.Rules = []*translate.Rule{r, zero, dead}
 	m.Listeners[0].VirtualHosts[0].Routes = []*translate.RouteMatch{
 		{Rule: dead, Match: translate.Match{PathType: translate.PathPrefix, Path: "/dead"}},
+		{Rule: zero, Match: translate.Match{PathType: translate.PathPrefix, Path: "/zero"}},
 		{Rule: r, Match: prefixRoot},
 	}
+	opts := translate.Options{Version: v36}
+	claims := func(out *translate.Output, force bool) []translate.Finding {
+		fs := slices.Clone(out.Findings)
+		for i, f := range fs {
+			if force && f.Rule == r.Index && f.Route == r.Route && f.Feature == translate.FeatureRetryAttempts {
+				fs[i].Status = translate.Honoured
+			}
+		}
+		return fs
+	}
+	for _, force := range []bool{false, true} {
+		out, obs := observe(t, m, opts, nil)
+		errs := claimErrors(m, claims(out, force), obs)
+		// Forced, the only complaint about the unaltered file is the one
+		// that makes the claim approximated (once per method class).
+		if force && len(errs) != 2 {
+			t.Errorf("unaltered file, attempts of alt forced to honoured: errors %v, want two", errs)
+		}
+		for _, e := range errs {
+			if force && !strings.Contains(e.Error(), `retries only "unsent" connection failures`) {
+				t.Errorf("unaltered file, attempts of alt forced to honoured: %v, want only the unsent-only complaint", e)
+			}
+		}
+		if !force && len(errs) > 0 {
+			t.Errorf("unaltered file: errors %v", errs)
+		}
+	}
 	for _, tc := range []struct {
-		name string
-		edit func(d *dynamicConfig)
-		want string
+		name  string
+		force bool
+		edit  func(d *dynamicConfig)
+		want  string
 	}{
-		{"keep-alive back on", func(d *dynamicConfig) {
+		{"keep-alive back on", false, func(d *dynamicConfig) {
+			d.HTTP.ServersTransports["default_zero_r0-transport"].MaxIdleConnsPerHost = 0
+		}, "re-send the request on its own"},
+		{"keep-alive back on, retrying rule", true, func(d *dynamicConfig) {
 			d.HTTP.ServersTransports["default_alt_r0-transport"].MaxIdleConnsPerHost = 0
 		}, "re-send the request on its own"},
-		{"one try fewer", func(d *dynamicConfig) {
+		{"one try fewer", true, func(d *dynamicConfig) {
 			d.HTTP.Middlewares["default_alt_r0-retry"].Retry.Attempts = 2
 		}, "retries 1 times, not 2"},
-		{"retry middleware dropped from the router", func(d *dynamicConfig) {
-			d.HTTP.Routers["m0001-default_alt_r0"].Middlewares = nil
+		{"retry middleware dropped from the router", true, func(d *dynamicConfig) {
+			d.HTTP.Routers["m0002-default_alt_r0"].Middlewares = nil
 		}, "retries 0 times, not 2"},
-		{"default dialTimeout back", func(d *dynamicConfig) {
+		{"retry middleware added to a rule without retries", false, func(d *dynamicConfig) {
+			rt := d.HTTP.Routers["m0001-default_zero_r0"]
+			rt.Middlewares = append(rt.Middlewares, "default_alt_r0-retry")
+		}, "retries 2 times, not 0"},
+		{"default dialTimeout back", false, func(d *dynamicConfig) {
 			d.HTTP.ServersTransports["default_alt_r0-transport"].ForwardingTimeouts = nil
 		}, "although backendRequest is 0s"},
-		{"dead rule answers 503", func(d *dynamicConfig) {
+		{"dead rule answers 503", false, func(d *dynamicConfig) {
 			d.HTTP.Middlewares["default_dead_r0-answer500"].Errors.StatusRewrites = map[string]int{"418": 503}
 		}, "does not answer 500"},
-		{"dead rule without the errors middleware", func(d *dynamicConfig) {
+		{"dead rule without the errors middleware", false, func(d *dynamicConfig) {
 			d.HTTP.Routers["m0000-default_dead_r0"].Middlewares = nil
 		}, "answer 418"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, obs := observe(t, m, translate.Options{Version: v36}, tc.edit)
-			errs := claimErrors(m, out.Findings, obs)
+			out, obs := observe(t, m, opts, tc.edit)
+			errs := claimErrors(m, claims(out, tc.force), obs)
 			if len(errs) == 0 || !strings.Contains(joinErrs(errs), tc.want) {
 				t.Errorf("errors %v, want one containing %q", errs, tc.want)
+			}
+			out, obs = observe(t, m, opts, nil)
+			if errs := claimErrors(m, claims(out, tc.force), obs); strings.Contains(joinErrs(errs), tc.want) {
+				t.Errorf("the unaltered file already gives %q: %v", tc.want, errs)
 			}
 		})
 	}

@@ -126,7 +126,7 @@ func genCases() []genCase {
 			model: func() *translate.Model {
 				return single(rule("def", 0, &translate.Retry{Attempts: 1}, translate.Timeouts{}))
 			},
-			want: statuses{"retry.attempts": H, "retry.connectionErrors": A},
+			want: statuses{"retry.attempts": A, "retry.connectionErrors": A},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
 				if diff := cmp.Diff(&retry{Attempts: 2}, retryOf(t, d, "default_def_r0")); diff != "" {
 					t.Errorf("retry (-want +got):\n%s", diff)
@@ -144,7 +144,7 @@ func genCases() []genCase {
 			},
 			want: statuses{"retry.backoff": A, "retry.connectionErrors": A},
 			// 3.7 retries a status only for bodies up to 2 MiB and not for POST.
-			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
+			per: map[string]statuses{v36: {"retry.attempts": A, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
 				want := &retry{Attempts: 4, InitialInterval: "200ms"}
 				if v == v37 {
@@ -162,7 +162,7 @@ func genCases() []genCase {
 			},
 			opts: translate.Options{RetryNonIdempotent: true},
 			want: statuses{"retry.connectionErrors": A},
-			per:  map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
+			per:  map[string]statuses{v36: {"retry.attempts": A, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
 				want := &retry{Attempts: 3}
 				if v == v37 {
@@ -182,7 +182,7 @@ func genCases() []genCase {
 			want: statuses{"retry.connectionErrors": A, "timeouts.backendRequest": A,
 				"timeouts.request": U},
 			per: map[string]statuses{
-				v36: {"retry.attempts": H, "retry.codes": U, "retry.backendTimeout": U},
+				v36: {"retry.attempts": A, "retry.codes": U, "retry.backendTimeout": U},
 				v37: {"retry.attempts": A, "retry.codes": A, "retry.backendTimeout": A},
 			},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
@@ -211,7 +211,7 @@ func genCases() []genCase {
 			},
 			want: statuses{"retry.connectionErrors": A, "timeouts.backendRequest": A,
 				"retry.backendTimeout": U},
-			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
+			per: map[string]statuses{v36: {"retry.attempts": A, "retry.codes": U}, v37: {"retry.attempts": A, "retry.codes": A}},
 		},
 		{
 			name: "timeouts only, zero backendRequest",
@@ -237,7 +237,7 @@ func genCases() []genCase {
 				return single(rule("z", 0, &translate.Retry{Attempts: 1, Backoff: dur("0s")},
 					translate.Timeouts{Request: dur("0s"), BackendRequest: dur("0s")}))
 			},
-			want: statuses{"retry.attempts": H, "retry.backoff": H, "retry.connectionErrors": A,
+			want: statuses{"retry.attempts": A, "retry.backoff": H, "retry.connectionErrors": A,
 				"retry.backendTimeout": H, "timeouts.request": H, "timeouts.backendRequest": H},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
 				if diff := cmp.Diff(&retry{Attempts: 2}, retryOf(t, d, "default_z_r0")); diff != "" {
@@ -274,7 +274,7 @@ func genCases() []genCase {
 					backend("default_b_80", 1, "b.default.svc"), backend("default_c_80", 0, "::1")}
 				return single(r)
 			},
-			want: statuses{"retry.attempts": H, "retry.connectionErrors": A, "retry.backendTimeout": U,
+			want: statuses{"retry.attempts": A, "retry.connectionErrors": A, "retry.backendTimeout": U,
 				"timeouts.backendRequest": A},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
 				want := &service{Weighted: &weighted{Services: []weightedService{
@@ -342,7 +342,7 @@ func genCases() []genCase {
 				r.Invalid = []translate.InvalidBackend{{Index: 1, Weight: 1, Reason: "kind Bucket is not a Service"}}
 				return single(r)
 			},
-			want: statuses{"backendRefs": A, "retry.attempts": H, "retry.connectionErrors": A},
+			want: statuses{"backendRefs": A, "retry.attempts": A, "retry.connectionErrors": A},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
 				want := &service{Weighted: &weighted{Services: []weightedService{
 					{"default_part_r0-backend0", 3}, {noopService, 1}}}}
@@ -389,7 +389,7 @@ func genCases() []genCase {
 				return single(r)
 			},
 			want: statuses{"retry.connectionErrors": A},
-			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U},
+			per: map[string]statuses{v36: {"retry.attempts": A, "retry.codes": U},
 				v37: {"retry.attempts": A, "retry.codes": A}},
 			check: func(t *testing.T, v string, d *dynamicConfig) {
 				want := &retry{Attempts: 3}
@@ -411,7 +411,7 @@ func genCases() []genCase {
 				return single(r)
 			},
 			want: statuses{"retry.connectionErrors": A, "timeouts.backendRequest": A, "retry.backendTimeout": U},
-			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U},
+			per: map[string]statuses{v36: {"retry.attempts": A, "retry.codes": U},
 				v37: {"retry.attempts": A, "retry.codes": U}},
 		},
 		{
@@ -423,13 +423,13 @@ func genCases() []genCase {
 			},
 			want: statuses{"retry.connectionErrors": A},
 			// 3.7 buffers bodies up to 2 MiB for a status retry.
-			per: map[string]statuses{v36: {"retry.attempts": H, "retry.codes": U},
+			per: map[string]statuses{v36: {"retry.attempts": A, "retry.codes": U},
 				v37: {"retry.attempts": A, "retry.codes": A}},
 		},
 		{
 			name:  "hosts, listeners and every match kind",
 			model: richModel,
-			want:  statuses{"retry.attempts": H, "retry.connectionErrors": A},
+			want:  statuses{"retry.attempts": A, "retry.connectionErrors": A},
 			check: func(t *testing.T, _ string, d *dynamicConfig) {
 				want := []struct{ name, entry, rule string }{
 					{"m0000-default_a_r0", "http-8080", "Host(`a.example.com`) && Path(`/exact`) && Method(`GET`)"},
