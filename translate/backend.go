@@ -40,9 +40,11 @@ type Output struct {
 	// Findings, one per feature per rule; the Target field is filled in by
 	// Run.
 	Findings []Finding
-	// Notes are informational lines (what the data plane does by default,
-	// what the user must know to run the config).
-	Notes []string
+	// Notes are what the user must know beyond the findings: what the
+	// data plane does by default, how to run the files (info), a rule whose
+	// weights were rounded (a warning naming the rule). Run fills in
+	// Target.
+	Notes []Note
 }
 
 // File is one generated file.
@@ -141,8 +143,8 @@ type Result struct {
 	Report *Report
 	// Files from every target, sorted by path.
 	Files []File
-	// Notes, each prefixed with its target's name.
-	Notes []string
+	// Notes of every target, with Target set.
+	Notes []Note
 }
 
 // Run generates every target's configuration for m and builds the report. It
@@ -185,7 +187,8 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 			res.Files = append(res.Files, f)
 		}
 		for _, n := range out.Notes {
-			res.Notes = append(res.Notes, name+": "+n)
+			n.Target = name
+			res.Notes = append(res.Notes, n)
 		}
 		res.Report.Targets = append(res.Report.Targets, TargetInfo{Name: name, Version: t.Version})
 	}

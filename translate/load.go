@@ -76,8 +76,8 @@ type Input struct {
 	// into the v1beta1 type (the two are identical).
 	ReferenceGrants []Object[gwv1b1.ReferenceGrant]
 	Namespaces      []Object[corev1.Namespace]
-	// Notes are informational lines (kinds skipped).
-	Notes []string
+	// Notes say which kinds were skipped.
+	Notes []Note
 }
 
 // InputError is one problem with the input, located as precisely as we can.
@@ -155,7 +155,7 @@ func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		l.in.Notes = append(l.in.Notes, fmt.Sprintf("skipped %d %s object(s): gwretry does not read this kind", l.skipped[k], k))
+		l.in.Notes = append(l.in.Notes, Info("", "skipped %d %s object(s): gwretry does not read this kind", l.skipped[k], k))
 	}
 	return l.in, nil
 }

@@ -57,7 +57,7 @@ func TestLoadAccepts(t *testing.T) {
 			if len(in.Routes) != tt.routes || len(in.Services) != tt.services {
 				t.Errorf("got %d routes, %d services; want %d, %d", len(in.Routes), len(in.Services), tt.routes, tt.services)
 			}
-			if tt.note != "" && !strings.Contains(strings.Join(in.Notes, "\n"), tt.note) {
+			if tt.note != "" && !strings.Contains(NotesText(in.Notes), tt.note) {
 				t.Errorf("notes %q lack %q", in.Notes, tt.note)
 			}
 		})

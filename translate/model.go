@@ -24,9 +24,10 @@ type Model struct {
 	Skipped []SkippedRule
 	// RouteCount and RuleCount count the HTTPRoutes and rules read.
 	RouteCount, RuleCount int
-	// Notes are informational lines about the input (skipped kinds,
-	// defaults chosen, listeners ignored).
-	Notes []string
+	// Notes are what the user should know about the input beyond the
+	// findings (defaults chosen, listeners and routes not attached, dead
+	// rules).
+	Notes []Note
 }
 
 // Listener is one bind address of the generated proxy.

@@ -168,7 +168,7 @@ type resolver struct {
 	binds      map[Bind]map[string][]*placed // bind → hostname → routes
 	rules      []*Rule
 	skipped    []SkippedRule
-	notes      []string
+	notes      []Note
 	routes     int
 	nrules     int
 	errs       ErrorList
@@ -208,8 +208,12 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 	return r
 }
 
-func (r *resolver) note(format string, args ...any) {
-	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+func (r *resolver) info(object, format string, args ...any) {
+	r.notes = append(r.notes, Info(object, format, args...))
+}
+
+func (r *resolver) warn(object, format string, args ...any) {
+	r.notes = append(r.notes, Warning(object, format, args...))
 }
 
 // attachment is where a route is served: a bind address and the hostnames
@@ -244,13 +248,13 @@ func routeHostnames(rt *gwv1.HTTPRoute) []string {
 func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 	key := routeKey(rt)
 	if len(rt.Spec.ParentRefs) == 0 {
-		r.note("HTTPRoute %s has no parentRefs: serving it on the default listener", key)
+		r.info("HTTPRoute "+key, "no parentRefs: served on the default listener")
 		return []attachment{{bind: r.defaultBind(nil), hostnames: routeHostnames(rt)}}
 	}
 	var out []attachment
 	for i, p := range rt.Spec.ParentRefs {
 		if (p.Group != nil && *p.Group != gwv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
-			r.note("HTTPRoute %s parentRefs[%d]: parents of kind %s are not translated", key, i, derefKind(p.Kind))
+			r.warn("HTTPRoute "+key, "parentRefs[%d]: parents of kind %s are not translated", i, derefKind(p.Kind))
 			continue
 		}
 		ns := nsOrDefault(rt.Namespace)
@@ -260,7 +264,7 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 		gw, ok := r.gateways[ns+"/"+string(p.Name)]
 		if !ok {
 			b := r.defaultBind(p.Port)
-			r.note("HTTPRoute %s parentRefs[%d]: Gateway %s/%s is not in the input: serving the route on %s", key, i, ns, p.Name, net.JoinHostPort(b.Address, strconv.Itoa(b.Port)))
+			r.info("HTTPRoute "+key, "parentRefs[%d]: Gateway %s/%s is not in the input: serving the route on %s", i, ns, p.Name, net.JoinHostPort(b.Address, strconv.Itoa(b.Port)))
 			out = append(out, attachment{bind: b, hostnames: routeHostnames(rt)})
 			continue
 		}
@@ -273,16 +277,16 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 				continue
 			}
 			if l.Protocol != gwv1.HTTPProtocolType {
-				r.note("Gateway %s/%s listener %s: protocol %s is not generated (only HTTP listeners are)", ns, gw.Name, l.Name, l.Protocol)
+				r.warn("Gateway "+ns+"/"+gw.Name, "listener %s: protocol %s is not generated (only HTTP listeners are)", l.Name, l.Protocol)
 				continue
 			}
 			if ok, why := r.allowsRoute(l, ns, nsOrDefault(rt.Namespace)); !ok {
-				r.note("Gateway %s/%s listener %s does not accept HTTPRoute %s: %s", ns, gw.Name, l.Name, key, why)
+				r.warn("HTTPRoute "+key, "not attached to listener %s of Gateway %s/%s: %s", l.Name, ns, gw.Name, why)
 				continue
 			}
 			hs := intersectHostnames(l.Hostname, rt.Spec.Hostnames)
 			if len(hs) == 0 {
-				r.note("HTTPRoute %s: no hostname intersects listener %s of Gateway %s/%s: not attached there", key, l.Name, ns, gw.Name)
+				r.info("HTTPRoute "+key, "no hostname intersects listener %s of Gateway %s/%s: not attached there", l.Name, ns, gw.Name)
 				continue
 			}
 			b := Bind{Address: "0.0.0.0", Port: int(l.Port)}
@@ -293,7 +297,7 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 			found = true
 		}
 		if !found {
-			r.note("HTTPRoute %s parentRefs[%d]: no usable listener on Gateway %s/%s", key, i, ns, p.Name)
+			r.warn("HTTPRoute "+key, "parentRefs[%d]: no usable listener on Gateway %s/%s", i, ns, p.Name)
 		}
 	}
 	return out
@@ -410,7 +414,7 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 		skip := func(reason string) {
 			r.skipped = append(r.skipped, SkippedRule{Route: key, Index: i, RuleName: ruleName,
 				Features: features(retry, timeouts), Reason: reason})
-			r.note("HTTPRoute %s rule %d not translated: %s", key, i, reason)
+			r.warn(fmt.Sprintf("HTTPRoute %s rule %d", key, i), "not translated: %s", reason)
 		}
 		if len(atts) == 0 {
 			skip("the route is not attached to any listener that gwretry generates")
@@ -422,13 +426,13 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 			continue
 		}
 		if len(rule.Filters) > 0 {
-			r.note("HTTPRoute %s rule %d: filters are not translated (gwretry translates retries and timeouts)", key, i)
+			r.warn(fmt.Sprintf("HTTPRoute %s rule %d", key, i), "filters are not translated (gwretry translates retries and timeouts)")
 		}
 		out := &Rule{Name: safeName(nsOrDefault(rt.Namespace), rt.Name, "r"+strconv.Itoa(i)), Route: key,
 			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends,
 			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches)}
 		if out.Dead() {
-			r.note("HTTPRoute %s rule %d: %s; every target answers its requests with 500", key, i, out.DeadReason())
+			r.warn(RuleObject(out), "%s; every target answers its requests with 500", out.DeadReason())
 		}
 		r.rules = append(r.rules, out)
 		matches := rule.Matches
@@ -473,7 +477,7 @@ func (r *resolver) intent(f *fieldErrs, field string, rule gwv1.HTTPRouteRule, k
 	out.Codes = slices.Compact(out.Codes)
 	if b := f.durationField(field+".retry.backoff", rt.Backoff); b != nil {
 		if b.Value == 0 {
-			r.note("HTTPRoute %s rule %d: retry.backoff is 0s, which asks for no pause: treated as unset", key, i)
+			r.info(fmt.Sprintf("HTTPRoute %s rule %d", key, i), "retry.backoff is 0s, which asks for no pause: treated as unset")
 		} else {
 			out.Backoff = b
 		}
@@ -550,7 +554,7 @@ func (r *resolver) backends(f *fieldErrs, field string, rt *gwv1.HTTPRoute, rule
 		if ns != routeNS {
 			switch {
 			case r.opts.AssumeReferenceGrants:
-				r.note("HTTPRoute %s %s: the reference to namespace %s is assumed permitted (--assume-reference-grants)", routeKey(rt), bf, ns)
+				r.info("HTTPRoute "+routeKey(rt), "%s: the reference to namespace %s is assumed permitted (--assume-reference-grants)", bf, ns)
 			case !r.granted(routeNS, ns, string(b.Name)):
 				bad("no ReferenceGrant in namespace %s permits HTTPRoutes from %s to refer to Service %s (RefNotPermitted; --assume-reference-grants permits it)", ns, routeNS, b.Name)
 				continue

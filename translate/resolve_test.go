@@ -81,7 +81,7 @@ spec:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("virtual hosts %q, want %q", got, want)
 	}
-	if !strings.Contains(strings.Join(m.Notes, "\n"), "protocol HTTPS is not generated") {
+	if !strings.Contains(NotesText(m.Notes), "protocol HTTPS is not generated") {
 		t.Errorf("notes %q lack the HTTPS listener", m.Notes)
 	}
 
@@ -409,5 +409,26 @@ func TestParseFlags(t *testing.T) {
 		if _, err := ParseListen(bad); err == nil {
 			t.Errorf("ParseListen(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestNotesHaveSeverityAndObject: what the input loses is a warning naming
+// the object; facts are info.
+func TestNotesHaveSeverityAndObject(t *testing.T) {
+	m := build(t, gateway+strings.Replace(routeWithRule("  - backendRefs: [{name: b, kind: Bucket, group: x.io, port: 1}]\n"), "spec:\n", "spec:\n  parentRefs: [{name: gw}]\n", 1), ResolveOptions{})
+	var https, dead bool
+	for _, n := range m.Notes {
+		switch {
+		case strings.Contains(n.Text, "protocol HTTPS"):
+			https = n.Severity == SeverityWarning && n.Object == "Gateway ns/gw"
+		case strings.Contains(n.Text, "answers its requests with 500"):
+			dead = n.Severity == SeverityWarning && n.Object == "HTTPRoute ns/r rule 1"
+		}
+	}
+	if !https || !dead {
+		t.Errorf("notes lack a warning for the HTTPS listener (%v) or the dead rule (%v):\n%s", https, dead, NotesText(m.Notes))
+	}
+	if got := (Note{Severity: SeverityWarning, Target: "nginx", Object: "HTTPRoute a/b", Text: "x"}).String(); got != "warning: nginx: HTTPRoute a/b: x" {
+		t.Errorf("Note.String() = %q", got)
 	}
 }

@@ -155,7 +155,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	return &translate.Output{
 		Files:    []translate.File{{Path: OutputPath, Data: data}},
 		Findings: findings,
-		Notes:    notes(c, opts.RetryNonIdempotent, g.validateClustersOff),
+		Notes:    translate.InfoNotes(notes(c, opts.RetryNonIdempotent, g.validateClustersOff)...),
 	}, nil
 }
 

@@ -96,7 +96,7 @@ func checkUniqueNames(frontends []frontendPlan, backends []backendPlan) error {
 }
 
 // notes are the data-plane-wide lines of the report.
-func notes(vs versionSupport, backends []backendPlan) []string {
+func notes(vs versionSupport, backends []backendPlan) []translate.Note {
 	n := []string{
 		fmt.Sprintf("run with `haproxy -f %s` (HAProxy %s; check it with `haproxy -c -f %s`)", OutputPath, vs.Version, OutputPath),
 		fmt.Sprintf("defaults: timeout connect %s, client %s, server %s, http-request %s; a rule without timeouts ends with 504 when its server sends nothing for %s",
@@ -112,10 +112,11 @@ func notes(vs versionSupport, backends []backendPlan) []string {
 	if vs.SilentKeepAliveClose {
 		n = append(n, fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when the last try of a request that is not the first on a kept-alive client connection ends with an empty response or a reset, also for rules without retries (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", vs.Version))
 	}
+	out := translate.InfoNotes(n...)
 	for _, b := range backends {
 		if b.weightsRounded {
-			n = append(n, fmt.Sprintf("backend %s: backendRef weights were rounded to fit HAProxy's server weights (0 to %d)", b.name, maxServerWeight))
+			out = append(out, translate.Warning(b.object, "backendRef weights were rounded to fit HAProxy's server weights (0 to %d) in backend %s", maxServerWeight, b.name))
 		}
 	}
-	return n
+	return out
 }

@@ -352,7 +352,7 @@ func TestNotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	joined := strings.Join(out.Notes, "\n")
+	joined := translate.NotesText(out.Notes)
 	for _, want := range []string{"haproxy -c -f haproxy/haproxy.cfg", "retries 0", "404", "init-addr", "tune.bufsize"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("notes do not mention %q:\n%s", want, joined)

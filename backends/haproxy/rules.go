@@ -54,11 +54,13 @@ type backendPlan struct {
 	// weightsRounded reports that server weights only approximate the
 	// backendRefs' weights.
 	weightsRounded bool
+	// object names the rule in notes.
+	object string
 }
 
 // planRule translates one rule into its backend and its findings.
 func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) (backendPlan, []translate.Finding) {
-	b := backendPlan{name: ruleBackendName(r, ck)}
+	b := backendPlan{name: ruleBackendName(r, ck), object: translate.RuleObject(r)}
 	if r.Dead() {
 		// No server at all: every request the rule matches gets 500 from
 		// HAProxy itself, and nothing is retried or timed.

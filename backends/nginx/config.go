@@ -21,7 +21,7 @@ type configPlan struct {
 	// Hash names the hash size directives HTTP sets, "" for none.
 	Hash     string
 	Findings []translate.Finding
-	Notes    []string
+	Notes    []translate.Note
 }
 
 // planConfig builds the contents of http {} for m. Routing works the same way in every
@@ -55,12 +55,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			upstreams = append(upstreams, block("upstream", []string{upstreamName(r)}, p.Upstream.Servers))
 		}
 		if p.Upstream.Rounded {
-			cp.Notes = append(cp.Notes, fmt.Sprintf("rule %s: backend weights rounded to fit nginx entry weights of at most %d", r.Name, maxEntryWeight))
+			cp.Notes = append(cp.Notes, translate.Warning(translate.RuleObject(r), "backend weights rounded to fit nginx entry weights of at most %d", maxEntryWeight))
 		}
 		for _, h := range p.Upstream.Hostnames {
 			if !hostnames[h] {
 				hostnames[h] = true
-				cp.Notes = append(cp.Notes, fmt.Sprintf("endpoint %s is a DNS name: nginx resolves it once at startup (nginx -t and startup fail if it does not resolve) and makes each address a separate peer, each with the entry's weight", h))
+				cp.Notes = append(cp.Notes, translate.Info("", "endpoint %s is a DNS name: nginx resolves it once at startup (nginx -t and startup fail if it does not resolve) and makes each address a separate peer, each with the entry's weight", h))
 			}
 		}
 	}
@@ -147,7 +147,7 @@ type serverBuilder struct {
 	prefix string
 	plans  map[*translate.Rule]rulePlan
 	maps   crossplane.Directives
-	notes  []string
+	notes  []translate.Note
 	routed map[*translate.Rule]bool
 }
 
@@ -161,8 +161,8 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 	for _, rm := range vh.Routes {
 		cs, err := conditions(rm.Match)
 		if err != nil {
-			sb.notes = append(sb.notes, fmt.Sprintf("listener %s host %q: a match of rule %s is not routed: %v; requests it would select go to the next matching route",
-				l.Name, vh.Hostname, rm.Rule.Name, err))
+			sb.notes = append(sb.notes, translate.Warning(translate.RuleObject(rm.Rule), "a match is not routed on listener %s host %q: %v; requests it would select go to the next matching route",
+				l.Name, vh.Hostname, err))
 			if _, seen := sb.routed[rm.Rule]; !seen {
 				sb.routed[rm.Rule] = false
 			}

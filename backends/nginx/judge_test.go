@@ -254,7 +254,7 @@ func TestConfDHashSizes(t *testing.T) {
 	if !strings.HasPrefix(string(out.Files[0].Data), "server_names_hash_bucket_size 128;") {
 		t.Errorf("gwretry.conf:\n%s", out.Files[0].Data)
 	}
-	if !strings.Contains(strings.Join(out.Notes, "\n"), "gwretry.conf sets server_names_hash_bucket_size") {
+	if !strings.Contains(translate.NotesText(out.Notes), "gwretry.conf sets server_names_hash_bucket_size") {
 		t.Errorf("notes: %q", out.Notes)
 	}
 	nginxCheckConfD(t, out.Files[0].Data)

@@ -152,6 +152,6 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	return &translate.Output{
 		Files:    []translate.File{{Path: b.path(), Data: conf}},
 		Findings: cp.Findings,
-		Notes:    slices.Concat(run, notes, cp.Notes),
+		Notes:    slices.Concat(translate.InfoNotes(run...), translate.InfoNotes(notes...), cp.Notes),
 	}, nil
 }

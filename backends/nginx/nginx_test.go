@@ -367,7 +367,7 @@ func TestGenerate(t *testing.T) {
 					}
 				}
 				for _, n := range tc.notes {
-					if !strings.Contains(strings.Join(out.Notes, "\n"), n) {
+					if !strings.Contains(translate.NotesText(out.Notes), n) {
 						t.Errorf("no note mentions %q: %q", n, out.Notes)
 					}
 				}

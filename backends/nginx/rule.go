@@ -29,7 +29,7 @@ type rulePlan struct {
 	// Location is the body of the rule's named location.
 	Location crossplane.Directives
 	Findings []translate.Finding
-	Notes    []string
+	Notes    []translate.Note
 }
 
 // planRule maps one rule to nginx directives and findings. A dead rule
@@ -39,7 +39,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 	if r.Dead() {
 		p.Location = crossplane.Directives{directive("return", "500")}
 		p.Findings = deadFindings(r)
-		p.Notes = append(p.Notes, fmt.Sprintf("rule %s: %s, so nginx answers every request it matches with 500", r.Name, r.DeadReason()))
+		p.Notes = append(p.Notes, translate.Warning(translate.RuleObject(r), "%s, so nginx answers every request it matches with 500", r.DeadReason()))
 		return p
 	}
 	attempts := 0

@@ -27,8 +27,8 @@ func TestNewWithConfigDynamicFile(t *testing.T) {
 		if s.Providers.File.Filename != p {
 			t.Errorf("providers.file.filename = %q, want %q", s.Providers.File.Filename, p)
 		}
-		if !strings.Contains(strings.Join(out.Notes, "\n"), p) {
-			t.Errorf("notes do not name %s:\n%s", p, strings.Join(out.Notes, "\n"))
+		if !strings.Contains(translate.NotesText(out.Notes), p) {
+			t.Errorf("notes do not name %s:\n%s", p, translate.NotesText(out.Notes))
 		}
 		if _, err := b.Observe(m, translate.Options{Version: v36}, out.Files); err != nil {
 			t.Errorf("Observe: %v", err)

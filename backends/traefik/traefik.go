@@ -121,7 +121,7 @@ func (b *Backend) file() string {
 }
 
 // notes are the data-plane-wide lines of the report.
-func notes(m *translate.Model, sup support, dynamicFile string) []string {
+func notes(m *translate.Model, sup support, dynamicFile string) []translate.Note {
 	where := "traefik.yaml loads dynamic.yaml from " + dynamicFile + " (providers.file.filename): put dynamic.yaml there"
 	if dynamicFile == DynamicFile {
 		where += " (e.g. docker run -v \"$PWD/traefik:/etc/traefik:ro\" traefik:v" + sup.Version +
@@ -143,24 +143,18 @@ func notes(m *translate.Model, sup support, dynamicFile string) []string {
 		"entry points keep Traefik's default respondingTimeouts (readTimeout 60s for reading the request, " +
 			"no writeTimeout)",
 	}
+	out := translate.InfoNotes(n...)
 	for _, r := range m.Rules {
 		switch {
 		case r.Dead():
-			n = append(n, fmt.Sprintf("rule %s of %s: %s; its routers send every request to %s (which "+
-				"answers %d) through the errors middleware %s, which answers 500", ruleLabel(r), r.Route,
+			out = append(out, translate.Warning(translate.RuleObject(r), "%s; its routers send every request to %s (which "+
+				"answers %d) through the errors middleware %s, which answers 500",
 				r.DeadReason(), noopService, noopStatus, answerName(r)))
 		case r.InvalidWeight() > 0:
-			n = append(n, fmt.Sprintf("rule %s of %s: the share of its invalid backendRefs (weight %d) goes "+
-				"to %s and is answered 500 by the errors middleware %s", ruleLabel(r), r.Route,
+			out = append(out, translate.Warning(translate.RuleObject(r), "the share of its invalid backendRefs (weight %d) goes "+
+				"to %s and is answered 500 by the errors middleware %s",
 				r.InvalidWeight(), noopService, answerName(r)))
 		}
 	}
-	return n
-}
-
-func ruleLabel(r *translate.Rule) string {
-	if r.RuleName != "" {
-		return r.RuleName
-	}
-	return fmt.Sprint(r.Index)
+	return out
 }

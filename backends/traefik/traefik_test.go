@@ -532,7 +532,7 @@ func TestGenerate(t *testing.T) {
 					tc.check(t, row.Version, &d)
 				}
 				for _, n := range tc.notes {
-					if !slices.ContainsFunc(out.Notes, func(s string) bool { return strings.Contains(s, n) }) {
+					if !strings.Contains(translate.NotesText(out.Notes), n) {
 						t.Errorf("no note contains %q: %v", n, out.Notes)
 					}
 				}
@@ -695,7 +695,7 @@ func TestVersions(t *testing.T) {
 
 func TestNotesSayHowToRun(t *testing.T) {
 	out := generate(t, single(rule("n", 0, nil, translate.Timeouts{})), translate.Options{Version: v36})
-	joined := strings.Join(out.Notes, "\n")
+	joined := translate.NotesText(out.Notes)
 	for _, s := range []string{DynamicFile, "traefik:v3.6", "--target traefik@3.6", "never retries without"} {
 		if !strings.Contains(joined, s) {
 			t.Errorf("notes do not mention %q:\n%s", s, joined)

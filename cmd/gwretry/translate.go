@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -181,9 +182,9 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		}
 		return &exitError{code: exitInternal, err: err}
 	}
-	if !o.quiet {
-		for _, n := range append(append(in.Notes, m.Notes...), res.Notes...) {
-			fmt.Fprintln(stderr, "info: "+n)
+	for _, n := range slices.Concat(in.Notes, m.Notes, res.Notes) {
+		if !o.quiet || n.Severity != translate.SeverityInfo {
+			fmt.Fprintln(stderr, n.String())
 		}
 	}
 	switch {
