@@ -88,16 +88,7 @@ func capabilities() []capability {
 
 // lookup returns the capability row for version; "" means the default.
 func lookup(version string) (capability, error) {
-	caps := capabilities()
-	if version == "" {
-		return caps[len(caps)-1], nil
-	}
-	for _, c := range caps {
-		if c.version == version {
-			return c, nil
-		}
-	}
-	return capability{}, fmt.Errorf("envoy: unsupported version %q (supported: %s)", version, strings.Join(versions(caps), ", "))
+	return translate.LookupVersion(capabilities(), func(c capability) string { return c.version }, version)
 }
 
 func versions(caps []capability) []string {

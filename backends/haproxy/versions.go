@@ -1,9 +1,9 @@
 package haproxy
 
 import (
-	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/gwretry/gwretry/translate"
 )
 
 // versionSupport is what one HAProxy release supports among the features
@@ -53,14 +53,7 @@ func supportTable() []versionSupport {
 
 // lookupVersion returns the table row of version v.
 func lookupVersion(v string) (versionSupport, error) {
-	var known []string
-	for _, s := range supportTable() {
-		if s.Version == v {
-			return s, nil
-		}
-		known = append(known, s.Version)
-	}
-	return versionSupport{}, fmt.Errorf("unsupported HAProxy version %q: supported versions are %s", v, strings.Join(known, ", "))
+	return translate.LookupVersion(supportTable(), func(s versionSupport) string { return s.Version }, v)
 }
 
 // firstVersionWithCode returns the oldest version whose retry-on accepts

@@ -1,9 +1,9 @@
 package nginx
 
 import (
-	"fmt"
-
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
 )
 
 // version is what gwretry relies on in one nginx release line.
@@ -44,14 +44,5 @@ func versionTable() []version {
 }
 
 func lookupVersion(name string) (version, error) {
-	if name == "" {
-		vs := versionTable()
-		return vs[len(vs)-1], nil
-	}
-	for _, v := range versionTable() {
-		if v.Name == name {
-			return v, nil
-		}
-	}
-	return version{}, fmt.Errorf("unsupported nginx version %q", name)
+	return translate.LookupVersion(versionTable(), func(v version) string { return v.Name }, name)
 }

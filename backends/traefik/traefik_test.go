@@ -686,10 +686,14 @@ func TestVersions(t *testing.T) {
 		t.Errorf("Name() = %q", New().Name())
 	}
 	m := single(rule("v", 0, nil, translate.Timeouts{}))
-	for _, v := range []string{"", "3.5", "3.6.12", "4.0"} {
+	for _, v := range []string{"3.5", "3.6.12", "4.0"} {
 		if _, err := New().Generate(m, translate.Options{Version: v}); err == nil {
 			t.Errorf("Generate with version %q: no error", v)
 		}
+	}
+	// "" is the newest version, as for every backend (translate.LookupVersion).
+	if _, err := New().Generate(m, translate.Options{}); err != nil {
+		t.Errorf("Generate with no version: %v", err)
 	}
 }
 

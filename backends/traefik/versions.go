@@ -1,8 +1,9 @@
 package traefik
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/gwretry/gwretry/translate"
 )
 
 // support is what one Traefik version's Retry middleware can do. Each field
@@ -44,12 +45,5 @@ func versionTable() []support {
 
 // lookupVersion returns the table row for v.
 func lookupVersion(v string) (support, error) {
-	var names []string
-	for _, s := range versionTable() {
-		if s.Version == v {
-			return s, nil
-		}
-		names = append(names, s.Version)
-	}
-	return support{}, fmt.Errorf("unsupported Traefik version %q (supported: %v)", v, names)
+	return translate.LookupVersion(versionTable(), func(s support) string { return s.Version }, v)
 }
