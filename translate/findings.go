@@ -72,7 +72,8 @@ func NewFinding(r *Rule, f Feature, s Status, format string, args ...any) Findin
 		Message: fmt.Sprintf(format, args...)}
 }
 
-// Features returns the features a rule sets, as report.md defines them, in
+// Features returns the features a rule sets, as the README's "The report"
+// section defines them (after gwretry's reference notes, report.md), in
 // report order.
 func (r *Rule) Features() []Feature {
 	fs := features(r.Retry, r.Timeouts)

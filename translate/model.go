@@ -51,7 +51,10 @@ type VirtualHost struct {
 	// any host.
 	Hostname string
 	// Routes are in Gateway API precedence order: the first that matches a
-	// request wins.
+	// request wins. They hold the routes of this hostname, then those of
+	// every less specific hostname on the listener that covers it (a
+	// wildcard, then the catch-all), so a data plane that selects a virtual
+	// host by the request's host needs no other.
 	Routes []*RouteMatch
 }
 

@@ -115,7 +115,7 @@ func (*Backend) Versions() []string { return versions(capabilities()) }
 // rule.
 func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	if err := m.Check(); err != nil {
-		return nil, fmt.Errorf("envoy: %w", err)
+		return nil, err
 	}
 	c, err := lookup(opts.Version)
 	if err != nil {
@@ -124,20 +124,20 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	g := &generator{cap: c, retryNonIdempotent: opts.RetryNonIdempotent}
 	bs, err := g.bootstrap(m)
 	if err != nil {
-		return nil, fmt.Errorf("envoy: %w", err)
+		return nil, err
 	}
 	if err := validate(bs); err != nil {
-		return nil, fmt.Errorf("envoy: internal error: generated bootstrap is invalid: %w", err)
+		return nil, &translate.InternalError{Err: fmt.Errorf("generated bootstrap is invalid: %w", err)}
 	}
 	data, err := encode(bs)
 	if err != nil {
-		return nil, fmt.Errorf("envoy: internal error: %w", err)
+		return nil, &translate.InternalError{Err: err}
 	}
 	if err := verify(bs, data); err != nil {
-		return nil, fmt.Errorf("envoy: internal error: %w", err)
+		return nil, &translate.InternalError{Err: err}
 	}
 	if err := checkClusterRefs(bs); err != nil {
-		return nil, fmt.Errorf("envoy: internal error: %w", err)
+		return nil, &translate.InternalError{Err: err}
 	}
 	var findings []translate.Finding
 	for _, r := range m.Rules {

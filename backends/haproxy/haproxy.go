@@ -103,7 +103,7 @@ func notes(vs versionSupport, backends []backendPlan) []translate.Note {
 			ms(defaultConnectMs), ms(defaultClientMs), ms(defaultServerMs), ms(defaultHTTPRequestMs), ms(defaultServerMs)),
 		"rules without retry, or with attempts 0, get `retries 0` and `retry-on none`: HAProxy does not retry them (its own default would be 3 connection retries)",
 		"retried requests are read whole before they are sent (option http-buffer-request); HAProxy retries a request only when it fits in one buffer (tune.bufsize, 16384 bytes by default), otherwise only after a connection failure",
-		"requests that no route matches get 404 (backend " + noRouteBackend + "); once a request's host selects a hostname, it does not fall through to a less specific one",
+		"requests that no route matches get 404 (backend " + noRouteBackend + "); a host's routes are tried first, then those of the wildcard and catch-all hostnames that cover it, in the Gateway API's order",
 		"DNS endpoints are resolved once at startup (default-server init-addr last,libc,none): a name that does not resolve disables its server until HAProxy reloads; add a resolvers section to follow DNS changes",
 		"regular expressions are run by HAProxy's PCRE2 (or libc regex), anchored at both ends; RE2-only syntax may not behave the same",
 		"a repeated query parameter matches when any of its values matches; header matches compare each whole header line (commas included)",

@@ -28,10 +28,11 @@ type frontendPlan struct {
 }
 
 // planFrontend translates one listener. Virtual hosts are tried in the
-// Model's order (exact, then wildcards, then the catch-all); once a
-// request's host selects a virtual host, a request none of its routes match
-// gets 404 instead of falling through to a less specific host, as in
-// Gateway API implementations that select the host first.
+// Model's order (exact, then wildcards, then the catch-all). A virtual
+// host's routes already hold, after its own, those of every less specific
+// hostname that covers it (see translate.VirtualHost), so once a request's
+// host selects a virtual host, the no_route backend answers 404 only when
+// none of those routes matches; the later virtual hosts are not consulted.
 func planFrontend(l *translate.Listener, ck *tokenChecker) frontendPlan {
 	f := frontendPlan{
 		name: "fe_" + ck.word("listener name", l.Name),
