@@ -487,20 +487,10 @@ func (c envoyCheck) statesBodyLimit(msg string) []string {
 	if !bodyFacts.MatchString(msg) {
 		return []string{fmt.Sprintf("Envoy does not retry a body larger than its buffer limit (%d bytes), but the message does not say so", limit)}
 	}
-	if !strings.Contains(msg, fmt.Sprint(limit)) && !strings.Contains(msg, byteSize(limit)) {
-		return []string{fmt.Sprintf("the buffer limit is %d bytes (%s), but the message names another limit", limit, byteSize(limit))}
+	if !strings.Contains(msg, fmt.Sprint(limit)) && !strings.Contains(msg, translate.ByteSize(limit)) {
+		return []string{fmt.Sprintf("the buffer limit is %d bytes (%s), but the message names another limit", limit, translate.ByteSize(limit))}
 	}
 	return nil
-}
-
-func byteSize(n uint64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func (c envoyCheck) has(tokens ...string) bool {

@@ -276,3 +276,25 @@ func checkJudged(j Judge, m *Model, opts Options, out *Output) error {
 	}
 	return nil
 }
+
+// FileData returns the data of the generated file at path, for a judge.
+func FileData(files []File, path string) ([]byte, error) {
+	for _, f := range files {
+		if f.Path == path {
+			return f.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("no %s among the generated files", path)
+}
+
+// ByteSize writes n for messages: in KiB or MiB when it is a whole number
+// of them, else in bytes.
+func ByteSize(n uint64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -162,7 +162,7 @@ func (g *generator) methodExemption(r *translate.Rule, what string) string {
 // bodyExemption says which request bodies Envoy does not retry.
 func (g *generator) bodyExemption() string {
 	return fmt.Sprintf("Envoy buffers a request body for retries only up to per_request_buffer_limit_bytes %d (%s) and does not retry a request whose body is larger (one try only)",
-		g.cap.retryBufferLimit, byteSize(uint64(g.cap.retryBufferLimit)))
+		g.cap.retryBufferLimit, translate.ByteSize(uint64(g.cap.retryBufferLimit)))
 }
 
 // approximatedIf is honoured with what when nothing is exempt, else
@@ -179,17 +179,6 @@ func joinWhy(what string, why []string) string {
 		return what
 	}
 	return what + ", but " + strings.Join(why, "; ")
-}
-
-// byteSize writes n in KiB or MiB when it is a whole number of them.
-func byteSize(n uint64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // worstCase is how long all tries of a retrying rule can take when every

@@ -32,15 +32,9 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	found := false
-	for _, f := range files {
-		if f.Path == OutputPath {
-			data, found = f.Data, true
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("no %s among the generated files", OutputPath)
+	data, err := translate.FileData(files, OutputPath)
+	if err != nil {
+		return nil, err
 	}
 	bs, err := decode(data)
 	if err != nil {

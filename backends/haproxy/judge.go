@@ -36,15 +36,9 @@ const (
 // retries only requests not yet sent, timeout server is an inactivity
 // timer that answers 504, and http-request return answers by itself.
 func (*Backend) Observe(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	var data []byte
-	found := false
-	for _, f := range files {
-		if f.Path == OutputPath {
-			data, found = f.Data, true
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("no %s among the generated files", OutputPath)
+	data, err := translate.FileData(files, OutputPath)
+	if err != nil {
+		return nil, err
 	}
 	p, err := parser.New(options.String(string(data)), options.NoNamedDefaultsFrom)
 	if err != nil {

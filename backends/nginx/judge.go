@@ -30,15 +30,9 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	found := false
-	for _, f := range files {
-		if f.Path == b.path() {
-			data, found = f.Data, true
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("no %s among the generated files", b.path())
+	data, err := translate.FileData(files, b.path())
+	if err != nil {
+		return nil, err
 	}
 	_, http, err := parseConfig(data, b.Layout(), v)
 	if err != nil {

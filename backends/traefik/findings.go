@@ -173,7 +173,7 @@ func statusExemptions(r *translate.Rule, sup support, opts translate.Options) []
 		out = append(out, fmt.Sprintf("%s are retried on a status only when their body fits in "+
 			"retry.maxRequestBodyBytes %d (%s), which Traefik buffers; no gwretry option lifts this "+
 			"(maxRequestBodyBytes -1 would buffer any body in memory)", who, sup.StatusBodyLimit,
-			byteSize(sup.StatusBodyLimit)))
+			translate.ByteSize(uint64(max(sup.StatusBodyLimit, 0)))))
 	}
 	return out
 }
@@ -182,13 +182,6 @@ func statusExemptions(r *translate.Rule, sup support, opts translate.Options) []
 // that a status retry leaves out.
 func onlyExempt(r *translate.Rule, opts translate.Options) bool {
 	return !opts.RetryNonIdempotent && r.OnlyNonIdempotent()
-}
-
-func byteSize(n int64) string {
-	if n > 0 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func assessAttempts(r *translate.Rule, sup support, opts translate.Options) (translate.Status, string) {
