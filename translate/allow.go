@@ -37,7 +37,9 @@ const (
 )
 
 // CheckValue reports whether s is allowed as a value of the given kind in a
-// generated configuration.
+// generated configuration. Its error blames gwretry, not the input: callers
+// check the Gateway API's own rules first, so that a value the API refuses
+// is reported as invalid input.
 func CheckValue(kind, s string) error {
 	ok := false
 	switch kind {
@@ -65,7 +67,7 @@ func CheckValue(kind, s string) error {
 		return fmt.Errorf("internal error: unknown value kind %q", kind)
 	}
 	if !ok {
-		return fmt.Errorf("%s %s is not allowed in a generated configuration (allowed: %s)", kind, quoteShort(s), allowedText(kind))
+		return fmt.Errorf("gwretry does not write the %s %s into a generated configuration because not every data plane's format can quote it safely (allowed: %s)", kind, quoteShort(s), allowedText(kind))
 	}
 	return nil
 }
