@@ -37,7 +37,9 @@ const (
 )
 
 // CheckValue reports whether s is allowed as a value of the given kind in a
-// generated configuration.
+// generated configuration. Its error blames gwretry, not the input: callers
+// check the Gateway API's own rules first, so that a value the API refuses
+// is reported as invalid input.
 func CheckValue(kind, s string) error {
 	ok := false
 	switch kind {
@@ -65,7 +67,7 @@ func CheckValue(kind, s string) error {
 		return fmt.Errorf("internal error: unknown value kind %q", kind)
 	}
 	if !ok {
-		return fmt.Errorf("%s %s is not allowed in a generated configuration (allowed: %s)", kind, quoteShort(s), allowedText(kind))
+		return fmt.Errorf("gwretry does not write the %s %s into a generated configuration because not every data plane's format can quote it safely (allowed: %s)", kind, quoteShort(s), allowedText(kind))
 	}
 	return nil
 }
@@ -138,7 +140,7 @@ func (m *Model) Check() error {
 		}
 	}
 	for _, r := range m.Rules {
-		unique("rule "+r.Route+" "+fmt.Sprint(r.Index), r.Name)
+		unique(RuleObject(r), r.Name)
 	}
 	for _, l := range m.Listeners {
 		check("listener", KindName, l.Name)
@@ -150,28 +152,30 @@ func (m *Model) Check() error {
 			check("virtual host", KindName, vh.Name)
 			check("virtual host "+vh.Name, KindHostname, vh.Hostname)
 			for _, rm := range vh.Routes {
-				where := "virtual host " + vh.Name + " route " + rm.Rule.Name
+				where := "virtual host " + vh.Hostname + " " + RuleObject(rm.Rule)
 				checkMatch(rm.Match, where, check, &errs)
 			}
 		}
 	}
 	for _, r := range m.Rules {
-		check("rule", KindName, r.Name)
+		rule := RuleObject(r)
+		check(rule, KindName, r.Name)
 		if r.Retry != nil && r.Retry.Attempts < 0 {
-			errs = append(errs, fmt.Sprintf("rule %s: negative attempts", r.Name))
+			errs = append(errs, fmt.Sprintf("%s: negative attempts", rule))
 		}
 		for _, b := range r.Backends {
+			backend := fmt.Sprintf("%s backend Service %s port %d", rule, b.Service, b.Port)
 			if b.Weight < 0 {
-				errs = append(errs, fmt.Sprintf("rule %s backend %s: negative weight %d", r.Name, b.Name, b.Weight))
+				errs = append(errs, fmt.Sprintf("%s: negative weight %d", backend, b.Weight))
 			}
-			check("rule "+r.Name+" backend", KindName, b.Name)
+			check(backend, KindName, b.Name)
 			if len(b.Endpoints) == 0 {
-				errs = append(errs, fmt.Sprintf("rule %s backend %s: no endpoints", r.Name, b.Name))
+				errs = append(errs, fmt.Sprintf("%s: no endpoints", backend))
 			}
 			for _, e := range b.Endpoints {
-				check("backend "+b.Name+" endpoint", KindHost, e.Host)
+				check(backend+" endpoint", KindHost, e.Host)
 				if e.Port < 1 || e.Port > 65535 {
-					errs = append(errs, fmt.Sprintf("backend %s: endpoint port %d out of range", b.Name, e.Port))
+					errs = append(errs, fmt.Sprintf("%s: endpoint port %d out of range", backend, e.Port))
 				}
 			}
 		}

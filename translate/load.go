@@ -3,6 +3,7 @@ package translate
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1b1 "sigs.k8s.io/gateway-api/apis/v1beta1"
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -76,7 +76,10 @@ type Input struct {
 	// into the v1beta1 type (the two are identical).
 	ReferenceGrants []Object[gwv1b1.ReferenceGrant]
 	Namespaces      []Object[corev1.Namespace]
-	// Notes say which kinds were skipped.
+	// Skipped counts the objects of kinds gwretry does not read, by
+	// "Kind (apiVersion)".
+	Skipped map[string]int
+	// Notes say which kinds were skipped and which objects were read twice.
 	Notes []Note
 }
 
@@ -126,9 +129,16 @@ func IsInputError(err error) bool {
 // Load reads manifests from paths: files, directories (recursively, *.yaml,
 // *.yml and *.json in sorted order) or "-" for stdin. It decodes strictly, as
 // the API server does: unknown fields, duplicate keys and wrong-case keys are
-// errors. YAML aliases are rejected before decoding.
+// errors. YAML aliases are rejected before decoding. The same object (kind,
+// namespace, name) read twice is an error naming both places, unless the two
+// decode to the same JSON: then a note says so and the object is used once.
+//
+// When documents are invalid, Load returns the ErrorList of every problem
+// together with the Input of the objects that did decode, so that the
+// caller can validate those too and list every problem at once. Any other
+// error (a file that cannot be read, a limit reached) comes with a nil Input.
 func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
-	l := &loader{lim: lim, in: &Input{}, skipped: map[string]int{}}
+	l := &loader{lim: lim, in: &Input{Skipped: map[string]int{}}, seen: map[objectKey]seenObject{}}
 	for _, p := range paths {
 		if p == "-" {
 			if err := l.readStream("<stdin>", stdin); err != nil {
@@ -146,18 +156,52 @@ func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 			}
 		}
 	}
-	if len(l.errs) > 0 {
-		return nil, l.errs
-	}
-	kinds := make([]string, 0, len(l.skipped))
-	for k := range l.skipped {
+	kinds := make([]string, 0, len(l.in.Skipped))
+	for k := range l.in.Skipped {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		l.in.Notes = append(l.in.Notes, Info("", "skipped %d %s object(s): gwretry does not read this kind", l.skipped[k], k))
+		l.in.Notes = append(l.in.Notes, Info("", "skipped %d %s object(s): gwretry does not read this kind", l.in.Skipped[k], k))
+	}
+	if len(l.errs) > 0 {
+		return l.in, l.errs
 	}
 	return l.in, nil
+}
+
+// Found says what the input holds, for a message when it has no HTTPRoute:
+// "2 Services, 1 Gateway, 3 skipped ConfigMap (v1) objects", or "no
+// Kubernetes object".
+func (in *Input) Found() string {
+	var parts []string
+	count := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	count(len(in.Routes), "HTTPRoute", "HTTPRoutes")
+	count(len(in.Gateways), "Gateway", "Gateways")
+	count(len(in.GatewayClasses), "GatewayClass", "GatewayClasses")
+	count(len(in.ReferenceGrants), "ReferenceGrant", "ReferenceGrants")
+	count(len(in.Services), "Service", "Services")
+	count(len(in.EndpointSlices), "EndpointSlice", "EndpointSlices")
+	count(len(in.Namespaces), "Namespace", "Namespaces")
+	kinds := make([]string, 0, len(in.Skipped))
+	for k := range in.Skipped {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		count(in.Skipped[k], "skipped "+k+" object", "skipped "+k+" objects")
+	}
+	if len(parts) == 0 {
+		return "no Kubernetes object"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // expand lists the manifest files under p.
@@ -194,12 +238,23 @@ func expand(p string) ([]string, error) {
 }
 
 type loader struct {
-	lim     Limits
-	in      *Input
-	errs    ErrorList
-	read    int64
-	docs    int
-	skipped map[string]int
+	lim  Limits
+	in   *Input
+	errs ErrorList
+	read int64
+	docs int
+	// seen holds every object read, to find the same object twice.
+	seen map[objectKey]seenObject
+}
+
+// objectKey identifies an object as the API server does: kind, namespace
+// ("default" when unset; "" for cluster-scoped kinds) and name.
+type objectKey struct{ kind, namespace, name string }
+
+// seenObject is where an object was first read and a digest of its JSON.
+type seenObject struct {
+	pos    Position
+	digest [sha256.Size]byte
 }
 
 func (l *loader) readFile(name string) error {
@@ -277,7 +332,11 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 	}
 	var tm typeMeta
 	if err := json.Unmarshal(j, &tm); err != nil {
-		l.errs = append(l.errs, &InputError{Pos: pos, Msg: "not a Kubernetes object: " + err.Error()})
+		e := decodeError(pos, "", j, err)
+		if e.Field == "" {
+			e.Msg = "not a Kubernetes object: " + e.Msg
+		}
+		l.errs = append(l.errs, e)
 		return nil
 	}
 	if tm.Kind == "" || tm.APIVersion == "" {
@@ -316,7 +375,7 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 		decodeInto(l, pos, j, tm, &l.in.EndpointSlices)
 		return nil
 	}
-	l.skipped[tm.Kind+" ("+tm.APIVersion+")"]++
+	l.in.Skipped[tm.Kind+" ("+tm.APIVersion+")"]++
 	return nil
 }
 
@@ -344,9 +403,8 @@ func (l *loader) decodeList(pos Position, j []byte) error {
 		Metadata   json.RawMessage   `json:"metadata"`
 		Items      []json.RawMessage `json:"items"`
 	}
-	strictErrs, err := kjson.UnmarshalStrict(j, &list)
-	if err := errors.Join(append(strictErrs, err)...); err != nil {
-		l.errs = append(l.errs, &InputError{Pos: pos, Object: list.Kind, Msg: err.Error()})
+	if errs := decodeStrict(pos, list.Kind, j, &list); len(errs) > 0 {
+		l.errs = append(l.errs, errs...)
 		return nil
 	}
 	for i, item := range list.Items {
@@ -366,22 +424,46 @@ func prefixItem(s string) string {
 	return s + "."
 }
 
-// decodeInto strictly decodes j into a new T and appends it to dst.
+// decodeInto strictly decodes j into a new T and appends it to dst, unless
+// the same object was read before.
 func decodeInto[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Object[T]) {
 	obj := new(T)
-	strictErrs, err := kjson.UnmarshalStrict(j, obj)
 	object := objectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
-	if err != nil {
-		l.errs = append(l.errs, &InputError{Pos: pos, Object: object, Msg: err.Error()})
+	if errs := decodeStrict(pos, object, j, obj); len(errs) > 0 {
+		l.errs = append(l.errs, errs...)
 		return
 	}
-	if len(strictErrs) > 0 {
-		for _, e := range strictErrs {
-			l.errs = append(l.errs, &InputError{Pos: pos, Object: object, Msg: e.Error()})
-		}
+	if l.readBefore(pos, j, tm, object) {
 		return
 	}
 	*dst = append(*dst, Object[T]{Pos: pos, Obj: obj})
+}
+
+// readBefore reports whether the object was read before. Read twice with
+// the same JSON, it is used once and a note names both places; with other
+// JSON, it is an error naming both: which one the user means is unknown.
+func (l *loader) readBefore(pos Position, j []byte, tm typeMeta, object string) bool {
+	key := objectKey{kind: tm.Kind, namespace: tm.Metadata.Namespace, name: tm.Metadata.Name}
+	switch {
+	case tm.Kind == "Namespace" || tm.Kind == "GatewayClass":
+		key.namespace = "" // cluster-scoped
+		object = tm.Kind + " " + tm.Metadata.Name
+	case key.namespace == "":
+		key.namespace = "default"
+	}
+	digest := sha256.Sum256(j)
+	first, dup := l.seen[key]
+	switch {
+	case !dup:
+		l.seen[key] = seenObject{pos: pos, digest: digest}
+		return false
+	case first.digest == digest:
+		l.in.Notes = append(l.in.Notes, Info(object, "read twice, identically, in %s and in %s: used once", first.pos, pos))
+	default:
+		l.errs = append(l.errs, &InputError{Pos: pos, Object: object,
+			Msg: fmt.Sprintf("also read from %s, with different content: the same object twice is ambiguous, keep one of them", first.pos)})
+	}
+	return true
 }
 
 func objectName(kind, ns, name string) string {

@@ -97,11 +97,11 @@ func TestLoadRejects(t *testing.T) {
 		want          []string // substrings of the error
 	}{
 		{name: "unknown field", content: strings.Replace(minimalRoute, "attempts: 2", "atempts: 2", 1),
-			want: []string{"document 1", "HTTPRoute ns/r", `unknown field "spec.rules[0].retry.atempts"`}},
+			want: []string{"document 1", "HTTPRoute ns/r", "spec.rules[0].retry.atempts: unknown field"}},
 		{name: "duplicate key", content: minimalRoute + "  hostnames: [a.example.com]\n  hostnames: [b.example.com]\n",
 			want: []string{"document 1", "hostnames", "already set"}},
 		{name: "wrong case", content: strings.Replace(minimalRoute, "attempts: 2", "Attempts: 2", 1),
-			want: []string{"spec.rules[0].retry.Attempts"}},
+			want: []string{"spec.rules[0].retry.Attempts: unknown field"}},
 		{name: "alias", content: "---\n" + minimalRoute + "---\n" + bomb, want: []string{"document 2", "are not accepted"}},
 		{name: "missing kind", content: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"kind: required"}},
 		{name: "not an object", content: "- a\n- b\n", want: []string{"not a Kubernetes object"}},
@@ -143,5 +143,129 @@ func TestLoadReportsEveryError(t *testing.T) {
 	}
 	if l[0].Pos.Doc != 1 || l[1].Pos.Doc != 2 {
 		t.Errorf("documents %d and %d, want 1 and 2", l[0].Pos.Doc, l[1].Pos.Doc)
+	}
+}
+
+// TestLoadDecodeErrorsNameTheField: a value of the wrong type is named by
+// its field path with list indices, never by Go's struct field names.
+func TestLoadDecodeErrorsNameTheField(t *testing.T) {
+	route := func(rules string) string {
+		return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: ns}\nspec:\n  rules:\n" + rules
+	}
+	tests := []struct {
+		name, content, want string
+	}{
+		{"string for integer", route("  - backendRefs: [{name: svc, port: 8080}]\n    retry: {attempts: three}\n"),
+			`spec.rules[0].retry.attempts: expected integer, got string "three"`},
+		{"second rule", route("  - backendRefs: [{name: svc, port: 8080}]\n  - backendRefs: [{name: svc, port: 8080}]\n    retry: {codes: [500, \"503\"]}\n"),
+			`spec.rules[1].retry.codes[1]: expected integer, got string "503"`},
+		{"fraction for integer", route("  - backendRefs: [{name: svc, port: 80.5}]\n"),
+			"spec.rules[0].backendRefs[0].port: expected integer, got number 80.5"},
+		{"object for list", route("  - backendRefs: {name: svc, port: 8080}\n"),
+			"spec.rules[0].backendRefs: expected list, got an object"},
+		{"list for string", route("  - backendRefs: [{name: [svc], port: 8080}]\n"),
+			"spec.rules[0].backendRefs[0].name: expected string, got a list"},
+		{"boolean for string", "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec: {type: true}\n",
+			"Service ns/s: spec.type: expected string, got boolean true"},
+		{"type meta", "apiVersion: v1\nkind: Service\nmetadata: {name: 5}\n",
+			"metadata.name: expected string, got number 5"},
+		{"List item", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n  spec: {ports: [{port: http}]}\n",
+			`items[0]: Service default/s: spec.ports[0].port: expected integer, got string "http"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeInput(t, "in.yaml", tt.content)
+			_, err := Load([]string{p}, nil, DefaultLimits())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "unmarshal") {
+				t.Errorf("error speaks Go: %v", err)
+			}
+		})
+	}
+}
+
+// TestLoadSameObjectTwice: the same object read twice is an error naming
+// both places, unless both copies decode to the same JSON.
+func TestLoadSameObjectTwice(t *testing.T) {
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n"
+	svcReordered := "kind: Service\napiVersion: v1\nspec:\n  ports:\n  - port: 80\nmetadata:\n  name: s\n"
+	svcNS := strings.Replace(svc, "{name: s}", "{name: s, namespace: default}", 1)
+	svcOther := strings.Replace(svc, "port: 80", "port: 81", 1)
+	list := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(svcOther), "\n", "\n  ") + "\n"
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"
+	tests := []struct {
+		name     string
+		files    map[string]string
+		services int
+		errs     []string // substrings of the error; none: no error
+		note     string
+	}{
+		{"identical in two files", map[string]string{"a.yaml": svc, "b.yaml": svcReordered}, 1, nil,
+			"info: Service default/s: read twice, identically, in DIR/a.yaml: document 1 and in DIR/b.yaml: document 1: used once"},
+		{"namespace defaulted", map[string]string{"a.yaml": svc + "---\n" + svcNS}, 1, []string{"DIR/a.yaml: document 2: Service default/s: also read from DIR/a.yaml: document 1, with different content"}, ""},
+		{"different in two files", map[string]string{"a.yaml": svc, "b.yaml": svcOther}, 1,
+			[]string{"DIR/b.yaml: document 1: Service default/s: also read from DIR/a.yaml: document 1, with different content"}, ""},
+		{"a List item", map[string]string{"a.yaml": svc, "b.yaml": list}, 1,
+			[]string{"DIR/b.yaml: document 1: items[0]: Service default/s: also read from DIR/a.yaml: document 1"}, ""},
+		{"other namespace is another object", map[string]string{"a.yaml": svc, "b.yaml": strings.Replace(svcOther, "{name: s}", "{name: s, namespace: x}", 1)}, 2, nil, ""},
+		{"cluster-scoped", map[string]string{"a.yaml": ns, "b.yaml": strings.Replace(ns, "{name: shop}", "{name: shop, labels: {a: b}}", 1)}, 0,
+			[]string{"DIR/b.yaml: document 1: Namespace shop: also read from DIR/a.yaml: document 1"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			in, err := Load([]string{dir}, nil, DefaultLimits())
+			if len(tt.errs) == 0 && err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.errs {
+				if w = strings.ReplaceAll(w, "DIR", dir); err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v, want it to contain %q", err, w)
+				}
+			}
+			if len(tt.errs) > 0 && !IsInputError(err) {
+				t.Errorf("%v is not an input error", err)
+			}
+			if in == nil || len(in.Services) != tt.services {
+				t.Fatalf("input %+v, want %d Services", in, tt.services)
+			}
+			if w := strings.ReplaceAll(tt.note, "DIR", dir); !strings.Contains(NotesText(in.Notes), w) {
+				t.Errorf("notes %q lack %q", NotesText(in.Notes), w)
+			}
+		})
+	}
+}
+
+// TestLoadKeepsWhatDecoded: an invalid document does not hide the others,
+// which the caller can still validate.
+func TestLoadKeepsWhatDecoded(t *testing.T) {
+	bad := strings.Replace(minimalRoute, "attempts: 2", "attempts: two", 1)
+	good := strings.Replace(minimalRoute, "name: r\n", "name: r2\n", 1)
+	in, err := Load([]string{writeInput(t, "in.yaml", bad+"---\n"+good)}, nil, DefaultLimits())
+	if !IsInputError(err) || in == nil || len(in.Routes) != 1 || in.Routes[0].Obj.Name != "r2" {
+		t.Fatalf("got %+v, %v; want the second route and the error of the first", in, err)
+	}
+}
+
+func TestInputFound(t *testing.T) {
+	content := "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n---\n" +
+		"apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec: {gatewayClassName: x, listeners: []}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	in, err := Load([]string{writeInput(t, "in.yaml", content)}, nil, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := in.Found(), "1 Gateway, 2 Services, 1 skipped ConfigMap (v1) object"; got != want {
+		t.Errorf("Found() = %q, want %q", got, want)
+	}
+	if got := (&Input{}).Found(); got != "no Kubernetes object" {
+		t.Errorf("empty Found() = %q", got)
 	}
 }

@@ -24,6 +24,9 @@ type Model struct {
 	Skipped []SkippedRule
 	// RouteCount and RuleCount count the HTTPRoutes and rules read.
 	RouteCount, RuleCount int
+	// Sources says where each HTTPRoute ("namespace/name") was read, for
+	// reports that name the file and document of a route.
+	Sources map[string]Position
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead
 	// rules).

@@ -65,6 +65,30 @@ func InfoNotes(texts ...string) []Note {
 // RuleObject names a rule in notes: "HTTPRoute ns/name rule 2".
 func RuleObject(r *Rule) string { return fmt.Sprintf("HTTPRoute %s rule %d", r.Route, r.Index) }
 
+// GroupNotes returns the notes without repeats, grouped by the object they
+// concern: the groups in the order their objects first appear, the notes of
+// each in their order.
+func GroupNotes(ns []Note) []Note {
+	seen := make(map[Note]bool, len(ns))
+	groups := map[string][]Note{}
+	var order []string
+	for _, n := range ns {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if _, ok := groups[n.Object]; !ok {
+			order = append(order, n.Object)
+		}
+		groups[n.Object] = append(groups[n.Object], n)
+	}
+	out := make([]Note, 0, len(seen))
+	for _, o := range order {
+		out = append(out, groups[o]...)
+	}
+	return out
+}
+
 // NotesText is the notes as lines, for messages and tests.
 func NotesText(ns []Note) string {
 	lines := make([]string, len(ns))

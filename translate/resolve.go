@@ -166,6 +166,7 @@ type resolver struct {
 	// namespaces are the Namespace objects' labels by name.
 	namespaces map[string]map[string]string
 	binds      map[Bind]map[string][]*placed // bind → hostname → routes
+	sources    map[string]Position
 	rules      []*Rule
 	skipped    []SkippedRule
 	notes      []Note
@@ -185,7 +186,7 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 	r := &resolver{in: in, opts: opts, gateways: map[string]*gwv1.Gateway{},
 		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
-		binds: map[Bind]map[string][]*placed{}}
+		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{}}
 	for _, g := range in.ReferenceGrants {
 		ns := nsOrDefault(g.Obj.Namespace)
 		r.grants[ns] = append(r.grants[ns], g.Obj)
@@ -401,6 +402,7 @@ func wildcardCovers(w, h string) bool {
 func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 	rt := o.Obj
 	key := routeKey(rt)
+	r.sources[key] = o.Pos
 	r.routes++
 	r.nrules += len(rt.Spec.Rules)
 	atts := r.attachments(rt)
@@ -699,7 +701,8 @@ func safeName(parts ...string) string {
 }
 
 func (r *resolver) model() *Model {
-	m := &Model{Rules: r.rules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes}
+	m := &Model{Rules: r.rules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes,
+		Sources: r.sources}
 	binds := make([]Bind, 0, len(r.binds))
 	for b := range r.binds {
 		binds = append(binds, b)

@@ -191,7 +191,7 @@ func validateMatch(f *fieldErrs, field string, m gwv1.HTTPRouteMatch) {
 		hf := fmt.Sprintf("%s.headers[%d]", field, i)
 		name := strings.ToLower(string(h.Name))
 		if !headerTokenRE.MatchString(string(h.Name)) || len(h.Name) > 256 {
-			f.add(hf+".name", "%s is not a valid header name", quoteShort(string(h.Name)))
+			f.add(hf+".name", "%s is invalid: the Gateway API requires a header name of letters, digits and !#$%%&'*+-.^_`|~, at most 256", quoteShort(string(h.Name)))
 		} else if err := CheckValue(KindHeaderName, string(h.Name)); err != nil {
 			f.add(hf+".name", "%v", err)
 		}
@@ -207,7 +207,9 @@ func validateMatch(f *fieldErrs, field string, m gwv1.HTTPRouteMatch) {
 	seenQ := map[string]bool{}
 	for i, q := range m.QueryParams {
 		qf := fmt.Sprintf("%s.queryParams[%d]", field, i)
-		if err := CheckValue(KindQueryName, string(q.Name)); err != nil {
+		if !headerTokenRE.MatchString(string(q.Name)) || len(q.Name) > 256 {
+			f.add(qf+".name", "%s is invalid: the Gateway API requires a query parameter name of letters, digits and !#$%%&'*+-.^_`|~, at most 256", quoteShort(string(q.Name)))
+		} else if err := CheckValue(KindQueryName, string(q.Name)); err != nil {
 			f.add(qf+".name", "%v", err)
 		}
 		if seenQ[string(q.Name)] {
@@ -217,8 +219,11 @@ func validateMatch(f *fieldErrs, field string, m gwv1.HTTPRouteMatch) {
 		validateValueMatch(f, qf, q.Type == nil || *q.Type == gwv1.QueryParamMatchExact, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression, q.Value)
 	}
 	if m.Method != nil {
-		if err := CheckValue(KindMethod, string(*m.Method)); err != nil {
-			f.add(field+".method", "%v", err)
+		switch *m.Method {
+		case gwv1.HTTPMethodGet, gwv1.HTTPMethodHead, gwv1.HTTPMethodPost, gwv1.HTTPMethodPut, gwv1.HTTPMethodDelete,
+			gwv1.HTTPMethodConnect, gwv1.HTTPMethodOptions, gwv1.HTTPMethodTrace, gwv1.HTTPMethodPatch:
+		default:
+			f.add(field+".method", "%s is invalid: the Gateway API requires an HTTP method, one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH", quoteShort(string(*m.Method)))
 		}
 	}
 }

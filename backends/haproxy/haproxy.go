@@ -115,7 +115,7 @@ func notes(vs versionSupport, backends []backendPlan) []translate.Note {
 	out := translate.InfoNotes(n...)
 	for _, b := range backends {
 		if b.weightsRounded {
-			out = append(out, translate.Warning(b.object, "backendRef weights were rounded to fit HAProxy's server weights (0 to %d) in backend %s", maxServerWeight, b.name))
+			out = append(out, translate.Warning(b.object, "backendRef weights were rounded to fit HAProxy's server weights (0 to %d)", maxServerWeight))
 		}
 	}
 	return out

@@ -61,7 +61,10 @@ func TestExitCodes(t *testing.T) {
 		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},
 		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ": document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: 200 is not a retryable status code"}},
 		{"missing file", []string{"check", "does-not-exist.yaml"}, exitInput, []string{"does-not-exist.yaml"}},
-		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute"}},
+		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in ", ": found 1 Service"}},
+		{"-o yaml", []string{"translate", example, "--target", "envoy", "-o", "yaml"}, exitUsage, []string{"-o yaml: -o takes a directory", "--report text|json"}},
+		{"-o json", []string{"translate", example, "--target", "all", "-o", "json"}, exitUsage, []string{"-o json: -o takes a directory", "--report"}},
+		{"-o wide", []string{"translate", example, "--target", "all", "-o", "WIDE"}, exitUsage, []string{"-o takes a directory"}},
 		{"fail-on approximated", []string{"check", example, "--target", "envoy", "--fail-on", "approximated"}, exitFailOn, []string{"--fail-on approximated: 8 finding"}},
 		{"fail-on unsupported not reached", []string{"check", example, "--target", "envoy", "--fail-on", "unsupported"}, exitOK, nil},
 		{"fail-on unsupported", []string{"check", example, "--target", "nginx", "--fail-on", "unsupported"}, exitFailOn, []string{"--fail-on unsupported"}},
@@ -128,13 +131,17 @@ func TestCheckWritesNothingAndReadsStdin(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	code, stdout, stderr := gwretry(t, string(input), "check", "-")
-	if code != exitOK || stdout != "" {
+	if code != exitOK {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
+	// The report is check's output: on stdout, and only there.
 	for _, target := range []string{"envoy@1.36", "haproxy@3.2", "nginx@1.28", "traefik@3.7"} {
-		if !strings.Contains(stderr, target) {
-			t.Errorf("report does not name %s:\n%s", target, stderr)
+		if !strings.Contains(stdout, target) {
+			t.Errorf("report on stdout does not name %s:\n%s", target, stdout)
 		}
+	}
+	if strings.Contains(stderr, "gwretry report") || strings.Contains(stdout, "info:") {
+		t.Errorf("report and notes mixed up: stdout\n%s\nstderr\n%s", stdout, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("check wrote %v", entries)

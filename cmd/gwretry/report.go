@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -22,8 +24,10 @@ func reportJSON(r *translate.Report) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// reportText is the readable table.
-func reportText(r *translate.Report) []byte {
+// reportText is the readable report: the findings grouped by route, each
+// route headed by the file and document it was read from (sources, by
+// "namespace/name"), and in each route by rule, target and feature.
+func reportText(r *translate.Report, sources map[string]translate.Position) []byte {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "gwretry report: %d route(s), %d rule(s); targets:", r.Routes, r.Rules)
 	for _, t := range r.Targets {
@@ -34,9 +38,21 @@ func reportText(r *translate.Report) []byte {
 		buf.WriteString("no rule sets a retry or timeout feature\n")
 		return buf.Bytes()
 	}
+	fs := slices.Clone(r.Findings)
+	slices.SortStableFunc(fs, func(a, b translate.Finding) int {
+		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Feature, b.Feature))
+	})
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tROUTE\tRULE\tFEATURE\tSTATUS\tMESSAGE")
-	for _, f := range r.Findings {
+	for i, f := range fs {
+		if i == 0 || f.Route != fs[i-1].Route {
+			tw.Flush() // each route's table is aligned on its own
+			header := "\nHTTPRoute " + f.Route
+			if pos, ok := sources[f.Route]; ok {
+				header += " (" + pos.String() + ")"
+			}
+			fmt.Fprintln(&buf, header)
+			fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\tSTATUS\tMESSAGE")
+		}
 		rule := strconv.Itoa(f.Rule)
 		if f.RuleName != "" {
 			rule += " (" + f.RuleName + ")"
@@ -45,13 +61,15 @@ func reportText(r *translate.Report) []byte {
 		if msg == "" {
 			msg = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Target, f.Route, rule, f.Feature, f.Status, msg)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, f.Status, msg)
 	}
 	tw.Flush()
 	return buf.Bytes()
 }
 
-func (o *options) writeReport(r *translate.Report, stderr io.Writer) error {
+// writeReport writes the report in the chosen format to --report-file, or
+// else to w.
+func (o *options) writeReport(r *translate.Report, sources map[string]translate.Position, w io.Writer) error {
 	var data []byte
 	switch o.report {
 	case "none":
@@ -62,11 +80,11 @@ func (o *options) writeReport(r *translate.Report, stderr io.Writer) error {
 			return err
 		}
 	default:
-		data = reportText(r)
+		data = reportText(r, sources)
 	}
 	if o.reportFile != "" {
 		return os.WriteFile(o.reportFile, data, 0o644)
 	}
-	_, err := stderr.Write(data)
+	_, err := w.Write(data)
 	return err
 }

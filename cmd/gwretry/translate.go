@@ -64,8 +64,8 @@ stderr as a table unless --report says otherwise.`,
 		cmd.Use = "check PATH..."
 		cmd.Short = "Validate manifests and report, without writing configurations"
 		cmd.Long = `check reads and validates PATH... like translate and prints the report of what each
-target honours, but writes no configuration. Exit code 1 means invalid input, 3 that
---fail-on was reached.`
+target honours on stdout, but writes no configuration. Problems and notes go to stderr.
+Exit code 1 means invalid input, 3 that --fail-on was reached.`
 		cmd.Example = `  gwretry check manifests/
   gwretry check route.yaml --target nginx@1.22,haproxy@3.2 --report json
   cat route.yaml | gwretry check - --fail-on approximated`
@@ -85,10 +85,15 @@ target honours, but writes no configuration. Exit code 1 means invalid input, 3 
 		f.StringVar(&o.target, "target", "all", "comma list of NAME or NAME@VERSION ("+names+") or all")
 	} else {
 		f.StringVar(&o.target, "target", "", "comma list of NAME or NAME@VERSION ("+names+") or all (required)")
-		f.StringVarP(&o.outDir, "output", "o", "", "write every target's files and report.json under `DIR`")
+		f.StringVarP(&o.outDir, "output", "o", "", "write every target's files and report.json under `DIR` (a directory, not a format: see --report)")
 	}
-	f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
-	f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
+	if checkOnly {
+		f.StringVar(&o.report, "report", "text", "report format on stdout: text, json or none")
+		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stdout")
+	} else {
+		f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
+		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
+	}
 	f.StringVar(&o.failOn, "fail-on", "none", "exit 3 when a finding is at least: none, approximated or unsupported")
 	f.StringVar(&o.listen, "listen", "", "`HOST:PORT` every generated proxy listens on (default: the Gateway listener port on 0.0.0.0, or 0.0.0.0:8080)")
 	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
@@ -124,6 +129,9 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 	targets, err := translate.ParseTargets(o.target, available)
 	if err != nil {
 		return nil, ro, &exitError{code: exitUsage, err: err}
+	}
+	if err := checkOutDir(o.outDir); err != nil {
+		return nil, ro, err
 	}
 	if !checkOnly && o.outDir == "" && len(targets) != 1 {
 		return nil, ro, usageErrorf("%d targets need -o DIR; without it one target's configuration goes to stdout", len(targets))
@@ -161,14 +169,25 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	in, err := translate.Load(paths, stdin, o.limits)
-	if err != nil {
-		return inputError(err)
+	in, loadErr := translate.Load(paths, stdin, o.limits)
+	if in == nil {
+		return inputError(loadErr)
 	}
-	if len(in.Routes) == 0 {
-		return inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s", strings.Join(paths, ", ")))
+	if loadErr == nil && len(in.Routes) == 0 {
+		return inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), in.Found()))
 	}
+	// The documents that decoded are validated even when others did not,
+	// so that every problem is listed at once.
 	m, err := translate.Build(in, ro)
+	if loadErr != nil {
+		var loaded, built translate.ErrorList
+		if errors.As(loadErr, &loaded) && errors.As(err, &built) {
+			return inputError(slices.Concat(loaded, built))
+		}
+		if err == nil {
+			return inputError(loadErr)
+		}
+	}
 	if err != nil {
 		return inputError(err)
 	}
@@ -182,7 +201,7 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		}
 		return &exitError{code: exitInternal, err: err}
 	}
-	for _, n := range slices.Concat(in.Notes, m.Notes, res.Notes) {
+	for _, n := range translate.GroupNotes(slices.Concat(in.Notes, m.Notes, res.Notes)) {
 		if !o.quiet || n.Severity != translate.SeverityInfo {
 			fmt.Fprintln(stderr, n.String())
 		}
@@ -198,10 +217,32 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 			return err
 		}
 	}
-	if err := o.writeReport(res.Report, stderr); err != nil {
+	// check produces nothing but its report, so the report is its output;
+	// translate's stdout may carry the configuration.
+	reportTo := stderr
+	if checkOnly {
+		reportTo = stdout
+	}
+	if err := o.writeReport(res.Report, m.Sources, reportTo); err != nil {
 		return err
 	}
 	return o.checkFailOn(res.Report)
+}
+
+// formatWords are what users give -o in other tools (kubectl -o yaml): a
+// format, where gwretry wants a directory.
+var formatWords = []string{"yaml", "yml", "json", "text", "table", "wide", "name"}
+
+// checkOutDir refuses an -o that names a format rather than a directory,
+// unless a directory of that name exists.
+func checkOutDir(dir string) error {
+	if !slices.Contains(formatWords, strings.ToLower(dir)) {
+		return nil
+	}
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	return usageErrorf("-o %s: -o takes a directory to write the configurations and report.json into; for the report's format use --report text|json (and --report-file FILE), or -o ./%s for a directory of that name", dir, dir)
 }
 
 // inputError marks err as a problem with the input: exit code 1, unless it
