@@ -153,16 +153,26 @@ type Result struct {
 func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 	res := &Result{Report: &Report{SchemaVersion: 1, Routes: m.RouteCount, Rules: m.RuleCount,
 		Findings: []Finding{}, Targets: []TargetInfo{}}}
+	if len(m.Listeners) == 0 {
+		// Nothing is attached to a generated listener: a configuration
+		// would have no listener (HAProxy and nginx refuse to start, Envoy
+		// and Traefik serve nothing). None is written; each rule's
+		// route.attachment finding says why.
+		res.Notes = append(res.Notes, Warning("", "no route is attached to a listener that gwretry generates, so no configuration is written (it would have no listener); the report's route.attachment findings say why for each rule"))
+	}
 	for _, t := range targets {
 		name := t.Backend.Name()
-		out, err := t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		out := &Output{}
+		if len(m.Listeners) > 0 {
+			var err error
+			if out, err = t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
 		}
 		if err := checkFindings(m, out.Findings); err != nil {
 			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
-		if j, ok := t.Backend.(Judge); ok {
+		if j, ok := t.Backend.(Judge); ok && len(m.Listeners) > 0 {
 			opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
 			if err := checkJudged(j, m, opts, out); err != nil {
 				return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
