@@ -156,23 +156,21 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 	if len(m.Listeners) == 0 {
 		// Nothing is attached to a generated listener: a configuration
 		// would have no listener (HAProxy and nginx refuse to start, Envoy
-		// and Traefik serve nothing). None is written; each rule's
-		// route.attachment finding says why.
+		// and Traefik serve nothing). The backends still run (their
+		// contract and judges are checked) but none is written; each
+		// rule's route.attachment finding says why.
 		res.Notes = append(res.Notes, Warning("", "no route is attached to a listener that gwretry generates, so no configuration is written (it would have no listener); the report's route.attachment findings say why for each rule"))
 	}
 	for _, t := range targets {
 		name := t.Backend.Name()
-		out := &Output{}
-		if len(m.Listeners) > 0 {
-			var err error
-			if out, err = t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
+		out, err := t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if err := checkFindings(m, out.Findings); err != nil {
 			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
-		if j, ok := t.Backend.(Judge); ok && len(m.Listeners) > 0 {
+		if j, ok := t.Backend.(Judge); ok {
 			opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
 			if err := checkJudged(j, m, opts, out); err != nil {
 				return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
@@ -190,6 +188,9 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 			}
 		}
 		for _, f := range out.Files {
+			if len(m.Listeners) == 0 {
+				break
+			}
 			clean := path.Clean(f.Path)
 			if clean != f.Path || path.IsAbs(clean) || strings.HasPrefix(clean, "../") || clean == ".." {
 				return nil, &InternalError{Err: fmt.Errorf("%s: bad output path %q", name, f.Path)}
