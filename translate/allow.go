@@ -21,6 +21,14 @@ var (
 	headerNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$`)
 	headerValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!$&()*+,=:@%/?-]*$`)
 	methodRE      = regexp.MustCompile(`^(GET|HEAD|POST|PUT|DELETE|CONNECT|OPTIONS|TRACE|PATCH)$`)
+	// filterHeaderValueRE is for values a filter writes into a header:
+	// words of the characters below separated by single spaces. No '$'
+	// (an nginx variable), '%' (an HAProxy log-format or Envoy formatter
+	// directive), quote, backslash, '#', ';', '{', '}' or backtick.
+	filterHeaderValueRE = regexp.MustCompile(`^[A-Za-z0-9._~!&()*+,=:@/?<>\[\]|^-]+( [A-Za-z0-9._~!&()*+,=:@/?<>\[\]|^-]+)*$`)
+	// filterPathRE is for paths a redirect or rewrite writes: no '$' or
+	// '%', which nginx rewrite and HAProxy set-path would interpret.
+	filterPathRE = regexp.MustCompile(`^/[A-Za-z0-9._~!&()*+,=:@/-]*$`)
 )
 
 // Value kinds checked by CheckValue.
@@ -34,6 +42,12 @@ const (
 	KindHeaderValue = "header value"
 	KindQueryName   = "query parameter name"
 	KindMethod      = "method"
+	// KindFilterHeaderValue is a header value a filter sets or adds.
+	KindFilterHeaderValue = "filter header value"
+	// KindPreciseHostname is a hostname a redirect or rewrite writes.
+	KindPreciseHostname = "redirect or rewrite hostname"
+	// KindFilterPath is a path a redirect or rewrite writes.
+	KindFilterPath = "redirect or rewrite path"
 )
 
 // CheckValue reports whether s is allowed as a value of the given kind in a
@@ -63,6 +77,12 @@ func CheckValue(kind, s string) error {
 		ok = len(s) <= 4096 && headerValueRE.MatchString(s)
 	case KindMethod:
 		ok = methodRE.MatchString(s)
+	case KindFilterHeaderValue:
+		ok = len(s) <= 4096 && filterHeaderValueRE.MatchString(s)
+	case KindPreciseHostname:
+		ok = isDNSName(s)
+	case KindFilterPath:
+		ok = len(s) <= 1024 && filterPathRE.MatchString(s) && !strings.Contains(s, "//")
 	default:
 		return fmt.Errorf("internal error: unknown value kind %q", kind)
 	}
@@ -90,6 +110,12 @@ func allowedText(kind string) string {
 		return "letters, digits and ._~!$&()*+,=:@%/?- (no space, quote, backslash, '#', ';' or backtick)"
 	case KindMethod:
 		return "an upper-case HTTP method"
+	case KindFilterHeaderValue:
+		return "words of letters, digits and ._~!&()*+,=:@/?<>[]|^- separated by single spaces (no '$', '%', quote, backslash, '#', ';', brace or backtick)"
+	case KindPreciseHostname:
+		return "a lower-case DNS name"
+	case KindFilterPath:
+		return "'/' then letters, digits and ._~!&()*+,=:@/- with no '//' (no '$' or '%')"
 	}
 	return ""
 }
@@ -168,16 +194,12 @@ func (m *Model) Check() error {
 			if b.Weight < 0 {
 				errs = append(errs, fmt.Sprintf("%s: negative weight %d", backend, b.Weight))
 			}
-			check(backend, KindName, b.Name)
-			if len(b.Endpoints) == 0 {
-				errs = append(errs, fmt.Sprintf("%s: no endpoints", backend))
-			}
-			for _, e := range b.Endpoints {
-				check(backend+" endpoint", KindHost, e.Host)
-				if e.Port < 1 || e.Port > 65535 {
-					errs = append(errs, fmt.Sprintf("%s: endpoint port %d out of range", backend, e.Port))
-				}
-			}
+			checkBackend(b, backend, check, &errs)
+			checkFilters(&b.Filters, backend, check, &errs)
+		}
+		checkFilters(&r.Filters, rule, check, &errs)
+		if r.Filters.Redirect != nil && len(r.Backends) > 0 {
+			errs = append(errs, fmt.Sprintf("%s: a redirect beside backends", rule))
 		}
 	}
 	if len(errs) > 0 {
@@ -216,5 +238,21 @@ func checkValueMatch(v ValueMatch, where string, check func(where, kind, s strin
 		check(where, KindRegex, v.Value)
 	default:
 		*errs = append(*errs, fmt.Sprintf("%s: unknown match type %q", where, v.Type))
+	}
+}
+
+// checkBackend re-validates a backend's name and endpoints.
+// checkBackend checks a backend's name and endpoints; where names it
+// ("HTTPRoute ns/r rule 0 backend Service ns/s port 80").
+func checkBackend(b *BackendRef, where string, check func(where, kind, s string), errs *[]string) {
+	check(where, KindName, b.Name)
+	if len(b.Endpoints) == 0 {
+		*errs = append(*errs, fmt.Sprintf("%s: no endpoints", where))
+	}
+	for _, e := range b.Endpoints {
+		check(where+" endpoint", KindHost, e.Host)
+		if e.Port < 1 || e.Port > 65535 {
+			*errs = append(*errs, fmt.Sprintf("%s: endpoint port %d out of range", where, e.Port))
+		}
 	}
 }

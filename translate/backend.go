@@ -153,6 +153,14 @@ type Result struct {
 func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 	res := &Result{Report: &Report{SchemaVersion: 1, Routes: m.RouteCount, Rules: m.RuleCount,
 		Findings: []Finding{}, Targets: []TargetInfo{}}}
+	if len(m.Listeners) == 0 {
+		// Nothing is attached to a generated listener: a configuration
+		// would have no listener (HAProxy and nginx refuse to start, Envoy
+		// and Traefik serve nothing). The backends still run (their
+		// contract and judges are checked) but none is written; each
+		// rule's route.attachment finding says why.
+		res.Notes = append(res.Notes, Warning("", "no route is attached to a listener that gwretry generates, so no configuration is written (it would have no listener); the report's route.attachment findings say why for each rule"))
+	}
 	for _, t := range targets {
 		name := t.Backend.Name()
 		out, err := t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent})
@@ -180,6 +188,9 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 			}
 		}
 		for _, f := range out.Files {
+			if len(m.Listeners) == 0 {
+				break
+			}
 			clean := path.Clean(f.Path)
 			if clean != f.Path || path.IsAbs(clean) || strings.HasPrefix(clean, "../") || clean == ".." {
 				return nil, &InternalError{Err: fmt.Errorf("%s: bad output path %q", name, f.Path)}

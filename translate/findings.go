@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// Feature names one retry or timeout feature a rule can set. The names are
-// those of report.json.
+// Feature names one feature a rule can set: retry, timeouts, backendRefs,
+// a filter kind, a listener. The names are those of report.json, listed in
+// the README's "The report" section.
 type Feature string
 
 // Features, in the order they are reported.
@@ -75,18 +76,32 @@ func NewFinding(r *Rule, f Feature, s Status, format string, args ...any) Findin
 // Features returns the features a rule sets, as the README's "The report"
 // section defines them (after gwretry's reference notes, report.md), in
 // report order.
+// Features are: backendRefs (when some or all backendRefs cannot receive
+// traffic), the retry and timeout features, one per filter kind of the
+// rule (filters.*) and of its backendRefs (backendRefs.filters.*), and
+// listener.https when the route is also attached to an HTTPS listener.
 func (r *Rule) Features() []Feature {
 	fs := features(r.Retry, r.Timeouts)
 	if r.Dead() || len(r.Invalid) > 0 {
 		fs = append([]Feature{FeatureBackendRefs}, fs...)
 	}
+	fs = append(fs, r.Filters.Features()...)
+	fs = append(fs, r.backendFilterFeatures()...)
+	if len(r.Ungenerated) > 0 {
+		fs = append(fs, FeatureListenerHTTPS)
+	}
 	return fs
 }
 
-// DeadRuleFinding is the finding for a retry or timeout feature of a dead
-// rule (Rule.Dead): no backend is ever contacted, so the setting never takes
+// DeadRuleFinding is the finding for a retry or timeout feature of a rule
+// that forwards nothing (Rule.Forwards is false: it is dead, or it
+// redirects): no backend is ever contacted, so the setting never takes
 // effect. answer says what the target does instead ("Envoy answers 500").
 func DeadRuleFinding(r *Rule, f Feature, answer string) Finding {
+	if !r.Dead() {
+		return NewFinding(r, f, Unsupported, "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
+			r.NoForwardReason(), answer, f)
+	}
 	return NewFinding(r, f, Unsupported, "the rule has no backend that can receive traffic (%s): %s for every request it matches, so %s never takes effect",
 		r.DeadReason(), answer, f)
 }

@@ -132,6 +132,11 @@ func CheckClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 // contradiction returns why behaviour b does not honour feature f of rule
 // r as the Gateway API defines it, or "".
 func contradiction(r *Rule, f Feature, b Behaviour) string {
+	if !judged(f) {
+		// Behaviour says nothing about filters or listeners yet: a claim
+		// the judge cannot read back is not taken on trust.
+		return fmt.Sprintf("is not read back for %s by gwretry's judge, so an honoured claim cannot be checked", f)
+	}
 	if f == FeatureBackendRefs {
 		switch {
 		case r.Dead() && b.Answer != 500:
@@ -236,6 +241,17 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 		}
 	}
 	return ""
+}
+
+// judged reports whether the judge reads feature f back: backendRefs and
+// the retry and timeout features.
+func judged(f Feature) bool {
+	switch f {
+	case FeatureBackendRefs, FeatureRetryAttempts, FeatureRetryBackendTimeout, FeatureRetryBackoff,
+		FeatureRetryCodes, FeatureRetryConnectionErrors, FeatureBackendRequestTimeout, FeatureRequestTimeout:
+		return true
+	}
+	return false
 }
 
 // tryTimer checks the per-try timer against backendRequest.

@@ -120,8 +120,10 @@ type Rule struct {
 	// Timeouts holds the rule's timeouts; nil fields are unset.
 	Timeouts Timeouts
 	// Backends are the valid backends with a positive weight, each with at
-	// least one endpoint. When there is none the rule is dead (see Dead):
-	// every request it matches is answered 500 without contacting anything.
+	// least one endpoint. When there is none the rule forwards nothing
+	// (see Forwards): it redirects (Filters.Redirect), or it is dead (see
+	// Dead) and every request it matches is answered 500 without
+	// contacting anything.
 	Backends []*BackendRef
 	// Invalid are the backendRefs that cannot receive traffic (a kind other
 	// than Service, a Service or port that does not exist, a reference that
@@ -133,6 +135,12 @@ type Rule struct {
 	// Methods are the methods the rule's matches select, sorted and unique;
 	// nil when some match accepts any method.
 	Methods []string
+	// Filters are the rule's filters; the filters of a backendRef are on
+	// its BackendRef.
+	Filters Filters
+	// Ungenerated are the listeners the route is attached to beside the
+	// generated ones that gwretry does not generate (HTTPS), sorted.
+	Ungenerated []UngeneratedListener
 }
 
 // InvalidBackend is a backendRef that cannot receive traffic.
@@ -146,16 +154,31 @@ type InvalidBackend struct {
 	Reason string
 }
 
-// Dead reports whether the rule has no backend that can receive traffic:
-// no backendRefs, every weight 0, or every backendRef invalid. The Gateway
-// API answers every request such a rule matches with 500.
-func (r *Rule) Dead() bool {
+// Forwards reports whether the rule sends requests to a backend: some valid
+// backend has a positive weight. A rule that does not forwards nothing:
+// it redirects (Filters.Redirect) or it is dead.
+func (r *Rule) Forwards() bool {
 	for _, b := range r.Backends {
 		if b.Weight > 0 {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// Dead reports whether the rule would forward requests and has no backend
+// that can receive traffic: no backendRefs, every weight 0, or every
+// backendRef invalid, and no RequestRedirect. The Gateway API answers every
+// request such a rule matches with 500. A rule that redirects is not dead.
+func (r *Rule) Dead() bool { return !r.Forwards() && r.Filters.Redirect == nil }
+
+// NoForwardReason says why the rule forwards nothing, for messages: it
+// redirects, or why it is dead; "" when it forwards.
+func (r *Rule) NoForwardReason() string {
+	if !r.Forwards() && r.Filters.Redirect != nil {
+		return "it answers with a redirect (RequestRedirect) and has no backendRefs"
+	}
+	return r.DeadReason()
 }
 
 // DeadReason says why a dead rule has no backend, for messages; "" when the
@@ -278,6 +301,9 @@ type BackendRef struct {
 	Port      int
 	Weight    int
 	Endpoints []Endpoint
+	// Filters are the backendRef's own filters, applied only to the
+	// requests sent to it.
+	Filters Filters
 }
 
 // Endpoint is one address traffic is sent to.
@@ -292,8 +318,10 @@ type SkippedRule struct {
 	Route    string
 	Index    int
 	RuleName string
-	// Features are the features the rule sets; each gets an unsupported
-	// finding on every target.
+	// Features are the features the rule sets (Rule.Features), and
+	// FeatureRouteAttachment first when the route is attached to no
+	// generated listener; each gets an unsupported finding on every
+	// target.
 	Features []Feature
 	Reason   string
 }

@@ -245,17 +245,20 @@ func routeHostnames(rt *gwv1.HTTPRoute) []string {
 	return hs
 }
 
-// attachments resolves a route's parentRefs to listeners.
-func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
+// attachments resolves a route's parentRefs to listeners: the generated
+// ones, the HTTPS listeners the route is attached to, which gwretry does
+// not generate, and why each parentRef that gives no generated listener
+// does not.
+func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerated []UngeneratedListener, why []string) {
 	key := routeKey(rt)
 	if len(rt.Spec.ParentRefs) == 0 {
 		r.info("HTTPRoute "+key, "no parentRefs: served on the default listener")
-		return []attachment{{bind: r.defaultBind(nil), hostnames: routeHostnames(rt)}}
+		return []attachment{{bind: r.defaultBind(nil), hostnames: routeHostnames(rt)}}, nil, nil
 	}
-	var out []attachment
 	for i, p := range rt.Spec.ParentRefs {
 		if (p.Group != nil && *p.Group != gwv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
 			r.warn("HTTPRoute "+key, "parentRefs[%d]: parents of kind %s are not translated", i, derefKind(p.Kind))
+			why = append(why, fmt.Sprintf("parentRefs[%d]: parents of kind %s are not translated", i, derefKind(p.Kind)))
 			continue
 		}
 		ns := nsOrDefault(rt.Namespace)
@@ -270,6 +273,7 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 			continue
 		}
 		found := false
+		var reasons []string
 		for _, l := range gw.Spec.Listeners {
 			if p.SectionName != nil && *p.SectionName != l.Name {
 				continue
@@ -277,17 +281,33 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 			if p.Port != nil && *p.Port != l.Port {
 				continue
 			}
-			if l.Protocol != gwv1.HTTPProtocolType {
+			if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType {
 				r.warn("Gateway "+ns+"/"+gw.Name, "listener %s: protocol %s is not generated (only HTTP listeners are)", l.Name, l.Protocol)
+				reasons = append(reasons, fmt.Sprintf("listener %s has protocol %s, which serves no HTTPRoute", l.Name, l.Protocol))
 				continue
 			}
-			if ok, why := r.allowsRoute(l, ns, nsOrDefault(rt.Namespace)); !ok {
-				r.warn("HTTPRoute "+key, "not attached to listener %s of Gateway %s/%s: %s", l.Name, ns, gw.Name, why)
+			if l.Protocol == gwv1.HTTPSProtocolType {
+				r.warn("Gateway "+ns+"/"+gw.Name, "listener %s: protocol HTTPS is not generated yet (only HTTP listeners are); routes attached to it get a listener.https finding", l.Name)
+			}
+			if ok, whyNot := r.allowsRoute(l, ns, nsOrDefault(rt.Namespace)); !ok {
+				r.warn("HTTPRoute "+key, "not attached to listener %s of Gateway %s/%s: %s", l.Name, ns, gw.Name, whyNot)
+				reasons = append(reasons, fmt.Sprintf("listener %s: %s", l.Name, whyNot))
 				continue
 			}
 			hs := intersectHostnames(l.Hostname, rt.Spec.Hostnames)
 			if len(hs) == 0 {
 				r.info("HTTPRoute "+key, "no hostname intersects listener %s of Gateway %s/%s: not attached there", l.Name, ns, gw.Name)
+				reasons = append(reasons, fmt.Sprintf("no hostname of the route intersects listener %s", l.Name))
+				continue
+			}
+			if l.Protocol == gwv1.HTTPSProtocolType {
+				// Attached, as the Gateway API defines it, to a listener
+				// gwretry does not generate: a finding on every rule.
+				u := UngeneratedListener{Gateway: ns + "/" + gw.Name, Listener: string(l.Name), Protocol: string(l.Protocol)}
+				if !slices.Contains(ungenerated, u) {
+					ungenerated = append(ungenerated, u)
+				}
+				reasons = append(reasons, fmt.Sprintf("listener %s is HTTPS, which gwretry does not generate yet", l.Name))
 				continue
 			}
 			b := Bind{Address: "0.0.0.0", Port: int(l.Port)}
@@ -299,9 +319,16 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) []attachment {
 		}
 		if !found {
 			r.warn("HTTPRoute "+key, "parentRefs[%d]: no usable listener on Gateway %s/%s", i, ns, p.Name)
+			if len(reasons) == 0 {
+				reasons = append(reasons, "no listener matches its sectionName and port")
+			}
+			why = append(why, fmt.Sprintf("parentRefs[%d] to Gateway %s/%s: %s", i, ns, p.Name, strings.Join(reasons, "; ")))
 		}
 	}
-	return out
+	slices.SortFunc(ungenerated, func(a, b UngeneratedListener) int {
+		return cmp.Or(cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Listener, b.Listener))
+	})
+	return out, ungenerated, why
 }
 
 func derefKind(k *gwv1.Kind) string {
@@ -405,34 +432,36 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 	r.sources[key] = o.Pos
 	r.routes++
 	r.nrules += len(rt.Spec.Rules)
-	atts := r.attachments(rt)
+	atts, ungenerated, why := r.attachments(rt)
 	for i, rule := range rt.Spec.Rules {
 		f := &fieldErrs{pos: o.Pos, object: objectName("HTTPRoute", rt.Namespace, rt.Name)}
+		field := fmt.Sprintf("spec.rules[%d]", i)
 		ruleName := ""
 		if rule.Name != nil {
 			ruleName = string(*rule.Name)
 		}
-		retry, timeouts := r.intent(f, fmt.Sprintf("spec.rules[%d]", i), rule, key, i)
-		skip := func(reason string) {
-			r.skipped = append(r.skipped, SkippedRule{Route: key, Index: i, RuleName: ruleName,
-				Features: features(retry, timeouts), Reason: reason})
-			r.warn(fmt.Sprintf("HTTPRoute %s rule %d", key, i), "not translated: %s", reason)
-		}
-		if len(atts) == 0 {
-			skip("the route is not attached to any listener that gwretry generates")
-			continue
-		}
-		backends, invalid := r.backends(f, fmt.Sprintf("spec.rules[%d]", i), rt, rule)
+		retry, timeouts := r.intent(f, field, rule, key, i)
+		redirectWithBackends(f, field, rule)
+		filters := r.filters(f, field+".filters", rt, rule.Filters)
+		backends, invalid := r.backends(f, field, rt, rule)
 		r.errs = append(r.errs, f.errs...)
 		if len(f.errs) > 0 {
 			continue
 		}
-		if len(rule.Filters) > 0 {
-			r.warn(fmt.Sprintf("HTTPRoute %s rule %d", key, i), "filters are not translated (gwretry translates retries and timeouts)")
-		}
 		out := &Rule{Name: safeName(nsOrDefault(rt.Namespace), rt.Name, "r"+strconv.Itoa(i)), Route: key,
 			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends,
-			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches)}
+			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches),
+			Filters: filters, Ungenerated: ungenerated}
+		if len(atts) == 0 {
+			reason := "the route is attached to no listener that gwretry generates"
+			if len(why) > 0 {
+				reason += " (" + strings.Join(why, "; ") + ")"
+			}
+			r.skipped = append(r.skipped, SkippedRule{Route: key, Index: i, RuleName: ruleName,
+				Features: append([]Feature{FeatureRouteAttachment}, out.Features()...), Reason: reason})
+			r.warn(fmt.Sprintf("HTTPRoute %s rule %d", key, i), "not translated: %s", reason)
+			continue
+		}
 		if out.Dead() {
 			r.warn(RuleObject(out), "%s; every target answers its requests with 500", out.DeadReason())
 		}
@@ -527,53 +556,61 @@ func toMatch(m gwv1.HTTPRouteMatch) Match {
 func (r *resolver) backends(f *fieldErrs, field string, rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule) ([]*BackendRef, []InvalidBackend) {
 	var out []*BackendRef
 	var invalid []InvalidBackend
-	routeNS := nsOrDefault(rt.Namespace)
 	for j, b := range rule.BackendRefs {
 		bf := fmt.Sprintf("%s.backendRefs[%d]", field, j)
 		weight := 1
 		if b.Weight != nil {
 			weight = int(*b.Weight)
 		}
-		bad := func(format string, args ...any) {
-			invalid = append(invalid, InvalidBackend{Index: j, Weight: weight, Reason: fmt.Sprintf(format, args...)})
+		ref, reason := r.resolveRef(f, bf, rt, b.BackendObjectReference, weight)
+		switch {
+		case reason != "":
+			invalid = append(invalid, InvalidBackend{Index: j, Weight: weight, Reason: reason})
+		case ref != nil:
+			ref.Filters = r.filters(f, bf+".filters", rt, b.Filters)
+			out = append(out, ref)
 		}
-		if (b.Group != nil && *b.Group != "") || (b.Kind != nil && *b.Kind != "Service") {
-			group := ""
-			if b.Group != nil {
-				group = string(*b.Group)
-			}
-			bad("a %s of group %q, and only core Services are translated", derefKind(b.Kind), group)
-			continue
-		}
-		if b.Port == nil {
-			f.add(bf+".port", "required when the backend is a Service")
-			continue
-		}
-		ns := routeNS
-		if b.Namespace != nil {
-			ns = string(*b.Namespace)
-		}
-		if ns != routeNS {
-			switch {
-			case r.opts.AssumeReferenceGrants:
-				r.info("HTTPRoute "+routeKey(rt), "%s: the reference to namespace %s is assumed permitted (--assume-reference-grants)", bf, ns)
-			case !r.granted(routeNS, ns, string(b.Name)):
-				bad("no ReferenceGrant in namespace %s permits HTTPRoutes from %s to refer to Service %s (RefNotPermitted; --assume-reference-grants permits it)", ns, routeNS, b.Name)
-				continue
-			}
-		}
-		if weight == 0 {
-			continue
-		}
-		eps, reason := r.endpoints(ns, string(b.Name), int(*b.Port))
-		if reason != "" {
-			bad("%s", reason)
-			continue
-		}
-		out = append(out, &BackendRef{Name: safeName(ns, string(b.Name), strconv.Itoa(int(*b.Port))),
-			Service: ns + "/" + string(b.Name), Port: int(*b.Port), Weight: weight, Endpoints: eps})
 	}
 	return out, invalid
+}
+
+// resolveRef resolves one reference to a Service port. It returns the
+// backend, or why it cannot receive traffic, or neither: an error in the
+// input (reported to f) or a weight of 0, which takes no traffic.
+func (r *resolver) resolveRef(f *fieldErrs, bf string, rt *gwv1.HTTPRoute, b gwv1.BackendObjectReference, weight int) (*BackendRef, string) {
+	routeNS := nsOrDefault(rt.Namespace)
+	if (b.Group != nil && *b.Group != "") || (b.Kind != nil && *b.Kind != "Service") {
+		group := ""
+		if b.Group != nil {
+			group = string(*b.Group)
+		}
+		return nil, fmt.Sprintf("a %s of group %q, and only core Services are translated", derefKind(b.Kind), group)
+	}
+	if b.Port == nil {
+		f.add(bf+".port", "required when the backend is a Service")
+		return nil, ""
+	}
+	ns := routeNS
+	if b.Namespace != nil {
+		ns = string(*b.Namespace)
+	}
+	if ns != routeNS {
+		switch {
+		case r.opts.AssumeReferenceGrants:
+			r.info("HTTPRoute "+routeKey(rt), "%s: the reference to namespace %s is assumed permitted (--assume-reference-grants)", bf, ns)
+		case !r.granted(routeNS, ns, string(b.Name)):
+			return nil, fmt.Sprintf("no ReferenceGrant in namespace %s permits HTTPRoutes from %s to refer to Service %s (RefNotPermitted; --assume-reference-grants permits it)", ns, routeNS, b.Name)
+		}
+	}
+	if weight == 0 {
+		return nil, ""
+	}
+	eps, reason := r.endpoints(ns, string(b.Name), int(*b.Port))
+	if reason != "" {
+		return nil, reason
+	}
+	return &BackendRef{Name: safeName(ns, string(b.Name), strconv.Itoa(int(*b.Port))),
+		Service: ns + "/" + string(b.Name), Port: int(*b.Port), Weight: weight, Endpoints: eps}, ""
 }
 
 // granted reports whether a ReferenceGrant in toNS lets HTTPRoutes in fromNS

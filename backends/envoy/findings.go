@@ -13,9 +13,14 @@ import (
 // claim against the file.
 func (g *generator) findings(r *translate.Rule) []translate.Finding {
 	var out []translate.Finding
+	const answer = "Envoy answers 500 itself (direct_response)"
 	for _, f := range r.Features() {
-		if r.Dead() && f != translate.FeatureBackendRefs {
-			out = append(out, translate.DeadRuleFinding(r, f, "Envoy answers 500 itself (direct_response)"))
+		if u, ok := translate.UntranslatedFinding(r, f, "Envoy", answer); ok {
+			out = append(out, u)
+			continue
+		}
+		if !r.Forwards() && f != translate.FeatureBackendRefs {
+			out = append(out, translate.DeadRuleFinding(r, f, answer))
 			continue
 		}
 		status, msg := g.assess(r, f)

@@ -256,7 +256,7 @@ type weightedCluster struct {
 // answers 500 too.
 func (g *generator) action(r *translate.Rule) (routeAction, error) {
 	var a routeAction
-	if r.Dead() {
+	if !r.Forwards() {
 		a.directStatus = 500
 		return a, nil
 	}

@@ -61,7 +61,7 @@ type backendPlan struct {
 // planRule translates one rule into its backend and its findings.
 func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) (backendPlan, []translate.Finding) {
 	b := backendPlan{name: ruleBackendName(r, ck), object: translate.RuleObject(r)}
-	if r.Dead() {
+	if !r.Forwards() {
 		// No server at all: every request the rule matches gets 500 from
 		// HAProxy itself, and nothing is retried or timed.
 		b.answer500 = "always"
@@ -130,16 +130,24 @@ func randCond(invalid, total int64) string {
 	return fmt.Sprintf("{ rand(%d) lt %d }", total, invalid)
 }
 
-// deadFindings are the findings of a rule no backend can take.
+// deadAnswer says what HAProxy does with every request of a rule that
+// forwards nothing.
+const deadAnswer = "HAProxy answers 500 (http-request return status 500)"
+
+// deadFindings are the findings of a rule that forwards nothing.
 func deadFindings(r *translate.Rule) []translate.Finding {
 	var fs []translate.Finding
 	for _, feat := range r.Features() {
+		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", deadAnswer); ok {
+			fs = append(fs, u)
+			continue
+		}
 		if feat == translate.FeatureBackendRefs {
 			fs = append(fs, translate.NewFinding(r, feat, translate.Honoured,
 				"%s: HAProxy answers 500 to every request the rule matches (http-request return status 500, no server)", r.DeadReason()))
 			continue
 		}
-		fs = append(fs, translate.DeadRuleFinding(r, feat, "HAProxy answers 500 (http-request return status 500)"))
+		fs = append(fs, translate.DeadRuleFinding(r, feat, deadAnswer))
 	}
 	return fs
 }
@@ -193,6 +201,10 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 	}
 	clamped := int64(attempts) > b.retries && attempts > 0
 	for _, feat := range r.Features() {
+		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", deadAnswer); ok {
+			fs = append(fs, u)
+			continue
+		}
 		var f translate.Finding
 		switch feat {
 		case translate.FeatureBackendRefs:

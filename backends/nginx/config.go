@@ -45,7 +45,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 		names[lower] = r.Name
 		p := planRule(r, v, opts)
-		if !r.Dead() && p.Upstream.Servers == nil {
+		if r.Forwards() && p.Upstream.Servers == nil {
 			return cp, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
 		}
 		plans[r] = p

@@ -36,10 +36,14 @@ type rulePlan struct {
 // (no backend can receive traffic) gets `return 500` and no upstream.
 func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 	var p rulePlan
-	if r.Dead() {
+	if !r.Forwards() {
+		// A dead rule, or a redirect gwretry does not translate yet: its
+		// filters.requestRedirect finding says so.
 		p.Location = crossplane.Directives{directive("return", "500")}
 		p.Findings = deadFindings(r)
-		p.Notes = append(p.Notes, translate.Warning(translate.RuleObject(r), "%s, so nginx answers every request it matches with 500", r.DeadReason()))
+		if r.Dead() {
+			p.Notes = append(p.Notes, translate.Warning(translate.RuleObject(r), "%s, so nginx answers every request it matches with 500", r.DeadReason()))
+		}
 		return p
 	}
 	attempts := 0
@@ -91,15 +95,23 @@ func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 func deadFindings(r *translate.Rule) []translate.Finding {
 	var fs []translate.Finding
 	for _, f := range r.Features() {
+		if u, ok := translate.UntranslatedFinding(r, f, "nginx", deadAnswer); ok {
+			fs = append(fs, u)
+			continue
+		}
 		if f == translate.FeatureBackendRefs {
 			fs = append(fs, translate.NewFinding(r, f, translate.Honoured,
 				"%s: nginx answers 500 itself (return 500) for every request the rule matches", r.DeadReason()))
 			continue
 		}
-		fs = append(fs, translate.DeadRuleFinding(r, f, "nginx answers 500 (return 500)"))
+		fs = append(fs, translate.DeadRuleFinding(r, f, deadAnswer))
 	}
 	return fs
 }
+
+// deadAnswer says what nginx does with every request of a rule that
+// forwards nothing.
+const deadAnswer = "nginx answers 500 (return 500)"
 
 // tryTimer returns the value of the per-try idle timers, or "" to keep
 // nginx's defaults (60s). backendRequest sets them; without it a request
@@ -166,6 +178,10 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 	}
 	caveated := func(f translate.Feature, s translate.Status, msg string) { caveatedBy(caveats, f, s, msg) }
 	for _, f := range r.Features() {
+		if u, ok := translate.UntranslatedFinding(r, f, "nginx", deadAnswer); ok {
+			fs = append(fs, u)
+			continue
+		}
 		switch f {
 		case translate.FeatureBackendRefs:
 			add(f, translate.Approximated, "%s", invalidShareText(r))

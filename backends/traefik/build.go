@@ -101,13 +101,13 @@ func addRouters(h *httpConfig, m *translate.Model, known map[*translate.Rule]boo
 					Priority:    total - seq,
 					Service:     rm.Rule.Name,
 				}
-				if rm.Rule.Dead() {
+				if !rm.Rule.Forwards() {
 					rt.Service = noopService
 				}
 				if answers500(rm.Rule) {
 					rt.Middlewares = append(rt.Middlewares, answerName(rm.Rule))
 				}
-				if !rm.Rule.Dead() && retries(rm.Rule) {
+				if rm.Rule.Forwards() && retries(rm.Rule) {
 					rt.Middlewares = append(rt.Middlewares, retryName(rm.Rule))
 				}
 				if err := put(h.Routers, "router", name, rt); err != nil {
@@ -143,7 +143,7 @@ const noopStatus = 418
 // answers500 reports whether r's routers carry the errors middleware that
 // turns noopService's 418 into 500: r is dead, or some invalid backendRef
 // has a share of its traffic.
-func answers500(r *translate.Rule) bool { return r.Dead() || r.InvalidWeight() > 0 }
+func answers500(r *translate.Rule) bool { return !r.Forwards() || r.InvalidWeight() > 0 }
 
 func answerMiddleware() *middleware {
 	code := strconv.Itoa(noopStatus)
@@ -160,7 +160,7 @@ func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Optio
 			return err
 		}
 	}
-	if r.Dead() {
+	if !r.Forwards() {
 		return nil
 	}
 	// Every proxied rule gets its own transport with upstream keep-alive

@@ -24,7 +24,11 @@ const (
 func findings(r *translate.Rule, sup support, opts translate.Options) []translate.Finding {
 	var out []translate.Finding
 	for _, f := range r.Features() {
-		if r.Dead() && f != translate.FeatureBackendRefs {
+		if u, ok := translate.UntranslatedFinding(r, f, "Traefik", deadAnswer); ok {
+			out = append(out, u)
+			continue
+		}
+		if !r.Forwards() && f != translate.FeatureBackendRefs {
 			out = append(out, translate.DeadRuleFinding(r, f, deadAnswer))
 			continue
 		}

@@ -1,0 +1,108 @@
+package backends
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// filtersManifest has a rule with every Standard filter and backendRef
+// filters, a redirect-only rule with a retry, a dead rule with a filter,
+// and a route attached to an HTTP and an HTTPS listener.
+const filtersManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: https, port: 443, protocol: HTTPS}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /all}}]
+    filters:
+    - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: a b}], remove: [X-B]}}
+    - {type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-C, value: c}]}}
+    - {type: URLRewrite, urlRewrite: {hostname: b.example.com, path: {type: ReplacePrefixMatch, replacePrefixMatch: /x}}}
+    - {type: RequestMirror, requestMirror: {backendRef: {name: m, port: 80}, percent: 10}}
+    - {type: ExtensionRef, extensionRef: {group: example.com, kind: Auth, name: basic}}
+    backendRefs:
+    - name: svc
+      port: 8080
+      filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-D, value: d}]}}]
+    retry: {codes: [503], attempts: 2}
+  - matches: [{path: {type: PathPrefix, value: /old}}]
+    filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]
+    retry: {attempts: 1}
+    timeouts: {request: 5s}
+  - matches: [{path: {type: PathPrefix, value: /dead}}]
+    filters: [{type: RequestHeaderModifier, requestHeaderModifier: {remove: [X-B]}}]
+    backendRefs: [{name: b, group: example.com, kind: Bucket, port: 1}]
+`
+
+// TestEveryBackendReportsUntranslatedFeatures: every backend, at every
+// version, gives each filter and the HTTPS listener an unsupported finding
+// that names the data plane; a redirect-only rule is never called dead;
+// the contract and the judges hold.
+func TestEveryBackendReportsUntranslatedFeatures(t *testing.T) {
+	in, err := translate.Load([]string{"-"}, strings.NewReader(filtersManifest), translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, be := range All() {
+		for _, v := range be.Versions() {
+			res, err := translate.Run(m, []translate.Target{{Backend: be, Version: v}}, false)
+			if err != nil {
+				t.Fatalf("%s@%s: %v", be.Name(), v, err)
+			}
+			if len(res.Files) == 0 {
+				t.Errorf("%s@%s: no files", be.Name(), v)
+			}
+			byRule := map[int]map[translate.Feature]translate.Finding{}
+			for _, f := range res.Report.Findings {
+				if byRule[f.Rule] == nil {
+					byRule[f.Rule] = map[translate.Feature]translate.Finding{}
+				}
+				byRule[f.Rule][f.Feature] = f
+				if (f.Feature.IsFilter() || f.Feature == translate.FeatureListenerHTTPS) && f.Status != translate.Unsupported {
+					t.Errorf("%s@%s rule %d: %s is %s", be.Name(), v, f.Rule, f.Feature, f.Status)
+				}
+			}
+			for _, f := range []translate.Feature{translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier,
+				translate.FeatureURLRewrite, translate.FeatureRequestMirror, translate.FeatureExtensionRef,
+				translate.BackendRefFeature(translate.FeatureRequestHeaderModifier), translate.FeatureListenerHTTPS} {
+				if _, ok := byRule[0][f]; !ok {
+					t.Errorf("%s@%s rule 0: no %s finding", be.Name(), v, f)
+				}
+			}
+			red := byRule[1]
+			if _, ok := red[translate.FeatureBackendRefs]; ok {
+				t.Errorf("%s@%s: the redirect-only rule has a backendRefs finding", be.Name(), v)
+			}
+			for feat, f := range red {
+				if strings.Contains(f.Message, "Gateway API answers") || strings.Contains(f.Message, "no backend that can receive traffic") {
+					t.Errorf("%s@%s redirect rule %s: %q calls it dead", be.Name(), v, feat, f.Message)
+				}
+			}
+			if msg := red[translate.FeatureRequestRedirect].Message; !strings.Contains(msg, "instead of redirecting") {
+				t.Errorf("%s@%s redirect finding %q", be.Name(), v, msg)
+			}
+			if f := byRule[2][translate.FeatureBackendRefs]; f.Status != translate.Honoured {
+				t.Errorf("%s@%s dead rule backendRefs %+v", be.Name(), v, f)
+			}
+			if msg := byRule[2][translate.FeatureRequestHeaderModifier].Message; !strings.Contains(msg, "forwards nothing") {
+				t.Errorf("%s@%s dead rule filter finding %q", be.Name(), v, msg)
+			}
+		}
+	}
+}
