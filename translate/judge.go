@@ -103,6 +103,11 @@ type Behaviour struct {
 	// TimeoutStatus is what the client gets when a timer cuts the request
 	// (504 in the Gateway API); 0 when unknown or not applicable.
 	TimeoutStatus int
+	// Filters are the rule-level filters the configuration applies to the
+	// rule's requests and responses, read back into the model's terms
+	// (a redirect answered, headers set, added and removed, a rewrite, the
+	// mirrors). A judge leaves out what it does not read back.
+	Filters Filters
 }
 
 // CheckClaims compares every honoured finding of rule r with what the data
@@ -136,6 +141,9 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 		// Behaviour says nothing about filters or listeners yet: a claim
 		// the judge cannot read back is not taken on trust.
 		return fmt.Sprintf("is not read back for %s by gwretry's judge, so an honoured claim cannot be checked", f)
+	}
+	if why, ok := filterContradiction(r, f, b); ok {
+		return why
 	}
 	if f == FeatureBackendRefs {
 		switch {
@@ -243,12 +251,14 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 	return ""
 }
 
-// judged reports whether the judge reads feature f back: backendRefs and
-// the retry and timeout features.
+// judged reports whether the judge reads feature f back: backendRefs, the
+// retry and timeout features and the rule-level Standard filters.
 func judged(f Feature) bool {
 	switch f {
 	case FeatureBackendRefs, FeatureRetryAttempts, FeatureRetryBackendTimeout, FeatureRetryBackoff,
-		FeatureRetryCodes, FeatureRetryConnectionErrors, FeatureBackendRequestTimeout, FeatureRequestTimeout:
+		FeatureRetryCodes, FeatureRetryConnectionErrors, FeatureBackendRequestTimeout, FeatureRequestTimeout,
+		FeatureRequestHeaderModifier, FeatureResponseHeaderModifier, FeatureRequestRedirect, FeatureURLRewrite,
+		FeatureRequestMirror:
 		return true
 	}
 	return false
@@ -313,4 +323,151 @@ func ByteSize(n uint64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// filterContradiction compares a rule-level filter feature with what the
+// configuration does; ok is false for features that are not filters.
+func filterContradiction(r *Rule, f Feature, b Behaviour) (why string, ok bool) {
+	want, got := r.Filters, b.Filters
+	switch f {
+	case FeatureRequestHeaderModifier:
+		return headersDiffer("request", want.RequestHeaders, got.RequestHeaders), true
+	case FeatureResponseHeaderModifier:
+		return headersDiffer("response", want.ResponseHeaders, got.ResponseHeaders), true
+	case FeatureRequestRedirect:
+		switch {
+		case got.Redirect == nil:
+			return "does not redirect", true
+		case !redirectsEqual(want.Redirect, got.Redirect):
+			return fmt.Sprintf("redirects with %s, not %s", redirectText(got.Redirect), redirectText(want.Redirect)), true
+		}
+		return "", true
+	case FeatureURLRewrite:
+		switch {
+		case got.Rewrite == nil:
+			return "does not rewrite the request", true
+		case !rewritesEqual(want.Rewrite, got.Rewrite):
+			return fmt.Sprintf("rewrites %s, not %s", rewriteText(got.Rewrite), rewriteText(want.Rewrite)), true
+		}
+		return "", true
+	case FeatureRequestMirror:
+		w, g := mirrorSet(want.Mirrors), mirrorSet(got.Mirrors)
+		if !slices.Equal(w, g) {
+			return fmt.Sprintf("mirrors to %v, not %v", g, w), true
+		}
+		return "", true
+	}
+	return "", false
+}
+
+// headersDiffer compares two header modifiers: names case-insensitively,
+// each list as a set.
+func headersDiffer(which string, want, got *HeaderModifier) string {
+	norm := func(m *HeaderModifier) (set, add, remove []string) {
+		if m == nil {
+			return nil, nil, nil
+		}
+		for _, h := range m.Set {
+			set = append(set, strings.ToLower(h.Name)+": "+h.Value)
+		}
+		for _, h := range m.Add {
+			add = append(add, strings.ToLower(h.Name)+": "+h.Value)
+		}
+		for _, n := range m.Remove {
+			remove = append(remove, strings.ToLower(n))
+		}
+		slices.Sort(set)
+		slices.Sort(add)
+		slices.Sort(remove)
+		return set, add, remove
+	}
+	ws, wa, wr := norm(want)
+	gs, ga, gr := norm(got)
+	switch {
+	case !slices.Equal(ws, gs):
+		return fmt.Sprintf("sets %s headers %q, not %q", which, gs, ws)
+	case !slices.Equal(wa, ga):
+		return fmt.Sprintf("adds %s headers %q, not %q", which, ga, wa)
+	case !slices.Equal(wr, gr):
+		return fmt.Sprintf("removes %s headers %q, not %q", which, gr, wr)
+	}
+	return ""
+}
+
+func pathsEqual(a, b *PathModifier) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	norm := func(p *PathModifier) PathModifier {
+		q := *p
+		if q.Type == ReplacePrefixMatch && q.Value == "/" {
+			q.Value = "" // "/" and "" both keep the rest of the path
+		}
+		return q
+	}
+	return norm(a) == norm(b)
+}
+
+func redirectsEqual(a, b *Redirect) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Scheme == b.Scheme && a.Hostname == b.Hostname && a.Port == b.Port &&
+		a.StatusCode == b.StatusCode && pathsEqual(a.Path, b.Path)
+}
+
+func rewritesEqual(a, b *Rewrite) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Hostname == b.Hostname && pathsEqual(a.Path, b.Path)
+}
+
+func pathText(p *PathModifier) string {
+	if p == nil {
+		return "the same path"
+	}
+	return fmt.Sprintf("%s %q", p.Type, p.Value)
+}
+
+func redirectText(r *Redirect) string {
+	if r == nil {
+		return "no redirect"
+	}
+	return fmt.Sprintf("%d scheme %q host %q port %d path %s", r.StatusCode, r.Scheme, r.Hostname, r.Port, pathText(r.Path))
+}
+
+func rewriteText(r *Rewrite) string {
+	if r == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("host %q path %s", r.Hostname, pathText(r.Path))
+}
+
+// mirrorSet describes mirrors as sorted "Service ns/name:port share n/d"
+// strings, with the share reduced.
+func mirrorSet(ms []*Mirror) []string {
+	var out []string
+	for _, m := range ms {
+		if m == nil || m.Backend == nil {
+			continue
+		}
+		n, d := m.Numerator, m.Denominator
+		if g := gcd(n, d); g > 1 {
+			n, d = n/g, d/g
+		}
+		out = append(out, fmt.Sprintf("Service %s:%d share %d/%d", m.Backend.Service, m.Backend.Port, n, d))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	if a < 0 {
+		return -a
+	}
+	return a
 }
