@@ -169,7 +169,11 @@ func validateAPI(pos Position, kind, namespace, name string, obj any, ch Channel
 	}
 	out := make(ErrorList, 0, len(errs))
 	for _, e := range errs {
-		out = append(out, &InputError{Pos: pos, Object: object, Field: e.Field, Msg: apiErrorText(e)})
+		f := e.Field
+		if f == "<nil>" { // field.Error of a nil path (oneOf, anyOf): the message names it
+			f = ""
+		}
+		out = append(out, &InputError{Pos: pos, Object: object, Field: f, Msg: apiErrorText(e)})
 	}
 	return out
 }
