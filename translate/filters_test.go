@@ -123,10 +123,10 @@ func TestFilterInputErrors(t *testing.T) {
 		{"repeated", "[{type: URLRewrite, urlRewrite: {}}, {type: URLRewrite, urlRewrite: {}}]",
 			"spec.rules[1].filters", "URLRewrite filter cannot be repeated"},
 		{"missing field", "[{type: RequestHeaderModifier}]",
-			"spec.rules[1].filters[0].requestHeaderModifier", "must be specified"},
-		{"unknown type", "[{type: Bogus}]", "spec.rules[1].filters[0].type", "not a filter type"},
+			"spec.rules[1].filters[0]", "filter.requestHeaderModifier must be specified"},
+		{"unknown type", "[{type: Bogus}]", "spec.rules[1].filters[0].type", "Unsupported value"},
 		{"redirect beside backendRefs", "[{type: RequestRedirect, requestRedirect: {}}]",
-			"spec.rules[1].filters[0]", "must not be used together with backendRefs"},
+			"spec.rules[1]", "must not be used together with backendRefs"},
 		{"mirror percent and fraction", "[{type: RequestMirror, requestMirror: {backendRef: {name: m, port: 80}, percent: 1, fraction: {numerator: 1}}}]",
 			"spec.rules[1].filters[0].requestMirror", "Only one of percent or fraction"},
 	}

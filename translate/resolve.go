@@ -32,6 +32,9 @@ type ResolveOptions struct {
 	// AssumeReferenceGrants permits every cross-namespace backendRef, for
 	// inputs that lack their ReferenceGrants (--assume-reference-grants).
 	AssumeReferenceGrants bool
+	// Channel is the Gateway API release channel whose CRDs validate the
+	// input (--channel); "" is standard.
+	Channel Channel
 }
 
 // Bind is an address to listen on.
@@ -114,14 +117,7 @@ func splitHostPort(s string) (string, int, error) {
 // Build validates the input and resolves it into a Model: every error in
 // the input is reported (as an ErrorList), not only the first.
 func Build(in *Input, opts ResolveOptions) (*Model, error) {
-	var errs ErrorList
-	for _, r := range in.Routes {
-		errs = append(errs, validateRoute(r)...)
-	}
-	for _, g := range in.Gateways {
-		errs = append(errs, validateGateway(g)...)
-	}
-	if len(errs) > 0 {
+	if errs := validateInput(in, opts.Channel); len(errs) > 0 {
 		return nil, errs
 	}
 	r := newResolver(in, opts)

@@ -80,6 +80,48 @@ func (f *fieldErrs) durationField(field string, d *gwv1.Duration) *Duration {
 	return &Duration{Text: string(*d), Value: v}
 }
 
+// Validate checks the Gateway API objects of in (HTTPRoutes, Gateways,
+// GatewayClasses) as the API server would with the v1.7.0 CRDs of the
+// channel: schema, defaults and CEL rules. It does not apply gwretry's own
+// limits on what a generated configuration may contain; Build does.
+func Validate(in *Input, ch Channel) ErrorList {
+	var errs ErrorList
+	for _, r := range in.Routes {
+		errs = append(errs, validateAPI(r.Pos, "HTTPRoute", r.Obj.Namespace, r.Obj.Name, r.Obj, ch)...)
+	}
+	for _, g := range in.Gateways {
+		errs = append(errs, validateAPI(g.Pos, "Gateway", g.Obj.Namespace, g.Obj.Name, g.Obj, ch)...)
+	}
+	for _, c := range in.GatewayClasses {
+		errs = append(errs, validateAPI(c.Pos, "GatewayClass", c.Obj.Namespace, c.Obj.Name, c.Obj, ch)...)
+	}
+	return errs
+}
+
+// validateInput is Validate, then gwretry's own checks for the objects the
+// API accepts (so that one mistake is not reported twice).
+func validateInput(in *Input, ch Channel) ErrorList {
+	var errs ErrorList
+	for _, r := range in.Routes {
+		if e := validateAPI(r.Pos, "HTTPRoute", r.Obj.Namespace, r.Obj.Name, r.Obj, ch); len(e) > 0 {
+			errs = append(errs, e...)
+			continue
+		}
+		errs = append(errs, validateRoute(r)...)
+	}
+	for _, g := range in.Gateways {
+		if e := validateAPI(g.Pos, "Gateway", g.Obj.Namespace, g.Obj.Name, g.Obj, ch); len(e) > 0 {
+			errs = append(errs, e...)
+			continue
+		}
+		errs = append(errs, validateGateway(g)...)
+	}
+	for _, c := range in.GatewayClasses {
+		errs = append(errs, validateAPI(c.Pos, "GatewayClass", c.Obj.Namespace, c.Obj.Name, c.Obj, ch)...)
+	}
+	return errs
+}
+
 // validateRoute checks an HTTPRoute and returns its problems.
 func validateRoute(o Object[gwv1.HTTPRoute]) ErrorList {
 	rt := o.Obj

@@ -27,35 +27,35 @@ func TestValidationRejects(t *testing.T) {
 		name, input string
 		field, msg  string
 	}{
-		{"duration syntax", routeWithRule("    timeouts:\n      request: 1.5s\n"), "spec.rules[0].timeouts.request", "invalid duration"},
-		{"duration unit", routeWithRule("    timeouts:\n      backendRequest: 1d\n"), "spec.rules[0].timeouts.backendRequest", "GEP-2257"},
-		{"backoff syntax", routeWithRule("    retry:\n      backoff: -1s\n"), "spec.rules[0].retry.backoff", "invalid duration"},
-		{"backendRequest above request", routeWithRule("    timeouts:\n      request: 1s\n      backendRequest: 2s\n"), "spec.rules[0].timeouts.backendRequest", "cannot be longer than request timeout"},
-		{"negative attempts", routeWithRule("    retry:\n      attempts: -1\n"), "spec.rules[0].retry.attempts", "0 or more"},
-		{"code below 400", routeWithRule("    retry:\n      codes: [399]\n"), "spec.rules[0].retry.codes[0]", "400-599"},
-		{"code above 599", routeWithRule("    retry:\n      codes: [500, 600]\n"), "spec.rules[0].retry.codes[1]", "400-599"},
-		{"duplicate codes", routeWithRule("    retry:\n      codes: [500, 500]\n"), "spec.rules[0].retry.codes[1]", "unique"},
-		{"route name", strings.Replace(routeWithRule(""), "name: r\n", "name: R_1\n", 1), "metadata.name", "not a valid name"},
-		{"namespace", strings.Replace(routeWithRule(""), "namespace: ns", "namespace: a.b", 1), "metadata.namespace", "not a valid namespace"},
-		{"hostname", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [Foo.example.com]\n", 1), "spec.hostnames[0]", "not a valid hostname"},
+		{"duration syntax", routeWithRule("    timeouts:\n      request: 1.5s\n"), "spec.rules[0].timeouts.request", "should match '^([0-9]{1,5}(h|m|s|ms)){1,4}$'"},
+		{"duration unit", routeWithRule("    timeouts:\n      backendRequest: 1d\n"), "spec.rules[0].timeouts.backendRequest", "should match"},
+		{"backoff syntax", routeWithRule("    retry:\n      backoff: -1s\n"), "spec.rules[0].retry.backoff", "should match"},
+		{"backendRequest above request", routeWithRule("    timeouts:\n      request: 1s\n      backendRequest: 2s\n"), "spec.rules[0].timeouts", "cannot be longer than request timeout"},
+		{"negative attempts", routeWithRule("    retry:\n      attempts: -1\n"), "spec.rules[0].retry.attempts", "greater than or equal to 0"},
+		{"code below 400", routeWithRule("    retry:\n      codes: [399]\n"), "spec.rules[0].retry.codes[0]", "greater than or equal to 400"},
+		{"code above 599", routeWithRule("    retry:\n      codes: [500, 600]\n"), "spec.rules[0].retry.codes[1]", "less than or equal to 599"},
+		{"duplicate codes", routeWithRule("    retry:\n      codes: [500, 500]\n"), "spec.rules[0].retry.codes[1]", "Duplicate value: 500"},
+		{"route name", strings.Replace(routeWithRule(""), "name: r\n", "name: R_1\n", 1), "metadata.name", "RFC 1123 subdomain"},
+		{"namespace", strings.Replace(routeWithRule(""), "namespace: ns", "namespace: a.b", 1), "metadata.namespace", "must not contain dots"},
+		{"hostname", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [Foo.example.com]\n", 1), "spec.hostnames[0]", "should match"},
 		{"hostname IP", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [10.0.0.1]\n", 1), "spec.hostnames[0]", "IP addresses"},
-		{"path without slash", routeWithRule("    matches:\n    - path: {type: PathPrefix, value: api}\n"), "spec.rules[0].matches[0].path.value", "must start with '/'"},
-		{"path with //", routeWithRule("    matches:\n    - path: {type: Exact, value: /a//b}\n"), "spec.rules[0].matches[0].path.value", "'//'"},
-		{"path with %2f", routeWithRule("    matches:\n    - path: {value: /a%2Fb}\n"), "spec.rules[0].matches[0].path.value", "%2f"},
-		{"path with injection", routeWithRule("    matches:\n    - path: {value: \"/a;b{\"}\n"), "spec.rules[0].matches[0].path.value", "into a generated configuration"},
+		{"path without slash", routeWithRule("    matches:\n    - path: {type: PathPrefix, value: api}\n"), "spec.rules[0].matches[0].path", "start with '/'"},
+		{"path with //", routeWithRule("    matches:\n    - path: {type: Exact, value: /a//b}\n"), "spec.rules[0].matches[0].path", "'//'"},
+		{"path with %2f", routeWithRule("    matches:\n    - path: {value: /a%2Fb}\n"), "spec.rules[0].matches[0].path", "%2F"},
+		{"path with injection", routeWithRule("    matches:\n    - path: {value: \"/a;b{\"}\n"), "spec.rules[0].matches[0].path", "must only contain valid characters"},
 		{"bad regex", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: \"/a(\"}\n"), "spec.rules[0].matches[0].path.value", "regular expression"},
 		{"regex with backslash", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: '/a\\d'}\n"), "spec.rules[0].matches[0].path.value", "no backslash"},
-		{"header name", routeWithRule("    matches:\n    - headers: [{name: \"a b\", value: x}]\n"), "spec.rules[0].matches[0].headers[0].name", "is invalid: the Gateway API requires a header name"},
+		{"header name", routeWithRule("    matches:\n    - headers: [{name: \"a b\", value: x}]\n"), "spec.rules[0].matches[0].headers[0].name", "should match"},
 		{"header value", routeWithRule("    matches:\n    - headers: [{name: x, value: \"a`b\"}]\n"), "spec.rules[0].matches[0].headers[0].value", "gwretry does not write the header value \"a`b\" into a generated configuration because"},
 		{"duplicate header", routeWithRule("    matches:\n    - headers: [{name: x, value: a}, {name: X, value: b}]\n"), "spec.rules[0].matches[0].headers[1].name", "twice"},
-		{"query name", routeWithRule("    matches:\n    - queryParams: [{name: \"a;b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "is invalid: the Gateway API requires a query parameter name"},
+		{"query name", routeWithRule("    matches:\n    - queryParams: [{name: \"a;b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "should match"},
 		{"query name the API allows", routeWithRule("    matches:\n    - queryParams: [{name: \"a!b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "gwretry does not write the query parameter name \"a!b\" into a generated configuration"},
-		{"method", routeWithRule("    matches:\n    - method: get\n"), "spec.rules[0].matches[0].method", "\"get\" is invalid: the Gateway API requires an HTTP method"},
+		{"method", routeWithRule("    matches:\n    - method: get\n"), "spec.rules[0].matches[0].method", "supported values"},
 		{"duplicate rule names", strings.Replace(routeWithRule("  - name: a\n    backendRefs: [{name: svc, port: 8080}]\n"), "  - backendRefs:", "  - name: a\n    backendRefs:", 1), "spec.rules[1].name", "unique"},
-		{"backend port", routeWithRule("  - backendRefs: [{name: svc}]\n"), "spec.rules[1].backendRefs[0].port", "required"},
-		{"backend weight", routeWithRule("  - backendRefs: [{name: svc, port: 1, weight: -1}]\n"), "spec.rules[1].backendRefs[0].weight", "out of range"},
-		{"parent port", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, port: 70000}]\n", 1), "spec.parentRefs[0].port", "not a port"},
-		{"gateway listener port", routeWithRule("") + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 0, protocol: HTTP}]\n", "spec.listeners[0].port", "not a port"},
+		{"backend port", routeWithRule("  - backendRefs: [{name: svc}]\n"), "spec.rules[1].backendRefs[0]", "Must have port for Service reference"},
+		{"backend weight", routeWithRule("  - backendRefs: [{name: svc, port: 1, weight: -1}]\n"), "spec.rules[1].backendRefs[0].weight", "greater than or equal to 0"},
+		{"parent port", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, port: 70000}]\n", 1), "spec.parentRefs[0].port", "less than or equal to 65535"},
+		{"gateway listener port", routeWithRule("") + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 0, protocol: HTTP}]\n", "spec.listeners[0].port", "greater than or equal to 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,5 +107,40 @@ func TestValidationAccepts(t *testing.T) {
 		if err != nil {
 			t.Errorf("rule %q: %v", rule, err)
 		}
+	}
+}
+
+func TestValidationChannel(t *testing.T) {
+	// spec.useDefaultGateways exists only in the experimental CRDs.
+	route := strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  useDefaultGateways: All\n", 1)
+	tests := []struct {
+		channel Channel
+		wantErr string
+	}{
+		{"", "spec.useDefaultGateways: invalid per the Gateway API: Forbidden: an experimental-channel field"},
+		{ChannelStandard, "use --channel experimental"},
+		{ChannelExperimental, ""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.channel), func(t *testing.T) {
+			p := writeInput(t, "r.yaml", route)
+			in, err := Load([]string{p}, nil, DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = nil
+			if errs := Validate(in, tt.channel); len(errs) > 0 {
+				err = errs
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("got %v, want no error", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("got %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	if _, err := ParseChannel("beta"); err == nil {
+		t.Error("ParseChannel(beta): no error")
 	}
 }

@@ -59,7 +59,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad fail-on", []string{"check", example, "--fail-on", "never"}, exitUsage, []string{"--fail-on"}},
 		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},
 		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},
-		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ": document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: 200 is not a retryable status code"}},
+		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ": document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: invalid per the Gateway API: Invalid value: 200"}},
 		{"missing file", []string{"check", "does-not-exist.yaml"}, exitInput, []string{"does-not-exist.yaml"}},
 		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in ", ": found 1 Service"}},
 		{"-o yaml", []string{"translate", example, "--target", "envoy", "-o", "yaml"}, exitUsage, []string{"-o yaml: -o takes a directory", "--report text|json"}},

@@ -98,7 +98,7 @@ func TestEveryProblemListed(t *testing.T) {
 	for _, w := range []string{
 		"invalid input (2 problem(s))",
 		filepath.Join(dir, "a.yaml") + `: document 1: HTTPRoute ns/ok: spec.rules[0].retry.attempts: expected integer, got string "three"`,
-		filepath.Join(dir, "b.yaml") + ": document 1: HTTPRoute ns/bad: spec.rules[0].retry.codes[0]: 200 is not a retryable status code",
+		filepath.Join(dir, "b.yaml") + ": document 1: HTTPRoute ns/bad: spec.rules[0].retry.codes[0]: invalid per the Gateway API",
 	} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)

@@ -29,6 +29,7 @@ type options struct {
 	endpoints          []string
 	retryNonIdempotent bool
 	assumeGrants       bool
+	channel            string
 	settings           backends.Settings
 	// available builds the backends from settings: backends.Configured,
 	// or a test's own.
@@ -98,6 +99,7 @@ Exit code 1 means invalid input, 3 that --fail-on was reached.`
 	f.StringVar(&o.listen, "listen", "", "`HOST:PORT` every generated proxy listens on (default: the Gateway listener port on 0.0.0.0, or 0.0.0.0:8080)")
 	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "also retry POST, PATCH and LOCK requests where the data plane can")
+	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel whose v1.7.0 CRDs validate the input: standard or experimental (experimental-only fields are unknown fields in standard)")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	f.StringVar(&o.settings.NginxLayout, "nginx-layout", nginx.LayoutFull, "nginx output: full (nginx/nginx.conf, a whole configuration) or conf.d (nginx/gwretry.conf, what goes inside http {}, for include /etc/nginx/conf.d/*.conf)")
 	f.StringVar(&o.settings.TraefikDynamicFile, "traefik-dynamic-file", traefik.DynamicFile, "`PATH` traefik.yaml loads dynamic.yaml from (providers.file.filename)")
@@ -119,6 +121,11 @@ func backendNames() []string {
 // prepare checks the flags that need no input.
 func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.ResolveOptions, error) {
 	ro := translate.ResolveOptions{AssumeReferenceGrants: o.assumeGrants}
+	ch, err := translate.ParseChannel(o.channel)
+	if err != nil {
+		return nil, ro, usageErrorf("--%v", err)
+	}
+	ro.Channel = ch
 	if o.target == "" {
 		return nil, ro, usageErrorf("--target is required: %s, a comma list of them, NAME@VERSION, or all", strings.Join(backendNames(), ", "))
 	}

@@ -1,0 +1,207 @@
+package translate
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+)
+
+// Channel is the Gateway API release channel whose CRDs validation applies.
+type Channel string
+
+// The release channels.
+const (
+	ChannelStandard     Channel = "standard"
+	ChannelExperimental Channel = "experimental"
+)
+
+// ParseChannel checks a --channel value; "" is standard.
+func ParseChannel(s string) (Channel, error) {
+	switch Channel(s) {
+	case "", ChannelStandard:
+		return ChannelStandard, nil
+	case ChannelExperimental:
+		return ChannelExperimental, nil
+	}
+	return "", fmt.Errorf("channel %q: must be standard or experimental", s)
+}
+
+// The CRD schemas of v1.7.0 (see the header of each file) are validated the
+// way the API server's apiextensions code does it on create: prune unknown
+// fields, apply defaults, check the OpenAPI schema, list-type invariants and
+// the x-kubernetes-validations (CEL) rules. Running the API server's own
+// code over the CRDs' own schemas is what makes gwretry agree with it.
+//
+//go:embed crds/*.yaml
+var crdFiles embed.FS
+
+// crdValidator validates one kind in one channel.
+type crdValidator struct {
+	structural *structuralschema.Structural
+	schema     apiservervalidation.SchemaValidator
+	cel        *cel.Validator
+}
+
+// crdValidators are compiled once (compiling the CEL rules takes a while);
+// they are read-only afterwards.
+var crdValidators = sync.OnceValues(func() (map[string]*crdValidator, error) {
+	out := map[string]*crdValidator{}
+	for _, ch := range []Channel{ChannelStandard, ChannelExperimental} {
+		for kind, file := range map[string]string{"HTTPRoute": "httproutes", "Gateway": "gateways", "GatewayClass": "gatewayclasses"} {
+			v, err := newCRDValidator(fmt.Sprintf("crds/%s-%s.yaml", ch, file))
+			if err != nil {
+				return nil, err
+			}
+			out[string(ch)+"/"+kind] = v
+		}
+	}
+	return out, nil
+})
+
+func newCRDValidator(name string) (*crdValidator, error) {
+	raw, err := crdFiles.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := yaml.UnmarshalStrict(raw, &v1); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sv, _, err := apiservervalidation.NewSchemaValidator(&internal)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &crdValidator{structural: s, schema: sv, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}, nil
+}
+
+// experimentalOnly names, per kind, the fields of the experimental CRDs that
+// the standard ones lack, so that the unknown-field error can say so.
+var experimentalOnly = map[string][]string{
+	"HTTPRoute": {"spec.useDefaultGateways", "sessionPersistence", "externalAuth"},
+	"Gateway":   {"spec.defaultScope"},
+}
+
+// validateAPI validates one decoded Gateway API object as the API server
+// with the channel's CRDs would on create. The object is converted back to
+// its JSON form; status is not validated (the API server ignores it on
+// create).
+func validateAPI(pos Position, kind, namespace, name string, obj any, ch Channel) ErrorList {
+	object := objectName(kind, namespace, name)
+	fail := func(err error) ErrorList {
+		return ErrorList{{Pos: pos, Object: object, Msg: "internal error: validation: " + err.Error()}}
+	}
+	if ch == "" {
+		ch = ChannelStandard
+	}
+	vs, err := crdValidators()
+	if err != nil {
+		return fail(err)
+	}
+	v := vs[string(ch)+"/"+kind]
+	if v == nil {
+		return fail(fmt.Errorf("no schema for %s in channel %q", kind, ch))
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return fail(err)
+	}
+	delete(u, "status")
+	if md, ok := u["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	var errs field.ErrorList
+	if name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name is required"))
+	}
+	for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
+		if name != "" {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
+		}
+	}
+	if namespace != "" {
+		for _, msg := range apivalidation.ValidateNamespaceName(namespace, false) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), namespace, msg))
+		}
+	}
+	unknown := structuralpruning.PruneWithOptions(u, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	sort.Strings(unknown)
+	for _, p := range unknown {
+		if strings.HasPrefix(p, "metadata.") {
+			continue
+		}
+		msg := "unknown field"
+		if ch == ChannelStandard && isExperimentalField(kind, p) {
+			msg = "an experimental-channel field, unknown to the standard channel's CRDs; use --channel experimental"
+		}
+		errs = append(errs, field.Forbidden(field.NewPath(p), msg))
+	}
+	structuraldefaulting.Default(u, v.structural)
+	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u, v.schema)...)
+	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.structural, u)...)
+	if !hasBlocking(errs) {
+		celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
+		errs = append(errs, celErrs...)
+	}
+	out := make(ErrorList, 0, len(errs))
+	for _, e := range errs {
+		f := e.Field
+		if f == "<nil>" { // field.Error of a nil path (oneOf, anyOf): the message names it
+			f = ""
+		}
+		out = append(out, &InputError{Pos: pos, Object: object, Field: f, Msg: apiErrorText(e)})
+	}
+	return out
+}
+
+func isExperimentalField(kind, p string) bool {
+	for _, f := range experimentalOnly[kind] {
+		if p == f || strings.HasSuffix(p, "."+f) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBlocking mirrors the API server (hasBlockingErr in apiextensions'
+// customresource strategy): CEL rules are not run after these errors.
+func hasBlocking(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
+}
+
+// apiErrorText is a field error without its field path (InputError prints
+// the path), prefixed to say the Gateway API rejects it.
+func apiErrorText(e *field.Error) string {
+	s := e.ErrorBody()
+	return "invalid per the Gateway API: " + s
+}
