@@ -61,6 +61,12 @@ type Hit struct {
 	Reused bool
 	// BodyBytes is the size of the request body received.
 	BodyBytes int64
+	// Host, RawQuery and Header are the request's Host header, query
+	// string and headers as the backend received them (to check what a
+	// proxy rewrote or added).
+	Host     string
+	RawQuery string
+	Header   http.Header
 }
 
 // Duration is how long the hit lasted (0 while in progress).
@@ -237,7 +243,8 @@ func (s *Server) begin(r *http.Request, body int64) *Hit {
 	n := s.counts[r.URL.Path]
 	s.counts[r.URL.Path] = n + 1
 	h := &Hit{Endpoint: s.name, Path: r.URL.Path, Method: r.Method, Request: r.Header.Get(RequestHeader),
-		N: n, Action: s.scripts[r.URL.Path].action(n), Start: time.Now(), Reused: reused, BodyBytes: body}
+		N: n, Action: s.scripts[r.URL.Path].action(n), Start: time.Now(), Reused: reused, BodyBytes: body,
+		Host: r.Host, RawQuery: r.URL.RawQuery, Header: r.Header.Clone()}
 	s.hits = append(s.hits, h)
 	s.inFlight++
 	return h

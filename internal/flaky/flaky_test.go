@@ -242,3 +242,21 @@ func TestCloseIfReused(t *testing.T) {
 		t.Errorf("hits %v, want a fresh then a reused one with a 4096-byte body", hits)
 	}
 }
+
+// TestHitRecordsRequest: a hit keeps the Host, query and headers the
+// backend received, so a test can check what a proxy rewrote or added.
+func TestHitRecordsRequest(t *testing.T) {
+	s := New(t, "a")
+	req, _ := http.NewRequest(http.MethodGet, "http://"+s.Addr()+"/p?x=1", nil)
+	req.Host = "rewritten.example.com"
+	req.Header.Set("X-Added", "yes")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h := s.AllHits()[0]
+	if h.Host != "rewritten.example.com" || h.RawQuery != "x=1" || h.Header.Get("X-Added") != "yes" {
+		t.Errorf("hit %+v", h)
+	}
+}
