@@ -576,6 +576,11 @@ func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
 						for _, w := range ra.GetWeightedClusters().GetClusters() {
 							names = append(names, w.GetName())
 						}
+						for _, mp := range ra.GetRequestMirrorPolicies() {
+							if !defined[mp.GetCluster()] {
+								return fmt.Errorf("route %s mirrors to cluster %q, which does not exist", rt.GetName(), mp.GetCluster())
+							}
+						}
 						for _, n := range names {
 							switch {
 							case defined[n]:
