@@ -288,7 +288,8 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 		return translate.NewFinding(r, f, translate.Unsupported, "the rule is on no listener of the generated configuration: no request reaches it")
 	}
 	if r.Dead() {
-		return translate.DeadRuleFinding(r, f, ruleAnswer(r))
+		return translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
+			r.DeadReason(), ruleAnswer(r), f)
 	}
 	redirects := !r.Forwards() && r.Filters.Redirect != nil
 	status, msg := translate.Honoured, ""
