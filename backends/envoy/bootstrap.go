@@ -47,12 +47,24 @@ type generator struct {
 	invalidShareUsed bool
 	// validateClustersOff: some route table has validate_clusters false.
 	validateClustersOff bool
+	// listenerPort is the port of the listener whose routes are being
+	// built (a redirect's Location may name it).
+	listenerPort int
+	// stripHostPort: a redirect on the listener being built takes the
+	// request's host and names no port, so the connection manager drops
+	// the port from Host (strip_any_host_port).
+	stripHostPort bool
+	// strippedListeners are the listeners that strip the Host port.
+	strippedListeners []string
+	// ports are the listener ports each redirect rule is placed on.
+	ports map[string][]int
 }
 
 // bootstrap builds the static bootstrap for m.
 func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error) {
 	g.clusters = map[string]*translate.BackendRef{}
 	g.placed = map[string]bool{}
+	g.ports = map[string][]int{}
 	sr := &bootstrapv3.Bootstrap_StaticResources{}
 	names := map[string]bool{}
 	for _, l := range m.Listeners {
@@ -92,14 +104,19 @@ func (g *generator) listener(l *translate.Listener) (*listenerv3.Listener, error
 	if err != nil {
 		return nil, err
 	}
-	hcm, err := marshalAny(&hcmv3.HttpConnectionManager{
+	cm := &hcmv3.HttpConnectionManager{
 		StatPrefix:     l.Name,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc},
 		HttpFilters: []*hcmv3.HttpFilter{{
 			Name:       routerFilterName,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
 		}},
-	})
+	}
+	if g.stripHostPort {
+		cm.StripPortMode = &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true}
+		g.strippedListeners = append(g.strippedListeners, l.Name)
+	}
+	hcm, err := marshalAny(cm)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +135,7 @@ func (g *generator) listener(l *translate.Listener) (*listenerv3.Listener, error
 func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteConfiguration, error) {
 	rc := &routev3.RouteConfiguration{Name: l.Name, IgnorePortInHostMatching: true}
 	g.invalidShareUsed = false
+	g.listenerPort, g.stripHostPort = l.Port, false
 	vhNames := map[string]bool{}
 	domains := map[string]string{}
 	for _, vh := range l.VirtualHosts {

@@ -146,7 +146,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	return &translate.Output{
 		Files:    []translate.File{{Path: OutputPath, Data: data}},
 		Findings: findings,
-		Notes:    translate.InfoNotes(notes(c, opts.RetryNonIdempotent, g.validateClustersOff)...),
+		Notes:    translate.InfoNotes(append(notes(c, opts.RetryNonIdempotent, g.validateClustersOff), stripNotes(g.strippedListeners)...)...),
 	}, nil
 }
 
@@ -170,6 +170,14 @@ func notes(c capability, retryNonIdempotent, validateClustersOff bool) []string 
 		ns = append(ns, fmt.Sprintf("a route table that sends the share of invalid backendRefs to the missing cluster %q (answered 500 through cluster_not_found_response_code) sets validate_clusters false, or Envoy would refuse to load it; gwretry checks every other cluster name itself", invalidCluster))
 	}
 	return ns
+}
+
+// stripNotes says which listeners drop the port of the Host header.
+func stripNotes(listeners []string) []string {
+	if len(listeners) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("listener(s) %s set strip_any_host_port: a redirect there takes the request's host and names no port, and Envoy would otherwise copy the port the client wrote in Host into Location; every request on them reaches its backend with Host without a port", strings.Join(listeners, ", "))}
 }
 
 // formatDuration writes d in GEP-2257 form for messages.

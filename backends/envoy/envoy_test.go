@@ -225,6 +225,9 @@ func checkClustersReferenced(t *testing.T, bs *bootstrapv3.Bootstrap) {
 				for _, w := range ra.GetWeightedClusters().GetClusters() {
 					used[w.GetName()] = true
 				}
+				for _, mp := range ra.GetRequestMirrorPolicies() {
+					used[mp.GetCluster()] = true
+				}
 			}
 		}
 	}

@@ -13,8 +13,12 @@ import (
 // claim against the file.
 func (g *generator) findings(r *translate.Rule) []translate.Finding {
 	var out []translate.Finding
-	const answer = "Envoy answers 500 itself (direct_response)"
+	answer := ruleAnswer(r)
 	for _, f := range r.Features() {
+		if isRuleFilter(f) {
+			out = append(out, g.filterFinding(r, f))
+			continue
+		}
 		if u, ok := translate.UntranslatedFinding(r, f, "Envoy", answer); ok {
 			out = append(out, u)
 			continue

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -43,13 +44,39 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 	if err := validate(bs); err != nil {
 		return nil, fmt.Errorf("%s fails validation: %w", OutputPath, err)
 	}
-	j := &judge{cap: c, clusters: map[string]bool{}, rules: map[string]*translate.Rule{},
+	j := &judge{cap: c, clusters: map[string]*clusterv3.Cluster{}, rules: map[string]*translate.Rule{},
+		backends: map[string]*translate.BackendRef{}, matches: map[string][]translate.Match{},
 		out: map[string]map[translate.MethodClass]translate.Behaviour{}}
 	for _, cl := range bs.GetStaticResources().GetClusters() {
-		j.clusters[cl.GetName()] = true
+		j.clusters[cl.GetName()] = cl
 	}
 	for _, r := range m.Rules {
 		j.rules[r.Name] = r
+		for _, b := range r.Backends {
+			j.backends[b.Name] = b
+		}
+		for _, mi := range r.Filters.Mirrors {
+			if mi.Backend != nil {
+				j.backends[mi.Backend.Name] = mi.Backend
+			}
+		}
+	}
+	// The rule's own matches (as the model places them), for the prefix
+	// that ReplacePrefixMatch replaces.
+	seen := map[string]bool{}
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				if rm.Rule == nil {
+					continue
+				}
+				k := rm.Rule.Name + "\x00" + fmt.Sprintf("%+v", rm.Match)
+				if !seen[k] {
+					seen[k] = true
+					j.matches[rm.Rule.Name] = append(j.matches[rm.Rule.Name], rm.Match)
+				}
+			}
+		}
 	}
 	for _, l := range bs.GetStaticResources().GetListeners() {
 		if err := j.listener(l); err != nil {
@@ -62,9 +89,13 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 // judge walks one bootstrap.
 type judge struct {
 	cap      capability
-	clusters map[string]bool
+	clusters map[string]*clusterv3.Cluster
 	rules    map[string]*translate.Rule
-	out      map[string]map[translate.MethodClass]translate.Behaviour
+	// backends are the model's backends (of rules and mirrors) by name.
+	backends map[string]*translate.BackendRef
+	// matches are each rule's distinct matches.
+	matches map[string][]translate.Match
+	out     map[string]map[translate.MethodClass]translate.Behaviour
 }
 
 // routeEnv is what a route inherits from its listener, connection manager,
@@ -74,10 +105,16 @@ type routeEnv struct {
 	streamIdle            time.Duration // 0: off
 	validateClusters      bool
 	vh                    *routev3.VirtualHost
+	rc                    *routev3.RouteConfiguration
+	// port is the listener's port; stripAnyHostPort: the connection
+	// manager drops the port of every Host header.
+	port             int
+	stripAnyHostPort bool
 }
 
 func (j *judge) listener(l *listenerv3.Listener) error {
-	env := routeEnv{connectionBufferLimit: uint64(j.cap.connectionBufferLimit)}
+	env := routeEnv{connectionBufferLimit: uint64(j.cap.connectionBufferLimit),
+		port: int(l.GetAddress().GetSocketAddress().GetPortValue())}
 	if v := l.GetPerConnectionBufferLimitBytes(); v != nil {
 		env.connectionBufferLimit = uint64(v.GetValue())
 	}
@@ -102,6 +139,8 @@ func (j *judge) listener(l *listenerv3.Listener) error {
 			// Static route tables check their cluster names unless told
 			// not to.
 			env.validateClusters = rc.GetValidateClusters() == nil || rc.GetValidateClusters().GetValue()
+			env.rc = rc
+			env.stripAnyHostPort = hcm.GetStripAnyHostPort()
 			for _, vh := range rc.GetVirtualHosts() {
 				env.vh = vh
 				if err := j.virtualHost(env); err != nil {
@@ -297,6 +336,15 @@ var (
 // behaviour derives what Envoy does with one route's requests.
 func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (translate.Behaviour, error) {
 	var b translate.Behaviour
+	fl, err := j.readFilters(r, rt, env)
+	if err != nil {
+		return b, err
+	}
+	b.Filters = fl
+	if rd := rt.GetRedirect(); rd != nil {
+		b.Answer = b.Filters.Redirect.StatusCode
+		return b, nil
+	}
 	if dr := rt.GetDirectResponse(); dr != nil {
 		b.Answer = int(dr.GetStatus())
 		return b, nil
@@ -327,7 +375,7 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 	}
 	var defined, undefined uint64
 	for _, e := range entries {
-		if j.clusters[e.name] {
+		if j.clusters[e.name] != nil {
 			defined += e.weight
 			continue
 		}
@@ -527,6 +575,11 @@ func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
 						}
 						for _, w := range ra.GetWeightedClusters().GetClusters() {
 							names = append(names, w.GetName())
+						}
+						for _, mp := range ra.GetRequestMirrorPolicies() {
+							if !defined[mp.GetCluster()] {
+								return fmt.Errorf("route %s mirrors to cluster %q, which does not exist", rt.GetName(), mp.GetCluster())
+							}
 						}
 						for _, n := range names {
 							switch {

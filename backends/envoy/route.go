@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,22 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 	if r == nil {
 		return nil, fmt.Errorf("a route match has no rule")
 	}
+	if rd := r.Filters.Redirect; !r.Forwards() && rd != nil {
+		g.placed[r.Name] = true
+		// A redirect rule: every request it matches, of any method, is
+		// answered with the redirect.
+		ra, strip, err := redirectAction(rd, rm.Match, g.listenerPort)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
+		}
+		g.stripHostPort = g.stripHostPort || strip
+		if !slices.Contains(g.ports[r.Name], g.listenerPort) {
+			g.ports[r.Name] = append(g.ports[r.Name], g.listenerPort)
+		}
+		rt := &routev3.Route{Name: r.Name, Match: buildMatch(rm.Match), Action: &routev3.Route_Redirect{Redirect: ra}}
+		applyHeaderFilters(rt, &r.Filters)
+		return []*routev3.Route{rt}, nil
+	}
 	action, err := g.action(r)
 	if err != nil {
 		return nil, fmt.Errorf("rule %s: %w", r.Name, err)
@@ -80,13 +97,13 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 				}},
 			}},
 		})
-		twin, err := g.route(r.Name+twinSuffix, m, action, r, safeRetry)
+		twin, err := g.route(r.Name+twinSuffix, m, rm.Match, action, r, safeRetry)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, twin)
 	}
-	primary, err := g.route(r.Name, buildMatch(rm.Match), action, r, mode)
+	primary, err := g.route(r.Name, buildMatch(rm.Match), rm.Match, action, r, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +113,20 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 // retries reports whether the rule asks for at least one retry.
 func retries(r *translate.Rule) bool { return r.Retry != nil && r.Retry.Attempts > 0 }
 
-// route builds one proxying route; action is a template whose timeouts and
-// retry policy are filled in here.
-func (g *generator) route(name string, m *routev3.RouteMatch, action routeAction, r *translate.Rule, mode retryMode) (*routev3.Route, error) {
+// route builds one proxying route for match mt (m is its Envoy match);
+// action is a template whose timeouts, retry policy and filters are filled
+// in here.
+func (g *generator) route(name string, m *routev3.RouteMatch, mt translate.Match, action routeAction, r *translate.Rule, mode retryMode) (*routev3.Route, error) {
 	ra := &routev3.RouteAction{}
 	action.clusterSpecifier(ra)
+	if err := applyRewrite(ra, r.Filters.Rewrite, mt); err != nil {
+		return nil, fmt.Errorf("rule %s: %w", r.Name, err)
+	}
+	mirrors, err := g.mirrorPolicies(r.Filters.Mirrors)
+	if err != nil {
+		return nil, err
+	}
+	ra.RequestMirrorPolicies = mirrors
 	if action.invalidShare {
 		ra.ClusterNotFoundResponseCode = routev3.RouteAction_INTERNAL_SERVER_ERROR
 	}
@@ -114,6 +140,7 @@ func (g *generator) route(name string, m *routev3.RouteMatch, action routeAction
 		}
 	}
 	rt := &routev3.Route{Name: name, Match: m, Action: &routev3.Route_Route{Route: ra}}
+	applyHeaderFilters(rt, &r.Filters)
 	if mode != noRetry {
 		rp, err := g.retryPolicy(r, p, mode)
 		if err != nil {

@@ -1,0 +1,450 @@
+package envoy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// This file translates the rule-level Standard filters into route fields:
+//
+//   - RequestHeaderModifier / ResponseHeaderModifier: the route's
+//     request_headers_to_add (set: OVERWRITE_IF_EXISTS_OR_ADD, add:
+//     APPEND_IF_EXISTS_OR_ADD) and request_headers_to_remove, and their
+//     response_ twins. Envoy refuses any mutation of Host (and of
+//     :-prefixed names, which the allowlist excludes), so those entries
+//     are left out and reported.
+//   - RequestRedirect: a redirect action (scheme_redirect, host_redirect,
+//     port_redirect, path_redirect / prefix_rewrite / regex_rewrite,
+//     response_code).
+//   - URLRewrite: host_rewrite_literal and prefix_rewrite or regex_rewrite
+//     on the route action.
+//   - RequestMirror: request_mirror_policies with runtime_fraction.
+
+// hostHeader is the one header name Envoy's route header mutations refuse
+// besides pseudo-headers (":-prefixed or host headers may not be
+// modified").
+const hostHeader = "host"
+
+// unmodifiable reports whether Envoy refuses to let a route mutate header
+// name.
+func unmodifiable(name string) bool {
+	return strings.EqualFold(name, hostHeader) || strings.HasPrefix(name, ":")
+}
+
+// headerMutations returns the headers_to_add and headers_to_remove of a
+// header modifier, without the names Envoy refuses, and those names.
+func headerMutations(hm *translate.HeaderModifier) (add []*corev3.HeaderValueOption, remove, refused []string) {
+	if hm == nil {
+		return nil, nil, nil
+	}
+	option := func(h translate.Header, action corev3.HeaderValueOption_HeaderAppendAction) {
+		if unmodifiable(h.Name) {
+			refused = append(refused, h.Name)
+			return
+		}
+		add = append(add, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: h.Name, Value: h.Value},
+			AppendAction: action,
+		})
+	}
+	for _, h := range hm.Set {
+		option(h, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
+	}
+	for _, h := range hm.Add {
+		option(h, corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)
+	}
+	for _, n := range hm.Remove {
+		if unmodifiable(n) {
+			refused = append(refused, n)
+			continue
+		}
+		remove = append(remove, n)
+	}
+	return add, remove, refused
+}
+
+// applyHeaderFilters writes the rule's header modifiers into the route.
+func applyHeaderFilters(rt *routev3.Route, fl *translate.Filters) {
+	rt.RequestHeadersToAdd, rt.RequestHeadersToRemove, _ = headerMutations(fl.RequestHeaders)
+	rt.ResponseHeadersToAdd, rt.ResponseHeadersToRemove, _ = headerMutations(fl.ResponseHeaders)
+}
+
+// defaultPort is the well-known port of an http or https URL.
+func defaultPort(scheme string) int {
+	if scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// redirectLocation is where the Gateway API sends a redirect of rd served
+// on an HTTP listener at port listenerPort: the scheme, and the port that
+// the Location names (0 when it names none, the scheme's well-known port).
+func redirectLocation(rd *translate.Redirect, listenerPort int) (scheme string, port int) {
+	scheme = rd.Scheme
+	if scheme == "" {
+		scheme = "http" // the request's: gwretry generates HTTP listeners
+	}
+	port = rd.Port
+	if port == 0 {
+		port = listenerPort
+		if rd.Scheme != "" {
+			port = defaultPort(rd.Scheme)
+		}
+	}
+	if port == defaultPort(scheme) {
+		port = 0
+	}
+	return scheme, port
+}
+
+// redirectCodes maps Gateway API redirect status codes to Envoy's enum.
+var redirectCodes = map[int]routev3.RedirectAction_RedirectResponseCode{
+	301: routev3.RedirectAction_MOVED_PERMANENTLY,
+	302: routev3.RedirectAction_FOUND,
+	303: routev3.RedirectAction_SEE_OTHER,
+	307: routev3.RedirectAction_TEMPORARY_REDIRECT,
+	308: routev3.RedirectAction_PERMANENT_REDIRECT,
+}
+
+// redirectAction builds the redirect of rd for a route whose match is mt,
+// on a listener at listenerPort. stripHostPort is true when the Location
+// takes the request's host without naming a port, so that the connection
+// manager must drop the port the client wrote in Host.
+func redirectAction(rd *translate.Redirect, mt translate.Match, listenerPort int) (ra *routev3.RedirectAction, stripHostPort bool, err error) {
+	code, ok := redirectCodes[rd.StatusCode]
+	if !ok {
+		return nil, false, fmt.Errorf("redirect status %d has no Envoy response_code", rd.StatusCode)
+	}
+	ra = &routev3.RedirectAction{ResponseCode: code, HostRedirect: rd.Hostname}
+	if rd.Scheme != "" {
+		ra.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: rd.Scheme}
+	}
+	_, port := redirectLocation(rd, listenerPort)
+	ra.PortRedirect = uint32(port)
+	// Without port_redirect and host_redirect Envoy copies the request's
+	// Host header, port included; strip_any_host_port removes it first.
+	stripHostPort = port == 0 && rd.Hostname == ""
+	if p := rd.Path; p != nil {
+		switch p.Type {
+		case translate.ReplaceFullPath:
+			ra.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: p.Value}
+		case translate.ReplacePrefixMatch:
+			prefixRewrite, regex, err := prefixReplacement(mt, p.Value)
+			if err != nil {
+				return nil, false, err
+			}
+			switch {
+			case regex != nil:
+				ra.PathRewriteSpecifier = &routev3.RedirectAction_RegexRewrite{RegexRewrite: regex}
+			case prefixRewrite != "":
+				ra.PathRewriteSpecifier = &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: prefixRewrite}
+			}
+		default:
+			return nil, false, fmt.Errorf("unknown path modifier %q", p.Type)
+		}
+	}
+	return ra, stripHostPort, nil
+}
+
+// prefixReplacement returns how Envoy replaces the part of the path that
+// the PathPrefix match mt matched with value, element-wise as the Gateway
+// API defines it: a prefix_rewrite, a regex_rewrite, or neither when the
+// path stays as it is. With M the match prefix and V the value, both
+// without trailing '/', the rest of the path after M ("" or "/...") is kept
+// behind V, and an empty result is "/":
+//
+//   - M and V non-empty: prefix_rewrite V (the route matches
+//     path_separated_prefix M, so the rest starts with '/' or is empty);
+//   - M non-empty, V empty: regex_rewrite ^M(/|$) → "/" (a plain
+//     prefix_rewrite "/" would leave "//rest", and "" an empty path);
+//   - M empty (prefix "/"), V non-empty: prefix_rewrite V + "/" (the route
+//     matches prefix "/", which it replaces);
+//   - both empty: nothing.
+func prefixReplacement(mt translate.Match, value string) (prefixRewrite string, regex *matcherv3.RegexMatchAndSubstitute, err error) {
+	if mt.PathType != translate.PathPrefix {
+		return "", nil, fmt.Errorf("ReplacePrefixMatch needs a PathPrefix match, not %s %q", mt.PathType, mt.Path)
+	}
+	m, v := strings.TrimRight(mt.Path, "/"), strings.TrimRight(value, "/")
+	switch {
+	case m != "" && v != "":
+		return v, nil, nil
+	case m != "":
+		return "", &matcherv3.RegexMatchAndSubstitute{
+			Pattern:      &matcherv3.RegexMatcher{Regex: "^" + regexp.QuoteMeta(m) + "(/|$)"},
+			Substitution: "/",
+		}, nil
+	case v != "":
+		return v + "/", nil, nil
+	}
+	return "", nil, nil
+}
+
+// fullPathRegex matches every path: regex_rewrite with it replaces the
+// whole path (Envoy keeps the query string).
+const fullPathRegex = "^/.*$"
+
+// applyRewrite writes a URLRewrite into the route action of a route whose
+// match is mt.
+func applyRewrite(ra *routev3.RouteAction, rw *translate.Rewrite, mt translate.Match) error {
+	if rw == nil {
+		return nil
+	}
+	if rw.Hostname != "" {
+		ra.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: rw.Hostname}
+	}
+	p := rw.Path
+	if p == nil {
+		return nil
+	}
+	switch p.Type {
+	case translate.ReplaceFullPath:
+		ra.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
+			Pattern:      &matcherv3.RegexMatcher{Regex: fullPathRegex},
+			Substitution: p.Value,
+		}
+	case translate.ReplacePrefixMatch:
+		prefixRewrite, regex, err := prefixReplacement(mt, p.Value)
+		if err != nil {
+			return err
+		}
+		ra.PrefixRewrite, ra.RegexRewrite = prefixRewrite, regex
+	default:
+		return fmt.Errorf("unknown path modifier %q", p.Type)
+	}
+	return nil
+}
+
+// mirrorFraction is the FractionalPercent of a mirror share n/d: exact when
+// d divides 100, 10000 or 1000000 (the denominators Envoy has), else
+// rounded to millionths (exact false).
+func mirrorFraction(n, d int) (fp *typev3.FractionalPercent, exact bool) {
+	for _, den := range []struct {
+		value int
+		enum  typev3.FractionalPercent_DenominatorType
+	}{{100, typev3.FractionalPercent_HUNDRED}, {10000, typev3.FractionalPercent_TEN_THOUSAND}, {1000000, typev3.FractionalPercent_MILLION}} {
+		if d > 0 && den.value%d == 0 {
+			return &typev3.FractionalPercent{Numerator: uint32(n * (den.value / d)), Denominator: den.enum}, true
+		}
+	}
+	num := (int64(n)*1000000 + int64(d)/2) / int64(d)
+	return &typev3.FractionalPercent{Numerator: uint32(num), Denominator: typev3.FractionalPercent_MILLION}, false
+}
+
+// mirrorPolicies returns the request_mirror_policies of the rule's mirrors
+// that have a backend (the Gateway API mirrors nothing for the others), and
+// records their clusters.
+func (g *generator) mirrorPolicies(ms []*translate.Mirror) ([]*routev3.RouteAction_RequestMirrorPolicy, error) {
+	var out []*routev3.RouteAction_RequestMirrorPolicy
+	for _, m := range ms {
+		if m.Backend == nil {
+			continue
+		}
+		if err := g.useCluster(m.Backend); err != nil {
+			return nil, err
+		}
+		fp, _ := mirrorFraction(m.Numerator, m.Denominator)
+		out = append(out, &routev3.RouteAction_RequestMirrorPolicy{
+			Cluster:         m.Backend.Name,
+			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: fp},
+			// The mirror gets the request's own Host, not "<host>-shadow".
+			DisableShadowHostSuffixAppend: true,
+		})
+	}
+	return out, nil
+}
+
+// isRuleFilter reports whether f is a rule-level filter that this backend
+// translates.
+func isRuleFilter(f translate.Feature) bool {
+	switch f {
+	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier,
+		translate.FeatureRequestRedirect, translate.FeatureURLRewrite, translate.FeatureRequestMirror:
+		return true
+	}
+	return false
+}
+
+// ruleAnswer says what Envoy answers for every request of a rule that
+// forwards nothing.
+func ruleAnswer(r *translate.Rule) string {
+	if rd := r.Filters.Redirect; rd != nil && !r.Forwards() {
+		return fmt.Sprintf("Envoy answers the redirect itself (%d, a redirect action)", rd.StatusCode)
+	}
+	return "Envoy answers 500 itself (direct_response)"
+}
+
+// filterFinding says how Envoy handles one rule-level filter of r.
+func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) translate.Finding {
+	if !g.placed[r.Name] {
+		return translate.NewFinding(r, f, translate.Unsupported, "the rule is on no listener of the generated configuration: no request reaches it")
+	}
+	if r.Dead() {
+		return translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
+			r.DeadReason(), ruleAnswer(r), f)
+	}
+	redirects := !r.Forwards() && r.Filters.Redirect != nil
+	status, msg := translate.Honoured, ""
+	switch f {
+	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
+		which, hm := "request", r.Filters.RequestHeaders
+		if f == translate.FeatureResponseHeaderModifier {
+			which, hm = "response", r.Filters.ResponseHeaders
+		}
+		msg = headerText(which, hm)
+		_, _, refused := headerMutations(hm)
+		var why []string
+		if len(refused) > 0 {
+			w := fmt.Sprintf("Envoy refuses route mutations of Host (\":-prefixed or host headers may not be modified\"), so %s is left out", strings.Join(refused, ", "))
+			if which == "request" {
+				w += "; URLRewrite hostname (host_rewrite_literal) changes Host"
+			}
+			why = append(why, w)
+		}
+		if which == "response" && touches(hm, "server") {
+			why = append(why, "Envoy's connection manager writes its own Server header after the route's mutations (server_header_transformation OVERWRITE), so the backend's or the filter's Server value does not reach the client")
+		}
+		if len(why) > 0 {
+			status, msg = translate.Approximated, joinWhy(msg, why)
+		}
+		switch {
+		case redirects && which == "request":
+			msg += "; the rule redirects and forwards nothing, so no request carries them"
+		case redirects:
+			msg += "; Envoy applies them to the redirect response too"
+		}
+	case translate.FeatureRequestRedirect:
+		if !redirects {
+			return translate.NewFinding(r, f, translate.Unsupported, "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: Envoy proxies its requests and does not redirect")
+		}
+		msg = g.redirectText(r)
+	case translate.FeatureURLRewrite:
+		msg = rewriteText(r.Filters.Rewrite)
+	case translate.FeatureRequestMirror:
+		if redirects {
+			return translate.NewFinding(r, f, translate.Unsupported, "the rule redirects (a redirect action), and Envoy mirrors only from routes that forward (request_mirror_policies of a route action): nothing is mirrored")
+		}
+		status, msg = mirrorText(r.Filters.Mirrors)
+	}
+	return translate.NewFinding(r, f, status, "%s", msg)
+}
+
+// touches reports whether hm sets, adds or removes header name.
+func touches(hm *translate.HeaderModifier, name string) bool {
+	if hm == nil {
+		return false
+	}
+	for _, h := range append(append([]translate.Header(nil), hm.Set...), hm.Add...) {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	for _, n := range hm.Remove {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func headerText(which string, hm *translate.HeaderModifier) string {
+	var parts []string
+	if len(hm.Set) > 0 {
+		parts = append(parts, fmt.Sprintf("set %s: %s_headers_to_add with append_action OVERWRITE_IF_EXISTS_OR_ADD (every value of the header replaced)", names(hm.Set), which))
+	}
+	if len(hm.Add) > 0 {
+		parts = append(parts, fmt.Sprintf("add %s: %s_headers_to_add with append_action APPEND_IF_EXISTS_OR_ADD (one more line of the header, which HTTP reads as the values joined by commas)", names(hm.Add), which))
+	}
+	if len(hm.Remove) > 0 {
+		parts = append(parts, fmt.Sprintf("remove %s: %s_headers_to_remove", strings.Join(hm.Remove, ", "), which))
+	}
+	return "route " + strings.Join(parts, "; ")
+}
+
+func names(hs []translate.Header) string {
+	ns := make([]string, len(hs))
+	for i, h := range hs {
+		ns[i] = h.Name
+	}
+	return strings.Join(ns, ", ")
+}
+
+// redirectText describes the redirect action of r on the listeners it was
+// placed on.
+func (g *generator) redirectText(r *translate.Rule) string {
+	rd := r.Filters.Redirect
+	host := rd.Hostname
+	if host == "" {
+		host = "<request host>"
+	}
+	var locs []string
+	for _, lp := range g.ports[r.Name] {
+		scheme, port := redirectLocation(rd, lp)
+		loc := scheme + "://" + host
+		if port != 0 {
+			loc += fmt.Sprintf(":%d", port)
+		}
+		locs = append(locs, fmt.Sprintf("on port %d Location %s%s", lp, loc, pathRedirectText(rd.Path)))
+	}
+	msg := fmt.Sprintf("a redirect action answers %d (response_code %s), %s; the query string is kept", rd.StatusCode, redirectCodes[rd.StatusCode], strings.Join(locs, ", "))
+	if rd.Hostname == "" {
+		msg += "; the host is the request's without its port (port_redirect removes it, or strip_any_host_port on the listener when the Location names no port)"
+	}
+	return msg
+}
+
+func pathRedirectText(p *translate.PathModifier) string {
+	switch {
+	case p == nil:
+		return "<request path>"
+	case p.Type == translate.ReplaceFullPath:
+		return p.Value
+	}
+	return fmt.Sprintf("<request path with the matched prefix replaced by %q>", p.Value)
+}
+
+func rewriteText(rw *translate.Rewrite) string {
+	var parts []string
+	if rw.Hostname != "" {
+		parts = append(parts, fmt.Sprintf("host_rewrite_literal %s: the backend gets Host %s", rw.Hostname, rw.Hostname))
+	}
+	if p := rw.Path; p != nil {
+		switch p.Type {
+		case translate.ReplaceFullPath:
+			parts = append(parts, fmt.Sprintf("regex_rewrite %s → %s: the whole path becomes %s (the query string is kept)", fullPathRegex, p.Value, p.Value))
+		case translate.ReplacePrefixMatch:
+			parts = append(parts, fmt.Sprintf("the matched prefix is replaced by %q element-wise (prefix_rewrite, or regex_rewrite where the value is empty; the query string is kept)", p.Value))
+		}
+		parts = append(parts, "Envoy also sends the original path in x-envoy-original-path")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// mirrorText describes the mirrors; approximated when a share is not one
+// Envoy's FractionalPercent can write exactly.
+func mirrorText(ms []*translate.Mirror) (translate.Status, string) {
+	status := translate.Honoured
+	var parts []string
+	for i, m := range ms {
+		if m.Backend == nil {
+			parts = append(parts, fmt.Sprintf("mirror %d: %s, so nothing is mirrored, as the Gateway API asks", i, m.Invalid))
+			continue
+		}
+		fp, exact := mirrorFraction(m.Numerator, m.Denominator)
+		share := fmt.Sprintf("runtime_fraction %d/%s", fp.GetNumerator(), fp.GetDenominator())
+		if !exact {
+			status = translate.Approximated
+			share += fmt.Sprintf(" (the share %d/%d rounded to millionths: Envoy's FractionalPercent has only the denominators 100, 10000 and 1000000)", m.Numerator, m.Denominator)
+		}
+		parts = append(parts, fmt.Sprintf("mirror %d: request_mirror_policies to %s:%d, %s, chosen at random per request; the mirror's responses are ignored and it gets the request's own Host (disable_shadow_host_suffix_append)", i, m.Backend.Service, m.Backend.Port, share))
+	}
+	return status, strings.Join(parts, "; ")
+}
