@@ -105,7 +105,7 @@ func planFilters(m *translate.Model, r *translate.Rule, ck *tokenChecker) filter
 			}
 		}
 		if rw.Hostname != "" {
-			p.request = append(p.request, &actions.SetHeader{Name: "Host", Fmt: quoteFmt(ck.word("rewrite hostname", rw.Hostname))})
+			p.request = append(p.request, &actions.SetHeader{Name: "Host", Fmt: quoteFmt(formatWord(ck, "rewrite hostname", rw.Hostname))})
 		}
 	}
 	return p
@@ -141,6 +141,16 @@ func headerFmt(h translate.Header, ck *tokenChecker) string {
 	return quoteFmt(h.Value)
 }
 
+// formatWord checks a value written into a log-format string (a path, a
+// hostname): one plain word without '%' (a sample or a log variable) or
+// '$' (an environment variable in double quotes).
+func formatWord(ck *tokenChecker, where, s string) string {
+	if strings.ContainsAny(s, "%$") {
+		ck.fail(fmt.Errorf("%s: value %q contains '%%' or '$'", where, shorten(s)))
+	}
+	return ck.word(where, s)
+}
+
 func quoteFmt(s string) string { return `"` + s + `"` }
 
 // pathAction is set-path for ReplaceFullPath and replace-path for
@@ -149,7 +159,7 @@ func quoteFmt(s string) string { return `"` + s + `"` }
 func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifier, ck *tokenChecker) (types.Action, string) {
 	switch pm.Type {
 	case translate.ReplaceFullPath:
-		return &actions.SetPath{Fmt: ck.word("rewrite path", filterPath(pm.Value, ck))}, ""
+		return &actions.SetPath{Fmt: formatWord(ck, "rewrite path", pm.Value)}, ""
 	case translate.ReplacePrefixMatch:
 		prefix, why := rulePrefix(m, r)
 		if why != "" {
@@ -157,7 +167,7 @@ func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifie
 		}
 		value := strings.TrimRight(pm.Value, "/")
 		if value != "" {
-			ck.word("path replacement", filterPath(value, ck))
+			formatWord(ck, "path replacement", value)
 		}
 		if prefix != "" {
 			ck.pattern("path prefix", prefix)
@@ -167,14 +177,6 @@ func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifie
 	}
 	ck.fail(fmt.Errorf("unknown path modifier %q", pm.Type))
 	return nil, ""
-}
-
-// filterPath checks that a path written as a log-format string has no '%'.
-func filterPath(s string, ck *tokenChecker) string {
-	if strings.Contains(s, "%") {
-		ck.fail(fmt.Errorf("path %q contains '%%'", shorten(s)))
-	}
-	return s
 }
 
 // prefixRewrite returns replace-path's regular expression and replacement
@@ -214,7 +216,7 @@ func regexLiteral(s string) string {
 func redirectLines(rd *translate.Redirect, ck *tokenChecker) []types.Action {
 	host := hostWithoutPort
 	if rd.Hostname != "" {
-		host = ck.word("redirect hostname", rd.Hostname)
+		host = formatWord(ck, "redirect hostname", rd.Hostname)
 	}
 	code := strconv.Itoa(rd.StatusCode)
 	line := func(scheme, port, cond string) types.Action {

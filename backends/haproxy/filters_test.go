@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -80,6 +81,7 @@ func findingOf(t *testing.T, fs map[int]map[translate.Feature]translate.Finding,
 // translate.Run, so the judge agrees with every honoured claim.
 func TestFilters(t *testing.T) {
 	cfg, fs := generate(t, modelOf(filterRules()...), translate.Options{Version: checkedVersion})
+	proxytest.HAProxyCheck(t, []byte(cfg))
 	for _, want := range []string{
 		"http-request del-header X-Gone\n",
 		`http-request set-header X-Set "set value"` + "\n",
@@ -185,5 +187,43 @@ func TestJudgeCatchesFilters(t *testing.T) {
 				t.Error("the judge found no contradiction")
 			}
 		})
+	}
+}
+
+// TestFilterValuesChecked: the backend's own check refuses filter values
+// that are not one plain word of a log-format string, whatever
+// Model.Check let through.
+func TestFilterValuesChecked(t *testing.T) {
+	fields := map[string]func(fl *translate.Filters, v string){
+		"header name": func(fl *translate.Filters, v string) {
+			fl.RequestHeaders = &translate.HeaderModifier{Remove: []string{v}}
+		},
+		"header value": func(fl *translate.Filters, v string) {
+			fl.RequestHeaders = &translate.HeaderModifier{Set: []translate.Header{{Name: "X", Value: v}}}
+		},
+		"response value": func(fl *translate.Filters, v string) {
+			fl.ResponseHeaders = &translate.HeaderModifier{Add: []translate.Header{{Name: "X", Value: v}}}
+		},
+		"rewrite hostname": func(fl *translate.Filters, v string) { fl.Rewrite = &translate.Rewrite{Hostname: v} },
+		"rewrite path": func(fl *translate.Filters, v string) {
+			fl.Rewrite = &translate.Rewrite{Path: &translate.PathModifier{Type: translate.ReplaceFullPath, Value: "/" + v}}
+		},
+		"prefix value": func(fl *translate.Filters, v string) {
+			fl.Rewrite = &translate.Rewrite{Path: &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "/" + v}}
+		},
+	}
+	for _, v := range []string{`a"b`, "a\nb", "a%b", "a$b", `a\b`, "a#b", "a  b", "a\tb", "é"} {
+		for name, set := range fields {
+			if name == "header name" && (v == "a%b" || v == "a$b") {
+				continue // a header name is not a log-format string: HAProxy reads both as they are
+			}
+			r := rule(0, nil, translate.Timeouts{})
+			set(&r.Filters, v)
+			var ck tokenChecker
+			planFilters(modelOf(r), r, &ck)
+			if ck.err == nil {
+				t.Errorf("%s = %q: own check passed", name, v)
+			}
+		}
 	}
 }
