@@ -307,6 +307,9 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 		if rw.Hostname != "" {
 			parts = append(parts, fmt.Sprintf("the Host header becomes %s (http-request set-header Host)", rw.Hostname))
 		}
+		if len(parts) == 0 {
+			parts = append(parts, "the filter sets neither hostname nor path, and HAProxy changes nothing")
+		}
 		return translate.NewFinding(r, feat, translate.Honoured, "%s", strings.Join(parts, "; ")), true
 	case translate.FeatureRequestRedirect:
 		if r.Forwards() {
@@ -336,6 +339,9 @@ func headerFinding(r *translate.Rule, feat translate.Feature, hm *translate.Head
 	}
 	if len(hm.Add) > 0 {
 		parts = append(parts, keyword+" add-header "+headerNames(hm.Add))
+	}
+	if len(parts) == 0 {
+		return translate.NewFinding(r, feat, translate.Honoured, "the filter sets, adds and removes nothing, and HAProxy changes nothing")
 	}
 	msg := strings.Join(parts, "; ") + ": " + effect
 	if c := headerConflicts(hm); len(c) > 0 {

@@ -65,6 +65,10 @@ func filterRules() []*translate.Rule {
 		fl.RequestHeaders = &translate.HeaderModifier{Set: []translate.Header{{Name: "Host", Value: "h"}}}
 		fl.Rewrite = &translate.Rewrite{Hostname: "rewritten.example"}
 	})
+	add(fwd(), func(fl *translate.Filters) { // r09: empty filters
+		fl.Rewrite = &translate.Rewrite{}
+		fl.RequestHeaders = &translate.HeaderModifier{}
+	})
 	return rules
 }
 
@@ -113,6 +117,7 @@ func TestFilters(t *testing.T) {
 		5: {translate.FeatureRequestRedirect: translate.Honoured, translate.FeatureResponseHeaderModifier: translate.Honoured},
 		6: {translate.FeatureRequestRedirect: translate.Honoured},
 		7: {translate.FeatureRequestRedirect: translate.Honoured},
+		9: {translate.FeatureURLRewrite: translate.Honoured, translate.FeatureRequestHeaderModifier: translate.Honoured},
 		8: {translate.FeatureRequestMirror: translate.Unsupported, translate.FeatureRequestHeaderModifier: translate.Approximated, translate.FeatureURLRewrite: translate.Honoured},
 	}
 	for rule, feats := range statuses {

@@ -145,6 +145,9 @@ func (f filterView) filters(m *translate.Model, r *translate.Rule) (translate.Fi
 		return out, nil
 	}
 	out.RequestHeaders = foldHeaders(f.request)
+	if out.RequestHeaders == nil && r.Filters.RequestHeaders != nil {
+		out.RequestHeaders = &translate.HeaderModifier{} // nothing, as an empty filter
+	}
 	host := ""
 	if rw := r.Filters.Rewrite; rw != nil && rw.Hostname != "" && out.RequestHeaders != nil {
 		// The Host that the backend receives is the rewrite's: it is the
@@ -158,7 +161,8 @@ func (f filterView) filters(m *translate.Model, r *translate.Rule) (translate.Fi
 			out.RequestHeaders = nil
 		}
 	}
-	if path != nil || host != "" {
+	if path != nil || host != "" || (r.Filters.Rewrite != nil && *r.Filters.Rewrite == translate.Rewrite{}) {
+		// An empty URLRewrite changes nothing, as the configuration.
 		out.Rewrite = &translate.Rewrite{Hostname: host, Path: path}
 	}
 	return out, nil
