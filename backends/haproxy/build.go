@@ -47,6 +47,11 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 			d.setLines(s, "http-request", []types.Action{returnAction("always")}, 1)
 			continue
 		}
+		if b.redirects {
+			d.setLines(s, "http-request", b.filters.redirect, len(b.filters.redirect))
+			d.setLines(s, "http-after-response", b.filters.response, len(b.filters.response))
+			continue
+		}
 		if b.bufferRequest {
 			d.set(s, "option http-buffer-request", &types.SimpleOption{})
 		}
@@ -68,7 +73,9 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 		if b.disableUnsafe {
 			rules = append(rules, disableL7RetryAction())
 		}
+		rules = append(rules, b.filters.request...)
 		d.setLines(s, "http-request", rules, len(rules))
+		d.setLines(s, "http-after-response", b.filters.response, len(b.filters.response))
 		d.setLines(s, "server", b.servers, len(b.servers))
 		d.set(s, "retries", &types.Int64C{Value: b.retries})
 		d.set(s, "retry-on", &types.StringC{Value: b.retryOn})

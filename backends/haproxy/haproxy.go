@@ -55,7 +55,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	var backends []backendPlan
 	var findings []translate.Finding
 	for _, r := range m.Rules {
-		b, fs := planRule(r, vs, opts, &ck)
+		b, fs := planRule(m, r, vs, opts, &ck)
 		backends = append(backends, b)
 		findings = append(findings, fs...)
 	}

@@ -78,7 +78,7 @@ func TestOwnWordCheck(t *testing.T) {
 				planFrontend(l, &ck)
 			}
 			for _, r := range m.Rules {
-				planRule(r, supportTable()[0], translate.Options{}, &ck)
+				planRule(m, r, supportTable()[0], translate.Options{}, &ck)
 			}
 			if (h == "{" || h == "}") && (field == "wildcard" || field == "exact path /" || field == "prefix path") {
 				continue // ".{" or "/{" is one plain word; Model.Check refuses it

@@ -69,7 +69,11 @@ func (*Backend) Observe(m *translate.Model, _ translate.Options, files []transla
 		if c.err != nil {
 			return nil, c.err
 		}
-		out[r.Name] = be.behaviours(r, bufsize-maxrewrite)
+		fl, err := be.filters.filters(m, r)
+		if err != nil {
+			return nil, fmt.Errorf("backend %s: %w", name, err)
+		}
+		out[r.Name] = be.behaviours(r, fl, bufsize-maxrewrite)
 	}
 	return out, nil
 }
@@ -128,6 +132,8 @@ type backendView struct {
 	allOff bool
 	// servers counts servers with a positive weight.
 	servers int
+	// filters are the header, path and redirect rules.
+	filters filterView
 	err     error
 }
 
@@ -179,6 +185,17 @@ func (c *cfgReader) backend(def, name string) backendView {
 			v.httpRequest(a)
 		}
 	}
+	if rules, ok := c.get(parser.Backends, name, "http-after-response").([]types.Action); ok {
+		for _, a := range rules {
+			op, err := readHeaderOp(a)
+			switch {
+			case err != nil && v.err == nil:
+				v.err = fmt.Errorf("http-after-response: %w", err)
+			case op != nil:
+				v.filters.response = append(v.filters.response, *op)
+			}
+		}
+	}
 	if v.err != nil && c.err == nil {
 		c.err = fmt.Errorf("backend %s: %w", name, v.err)
 	}
@@ -228,7 +245,13 @@ func (v *backendView) httpRequest(a types.Action) {
 			v.allOff = true
 		}
 	default:
-		v.err = fmt.Errorf("http-request %T: not an action gwretry writes", a)
+		ok, err := v.filters.requestAction(a)
+		switch {
+		case err != nil:
+			v.err = err
+		case !ok:
+			v.err = fmt.Errorf("http-request %T: not an action gwretry writes", a)
+		}
 	}
 }
 
@@ -245,7 +268,7 @@ func serverWeight(s types.Server) int64 {
 }
 
 // behaviours derives the behaviour of each method class of rule r.
-func (v backendView) behaviours(r *translate.Rule, bufLimit int64) map[translate.MethodClass]translate.Behaviour {
+func (v backendView) behaviours(r *translate.Rule, fl translate.Filters, bufLimit int64) map[translate.MethodClass]translate.Behaviour {
 	out := map[translate.MethodClass]translate.Behaviour{}
 	for _, class := range []translate.MethodClass{translate.Idempotent, translate.NonIdempotent} {
 		b := translate.Behaviour{MaxRetriedBody: -1, TryTimeout: v.serverTimeout,
@@ -254,12 +277,18 @@ func (v backendView) behaviours(r *translate.Rule, bufLimit int64) map[translate
 		case v.answer != 0:
 			b.Answer = v.answer
 			b.TryTimeout, b.TimeoutStatus = translate.Timer{Kind: translate.TimerNone}, 0
+		case fl.Redirect != nil:
+			b.Answer = max(fl.Redirect.StatusCode, 300)
+			b.TryTimeout, b.TimeoutStatus = translate.Timer{Kind: translate.TimerNone}, 0
+			b.Filters.Redirect = fl.Redirect
+			b.Filters.ResponseHeaders = fl.ResponseHeaders
 		case v.servers == 0:
 			b.Answer = 503 // no server can take the request
 			b.TryTimeout, b.TimeoutStatus = translate.Timer{Kind: translate.TimerNone}, 0
 		}
 		if b.Answer == 0 {
 			b.InvalidShareAnswered = wantShare(r) == v.share500
+			b.Filters = fl
 		} else {
 			b.InvalidShareAnswered = b.Answer == deadStatus
 		}

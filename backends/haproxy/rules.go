@@ -56,16 +56,25 @@ type backendPlan struct {
 	weightsRounded bool
 	// object names the rule in notes.
 	object string
+	// filters are the rule's filters as HAProxy rules; redirects reports
+	// that the rule answers with a redirect and has no server.
+	filters   filterPlan
+	redirects bool
 }
 
 // planRule translates one rule into its backend and its findings.
-func planRule(r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) (backendPlan, []translate.Finding) {
-	b := backendPlan{name: ruleBackendName(r, ck), object: translate.RuleObject(r)}
+func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) (backendPlan, []translate.Finding) {
+	b := backendPlan{name: ruleBackendName(r, ck), object: translate.RuleObject(r), filters: planFilters(m, r, ck)}
 	if !r.Forwards() {
-		// No server at all: every request the rule matches gets 500 from
-		// HAProxy itself, and nothing is retried or timed.
-		b.answer500 = "always"
-		return b, deadFindings(r)
+		// No server at all: every request the rule matches gets the
+		// redirect, or 500, from HAProxy itself, and nothing is retried
+		// or timed.
+		if r.Filters.Redirect != nil {
+			b.redirects = true
+		} else {
+			b.answer500 = "always"
+		}
+		return b, deadFindings(r, b.filters)
 	}
 	b.timeouts = planTimeouts(r.Timeouts)
 	weights, rounded := serverWeights(r.Backends)
@@ -134,11 +143,24 @@ func randCond(invalid, total int64) string {
 // forwards nothing.
 const deadAnswer = "HAProxy answers 500 (http-request return status 500)"
 
-// deadFindings are the findings of a rule that forwards nothing.
-func deadFindings(r *translate.Rule) []translate.Finding {
+// redirectAnswer says what HAProxy does with every request of a rule that
+// redirects.
+const redirectAnswer = "HAProxy answers with the redirect (http-request redirect)"
+
+// deadFindings are the findings of a rule that forwards nothing: it is
+// dead or it redirects.
+func deadFindings(r *translate.Rule, p filterPlan) []translate.Finding {
 	var fs []translate.Finding
+	answer := deadAnswer
+	if !r.Dead() {
+		answer = redirectAnswer
+	}
 	for _, feat := range r.Features() {
-		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", deadAnswer); ok {
+		if f, ok := filterFinding(r, feat, p); ok {
+			fs = append(fs, f)
+			continue
+		}
+		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", answer); ok {
 			fs = append(fs, u)
 			continue
 		}
@@ -147,7 +169,7 @@ func deadFindings(r *translate.Rule) []translate.Finding {
 				"%s: HAProxy answers 500 to every request the rule matches (http-request return status 500, no server)", r.DeadReason()))
 			continue
 		}
-		fs = append(fs, translate.DeadRuleFinding(r, feat, deadAnswer))
+		fs = append(fs, translate.DeadRuleFinding(r, feat, answer))
 	}
 	return fs
 }
@@ -201,6 +223,10 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 	}
 	clamped := int64(attempts) > b.retries && attempts > 0
 	for _, feat := range r.Features() {
+		if f, ok := filterFinding(r, feat, b.filters); ok {
+			fs = append(fs, f)
+			continue
+		}
 		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", deadAnswer); ok {
 			fs = append(fs, u)
 			continue

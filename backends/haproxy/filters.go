@@ -1,0 +1,459 @@
+package haproxy
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gwretry/gwretry/translate"
+	"github.com/haproxytech/client-native/v5/config-parser/parsers/http/actions"
+	"github.com/haproxytech/client-native/v5/config-parser/types"
+)
+
+// hostWithoutPort is the log-format expression of the request's host
+// without its port: Host "a.example.com:8080" gives "a.example.com", an
+// IPv6 literal "[::1]:8080" gives "[::1]".
+const hostWithoutPort = "%[req.hdr(host),regsub(:[0-9]*$,)]"
+
+// listenerPort is the log-format expression of the port the request
+// arrived on: the listener's port, which the frontend binds.
+const listenerPort = "%[dst_port]"
+
+// tlsCond and the port conditions select the redirect line that applies
+// when the redirect keeps the request's scheme or derives its port.
+const tlsCond = "{ ssl_fc }"
+
+// filterPlan is a rule's filters as HAProxy rules of its backend.
+type filterPlan struct {
+	// request are the http-request rules that change the forwarded
+	// request (headers, then the URL rewrite), after the retry rules.
+	request []types.Action
+	// redirect are the http-request rules of a rule that redirects: the
+	// path change, then the redirect lines, tried in order.
+	redirect []types.Action
+	// response are the http-after-response rules (response headers).
+	response []types.Action
+	// prefixUnknown: a ReplacePrefixMatch could not be written because
+	// the rule has no single PathPrefix match (prefixWhy says why).
+	prefixWhy string
+}
+
+// rulePrefix returns the PathPrefix of the rule's matches, trailing '/'
+// trimmed, when all its matches on every listener are one PathPrefix; else
+// ok is false with the reason.
+func rulePrefix(m *translate.Model, r *translate.Rule) (prefix string, why string) {
+	var paths []string
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				if rm.Rule != r {
+					continue
+				}
+				if rm.Match.PathType != translate.PathPrefix {
+					return "", fmt.Sprintf("the rule has a %s path match, not a PathPrefix", rm.Match.PathType)
+				}
+				paths = append(paths, strings.TrimRight(rm.Match.Path, "/"))
+			}
+		}
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	switch len(paths) {
+	case 0:
+		return "", "the rule is on no generated listener, so its PathPrefix match is not known"
+	case 1:
+		return paths[0], ""
+	}
+	return "", fmt.Sprintf("the rule has several PathPrefix matches (%s)", strings.Join(paths, ", "))
+}
+
+// planFilters writes the rule-level filters of r. A dead rule gets none
+// (it answers 500 before any could apply); a rule that redirects gets its
+// redirect and response headers only (it forwards nothing).
+func planFilters(m *translate.Model, r *translate.Rule, ck *tokenChecker) filterPlan {
+	var p filterPlan
+	fl := &r.Filters
+	if r.Dead() {
+		return p
+	}
+	if fl.ResponseHeaders != nil {
+		p.response = headerActions(fl.ResponseHeaders, ck)
+	}
+	if rd := fl.Redirect; rd != nil && !r.Forwards() {
+		if rd.Path != nil {
+			a, why := pathAction(m, r, rd.Path, ck)
+			if why != "" {
+				p.prefixWhy = why
+			} else {
+				p.redirect = append(p.redirect, a)
+			}
+		}
+		p.redirect = append(p.redirect, redirectLines(rd, ck)...)
+		return p
+	}
+	if fl.RequestHeaders != nil {
+		p.request = headerActions(fl.RequestHeaders, ck)
+	}
+	if rw := fl.Rewrite; rw != nil {
+		if rw.Path != nil {
+			a, why := pathAction(m, r, rw.Path, ck)
+			if why != "" {
+				p.prefixWhy = why
+			} else {
+				p.request = append(p.request, a)
+			}
+		}
+		if rw.Hostname != "" {
+			p.request = append(p.request, &actions.SetHeader{Name: "Host", Fmt: quoteFmt(formatWord(ck, "rewrite hostname", rw.Hostname))})
+		}
+	}
+	return p
+}
+
+// headerActions removes, then sets, then adds headers.
+func headerActions(hm *translate.HeaderModifier, ck *tokenChecker) []types.Action {
+	var out []types.Action
+	for _, n := range hm.Remove {
+		out = append(out, &actions.DelHeader{Name: ck.word("header name", n)})
+	}
+	for _, h := range hm.Set {
+		out = append(out, &actions.SetHeader{Name: ck.word("header name", h.Name), Fmt: headerFmt(h, ck)})
+	}
+	for _, h := range hm.Add {
+		out = append(out, &actions.AddHeader{Name: ck.word("header name", h.Name), Fmt: headerFmt(h, ck)})
+	}
+	return out
+}
+
+// headerFmt writes a header value as a log-format string in double quotes:
+// the value is words separated by single spaces, without '%', '$',
+// quotes or backslashes (translate.KindFilterHeaderValue), so inside
+// double quotes every character stands for itself, and log-format keeps
+// single spaces.
+func headerFmt(h translate.Header, ck *tokenChecker) string {
+	for _, w := range strings.Split(h.Value, " ") {
+		ck.pattern("header "+h.Name+" value", w)
+	}
+	if strings.ContainsAny(h.Value, "%$") {
+		ck.fail(fmt.Errorf("header %s value %q contains '%%' or '$'", h.Name, shorten(h.Value)))
+	}
+	return quoteFmt(h.Value)
+}
+
+// formatWord checks a value written into a log-format string (a path, a
+// hostname): one plain word without '%' (a sample or a log variable) or
+// '$' (an environment variable in double quotes).
+func formatWord(ck *tokenChecker, where, s string) string {
+	if strings.ContainsAny(s, "%$") {
+		ck.fail(fmt.Errorf("%s: value %q contains '%%' or '$'", where, shorten(s)))
+	}
+	return ck.word(where, s)
+}
+
+func quoteFmt(s string) string { return `"` + s + `"` }
+
+// pathAction is set-path for ReplaceFullPath and replace-path for
+// ReplacePrefixMatch; both keep the query string. why is non-empty when
+// the rule's prefix is not known.
+func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifier, ck *tokenChecker) (types.Action, string) {
+	switch pm.Type {
+	case translate.ReplaceFullPath:
+		return &actions.SetPath{Fmt: formatWord(ck, "rewrite path", pm.Value)}, ""
+	case translate.ReplacePrefixMatch:
+		prefix, why := rulePrefix(m, r)
+		if why != "" {
+			return nil, why
+		}
+		value := strings.TrimRight(pm.Value, "/")
+		if value != "" {
+			formatWord(ck, "path replacement", value)
+		}
+		if prefix != "" {
+			ck.pattern("path prefix", prefix)
+		}
+		regex, repl := prefixRewrite(prefix, value)
+		return &actions.ReplacePath{MatchRegex: ck.word("path prefix regular expression", regex), ReplaceFmt: repl}, ""
+	}
+	ck.fail(fmt.Errorf("unknown path modifier %q", pm.Type))
+	return nil, ""
+}
+
+// prefixRewrite returns replace-path's regular expression and replacement
+// that replace the PathPrefix match prefix (trailing '/' trimmed) by
+// repl (trailing '/' trimmed), element-wise as the Gateway API defines:
+// the rest of the path is "" or starts with '/', and an empty result is
+// "/". The match has already chosen the request, so the regular
+// expression always matches.
+func prefixRewrite(prefix, repl string) (regex, replacement string) {
+	if repl == "" {
+		return "^" + regexLiteral(prefix) + "/?(.*)", `/\1`
+	}
+	return "^" + regexLiteral(prefix) + "(.*)", repl + `\1`
+}
+
+// regexLiteral writes s as a regular expression that matches s: every
+// character but letters, digits and '/' in a bracket expression, where it
+// stands for itself (no backslash, which HAProxy's tokenizer would read).
+func regexLiteral(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c == '/' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else {
+			b.WriteString("[" + string(c) + "]")
+		}
+	}
+	return b.String()
+}
+
+// redirectLines are the http-request redirect lines of rd. HAProxy's
+// `redirect prefix` appends the request's path, as the earlier path rule
+// left it, and its query string; the prefix is scheme://host[:port].
+// When the scheme or port derives from the request, a line per case
+// chooses it: the request's scheme by ssl_fc, the listener's port by
+// dst_port, and the port is left out where it is the scheme's default.
+func redirectLines(rd *translate.Redirect, ck *tokenChecker) []types.Action {
+	host := hostWithoutPort
+	if rd.Hostname != "" {
+		host = formatWord(ck, "redirect hostname", rd.Hostname)
+	}
+	code := strconv.Itoa(rd.StatusCode)
+	line := func(scheme, port, cond string) types.Action {
+		a := &actions.Redirect{Type: "prefix", Value: scheme + "://" + host + port, Code: code}
+		if cond != "" {
+			a.Cond, a.CondTest = "if", cond
+		}
+		return a
+	}
+	fixed := func(scheme string, port int) string {
+		if port == 0 || port == defaultPort(scheme) {
+			return ""
+		}
+		return ":" + strconv.Itoa(port)
+	}
+	switch {
+	case rd.Scheme != "":
+		return []types.Action{line(rd.Scheme, fixed(rd.Scheme, rd.Port), "")}
+	case rd.Port != 0:
+		return []types.Action{line("https", fixed("https", rd.Port), tlsCond), line("http", fixed("http", rd.Port), "")}
+	}
+	return []types.Action{
+		line("https", "", tlsCond+" { dst_port 443 }"),
+		line("https", ":"+listenerPort, tlsCond),
+		line("http", "", "{ dst_port 80 }"),
+		line("http", ":"+listenerPort, ""),
+	}
+}
+
+func defaultPort(scheme string) int {
+	if scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// filterFinding returns the finding of a rule-level filter feature that
+// this backend translates; ok is false for other features (they go to
+// translate.UntranslatedFinding and the retry and timeout cases).
+func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (translate.Finding, bool) {
+	fl := &r.Filters
+	switch feat {
+	case translate.FeatureResponseHeaderModifier:
+		if r.Dead() {
+			return translate.Finding{}, false
+		}
+		what := "the backends' responses"
+		if !r.Forwards() {
+			what = "the redirect"
+		}
+		effect := what + " and HAProxy's own answers for the rule (such as 503 or 504) reach the client with these headers changed"
+		if len(fl.ResponseHeaders.Add) > 0 {
+			effect += "; add-header adds its value as another header line, which HTTP reads as the value appended after a comma"
+		}
+		return headerFinding(r, feat, fl.ResponseHeaders, "http-after-response", effect), true
+	case translate.FeatureRequestHeaderModifier:
+		if !r.Forwards() {
+			return translate.Finding{}, false
+		}
+		effect := "the backends receive the requests with these headers changed"
+		if len(fl.RequestHeaders.Add) > 0 {
+			effect += "; add-header adds its value as another header line, which HTTP reads as the value appended after a comma"
+		}
+		f := headerFinding(r, feat, fl.RequestHeaders, "http-request", effect)
+		if rw := fl.Rewrite; rw != nil && rw.Hostname != "" && f.Status == translate.Honoured && touches(fl.RequestHeaders, "host") {
+			f.Status = translate.Approximated
+			f.Message += fmt.Sprintf("; the URLRewrite filter then sets Host to %s, which replaces what this filter did to Host", rw.Hostname)
+		}
+		return f, true
+	case translate.FeatureURLRewrite:
+		if !r.Forwards() {
+			return translate.Finding{}, false
+		}
+		rw := fl.Rewrite
+		if p.prefixWhy != "" {
+			return translate.NewFinding(r, feat, translate.Unsupported, "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: requests are proxied without the path rewrite%s",
+				p.prefixWhy, hostRewriteText(rw)), true
+		}
+		var parts []string
+		if rw.Path != nil {
+			switch rw.Path.Type {
+			case translate.ReplaceFullPath:
+				parts = append(parts, fmt.Sprintf("the path is replaced by %s (http-request set-path; the query string is kept)", rw.Path.Value))
+			case translate.ReplacePrefixMatch:
+				parts = append(parts, fmt.Sprintf("the matched path prefix is replaced by %q element-wise (http-request replace-path; the query string is kept)", rw.Path.Value))
+			}
+		}
+		if rw.Hostname != "" {
+			parts = append(parts, fmt.Sprintf("the Host header becomes %s (http-request set-header Host)", rw.Hostname))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "the filter sets neither hostname nor path, and HAProxy changes nothing")
+		}
+		return translate.NewFinding(r, feat, translate.Honoured, "%s", strings.Join(parts, "; ")), true
+	case translate.FeatureRequestRedirect:
+		if r.Forwards() {
+			return translate.Finding{}, false
+		}
+		if p.prefixWhy != "" {
+			return translate.NewFinding(r, feat, translate.Unsupported, "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: HAProxy redirects with the request's path unchanged", p.prefixWhy), true
+		}
+		return translate.NewFinding(r, feat, translate.Honoured,
+			"HAProxy answers %d (http-request redirect prefix ... code %d) with a Location made of the scheme%s, %s, the port (%s), then the path%s and the query string",
+			fl.Redirect.StatusCode, fl.Redirect.StatusCode, redirectSchemeText(fl.Redirect), redirectHostText(fl.Redirect), redirectPortText(fl.Redirect), redirectPathText(fl.Redirect)), true
+	case translate.FeatureRequestMirror:
+		return translate.NewFinding(r, feat, translate.Unsupported,
+			"HAProxy has no request mirroring of its own (only through an external SPOE agent such as haproxytech/spoa-mirror, which gwretry does not set up): requests are proxied and nothing is mirrored to %s; use the Envoy, nginx or Traefik target to mirror",
+			mirrorTargets(fl.Mirrors)), true
+	}
+	return translate.Finding{}, false
+}
+
+func headerFinding(r *translate.Rule, feat translate.Feature, hm *translate.HeaderModifier, keyword, effect string) translate.Finding {
+	var parts []string
+	if len(hm.Remove) > 0 {
+		parts = append(parts, keyword+" del-header "+strings.Join(hm.Remove, ", "))
+	}
+	if len(hm.Set) > 0 {
+		parts = append(parts, keyword+" set-header "+headerNames(hm.Set))
+	}
+	if len(hm.Add) > 0 {
+		parts = append(parts, keyword+" add-header "+headerNames(hm.Add))
+	}
+	if len(parts) == 0 {
+		return translate.NewFinding(r, feat, translate.Honoured, "the filter sets, adds and removes nothing, and HAProxy changes nothing")
+	}
+	msg := strings.Join(parts, "; ") + ": " + effect
+	if c := headerConflicts(hm); len(c) > 0 {
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"%s; but %s: HAProxy removes first, then sets, then adds, each in order, so a later rule for the same name undoes an earlier one, where the Gateway API leaves the outcome undefined", msg, strings.Join(c, ", "))
+	}
+	return translate.NewFinding(r, feat, translate.Honoured, "%s", msg)
+}
+
+func headerNames(hs []translate.Header) string {
+	var n []string
+	for _, h := range hs {
+		n = append(n, h.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// headerConflicts lists the header names that one rule of a modifier
+// undoes for another (names compare case-insensitively): a name both
+// removed and set or added, or set twice. Setting and adding one name,
+// or adding it twice, is exact (more header lines).
+func headerConflicts(hm *translate.HeaderModifier) []string {
+	removed, set := map[string]bool{}, map[string]bool{}
+	var out []string
+	for _, n := range hm.Remove {
+		removed[strings.ToLower(n)] = true
+	}
+	for _, h := range hm.Set {
+		k := strings.ToLower(h.Name)
+		switch {
+		case removed[k]:
+			out = append(out, h.Name+" is both removed and set")
+		case set[k]:
+			out = append(out, h.Name+" is set twice")
+		}
+		set[k] = true
+	}
+	for _, h := range hm.Add {
+		if removed[strings.ToLower(h.Name)] {
+			out = append(out, h.Name+" is both removed and added")
+		}
+	}
+	return out
+}
+
+func touches(hm *translate.HeaderModifier, name string) bool {
+	if hm == nil {
+		return false
+	}
+	for _, h := range append(append([]translate.Header(nil), hm.Set...), hm.Add...) {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	for _, n := range hm.Remove {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func hostRewriteText(rw *translate.Rewrite) string {
+	if rw.Hostname == "" {
+		return ""
+	}
+	return fmt.Sprintf("; the Host header becomes %s (http-request set-header Host)", rw.Hostname)
+}
+
+func redirectSchemeText(rd *translate.Redirect) string {
+	if rd.Scheme != "" {
+		return " " + rd.Scheme
+	}
+	return " of the request (https when it came over TLS, by ssl_fc)"
+}
+
+func redirectHostText(rd *translate.Redirect) string {
+	if rd.Hostname != "" {
+		return "host " + rd.Hostname
+	}
+	return "the request's host (its Host header without the port)"
+}
+
+func redirectPortText(rd *translate.Redirect) string {
+	switch {
+	case rd.Port != 0:
+		return fmt.Sprintf("%d, left out where it is the scheme's default", rd.Port)
+	case rd.Scheme != "":
+		return "the scheme's default, so left out"
+	}
+	return "the listener's port the request arrived on (dst_port), left out when it is the scheme's default"
+}
+
+func redirectPathText(rd *translate.Redirect) string {
+	if rd.Path == nil {
+		return " of the request"
+	}
+	if rd.Path.Type == translate.ReplaceFullPath {
+		return " " + rd.Path.Value + " (http-request set-path first)"
+	}
+	return fmt.Sprintf(" with the matched prefix replaced by %q element-wise (http-request replace-path first)", rd.Path.Value)
+}
+
+func mirrorTargets(ms []*translate.Mirror) string {
+	var out []string
+	for _, m := range ms {
+		if m.Backend != nil {
+			out = append(out, m.Backend.Service)
+		}
+	}
+	if len(out) == 0 {
+		return "the mirror backends"
+	}
+	return strings.Join(out, ", ")
+}
