@@ -147,7 +147,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"nothing is retried once part of a response has reached the client; after the last try nginx returns the last response, or 502/504 on a connection error or timeout",
 		"routing: each match becomes nginx maps (path on the decoded, normalized $uri; headers as $http_<name>, first value; query parameters on the raw $args, first occurrence, compared without percent-decoding); regular expressions must match the whole value and are run by nginx's PCRE, not RE2",
 		"a header regex matches only a non-empty header (nginx cannot tell an empty header from a missing one)",
-		"the Host header is passed to backends as the client sent it; requests that match no route get 404",
+		"the Host header is passed to backends as the client sent it (unless a URLRewrite hostname or a RequestHeaderModifier sets it); requests that match no route get 404",
 	}
 	return &translate.Output{
 		Files:    []translate.File{{Path: b.path(), Data: conf}},
