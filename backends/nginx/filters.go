@@ -139,7 +139,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches) filterPlan {
 			}
 			vr := addVar(r, k)
 			p.Maps = append(p.Maps, block("map", []string{src, vr}, crossplane.Directives{
-				directive("~^$", h.Value),
+				directive("", h.Value),
 				directive("default", src+","+h.Value),
 			}))
 			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, vr))

@@ -152,7 +152,7 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	}
 	filters.RequestHeaders = reqHeaders
 	filters.ResponseHeaders = fs.responseHeaders()
-	filters.Rewrite = fs.rewrite(host, prefixes)
+	filters.Rewrite = fs.rewrite(host, prefixes, r.Filters.Rewrite)
 	if filters.Mirrors, err = fs.mirrors(r); err != nil {
 		return nil, err
 	}

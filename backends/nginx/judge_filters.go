@@ -93,7 +93,8 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 }
 
 // appended reads a map variable that is the client's header name with a
-// value appended: map $http_<name> VAR { ~^$ VALUE; default $http_<name>,VALUE; }.
+// value appended: map $http_<name> VAR { "" VALUE; default $http_<name>,VALUE; }
+// (map tries no regex on an empty value, so the empty key is exact).
 func (fs filterScope) appended(name, variable string) (string, bool) {
 	b, ok := fs.blocks[variable]
 	if !ok || b.Directive != "map" || len(b.Block) != 2 {
@@ -104,7 +105,7 @@ func (fs filterScope) appended(name, variable string) (string, bool) {
 		return "", false
 	}
 	empty, def := b.Block[0], b.Block[1]
-	if empty.Directive != "~^$" || len(empty.Args) != 1 || def.Directive != "default" || len(def.Args) != 1 {
+	if empty.Directive != "" || len(empty.Args) != 1 || def.Directive != "default" || len(def.Args) != 1 {
 		return "", false
 	}
 	v := empty.Args[0]
@@ -227,7 +228,11 @@ func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefi
 	case strings.HasSuffix(path, "$is_args$args") && !strings.Contains(strings.TrimSuffix(path, "$is_args$args"), "$"):
 		rd.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: strings.TrimSuffix(path, "$is_args$args")}
 	default:
-		rd.Path = fs.prefixMap(path, "$request_uri", prefixes)
+		var wantPath *translate.PathModifier
+		if want != nil {
+			wantPath = want.Path
+		}
+		rd.Path = fs.prefixMap(path, "$request_uri", prefixes, wantPath)
 	}
 	return rd
 }
@@ -268,7 +273,7 @@ func unliteral(re string) (string, bool) {
 // the rule, longest first, each replacing exactly that prefix, element-wise,
 // with the same value. Anything else reads as a modifier whose value says
 // what is wrong, which matches no Gateway API value.
-func (fs filterScope) prefixMap(variable, source string, prefixes []string) *translate.PathModifier {
+func (fs filterScope) prefixMap(variable, source string, prefixes []string, want *translate.PathModifier) *translate.PathModifier {
 	bad := func(format string, args ...any) *translate.PathModifier {
 		return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "<" + fmt.Sprintf(format, args...) + ">"}
 	}
@@ -347,22 +352,26 @@ func (fs filterScope) prefixMap(variable, source string, prefixes []string) *tra
 	}
 	// Every prefix of the rule, longest first (map tries regexes in
 	// order), and no other.
-	want := slices.Clone(prefixes)
+	wantPrefixes := slices.Clone(prefixes)
 	if source == "$uri" {
-		for i, p := range want {
+		for i, p := range wantPrefixes {
 			if d, err := decodePath(p); err == nil {
-				want[i] = d
+				wantPrefixes[i] = d
 			}
 		}
 	}
-	if !slices.Equal(seen, want) {
-		return bad("prefixes %q, not %q", seen, want)
+	if !slices.Equal(seen, wantPrefixes) {
+		return bad("prefixes %q, not %q", seen, wantPrefixes)
+	}
+	if want != nil && want.Type == translate.ReplacePrefixMatch && strings.TrimRight(want.Value, "/") == value {
+		// A trailing '/' of the value is ignored: the model's spelling.
+		value = want.Value
 	}
 	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: value}
 }
 
 // rewrite reads rewrite ^ PATH break and proxy_set_header Host.
-func (fs filterScope) rewrite(host string, prefixes []string) *translate.Rewrite {
+func (fs filterScope) rewrite(host string, prefixes []string, want *translate.Rewrite) *translate.Rewrite {
 	rw := &translate.Rewrite{Hostname: host}
 	for _, d := range innermost(fs.scopes[:1], "rewrite") {
 		if len(d.Args) != 3 || d.Args[0] != "^" || d.Args[2] != "break" {
@@ -370,7 +379,11 @@ func (fs filterScope) rewrite(host string, prefixes []string) *translate.Rewrite
 			continue
 		}
 		if strings.HasPrefix(d.Args[1], "$") {
-			rw.Path = fs.prefixMap(d.Args[1], "$uri", prefixes)
+			var wantPath *translate.PathModifier
+			if want != nil {
+				wantPath = want.Path
+			}
+			rw.Path = fs.prefixMap(d.Args[1], "$uri", prefixes, wantPath)
 		} else {
 			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: d.Args[1]}
 		}
