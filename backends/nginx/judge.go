@@ -60,7 +60,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	for _, r := range m.Rules {
 		var first map[translate.MethodClass]translate.Behaviour
 		for i, sc := range locations["@"+locationName(r)] {
-			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.server, http}, blocks: blocks, servers: servers}
+			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.server, http}, blocks: blocks, servers: servers, v: v}
 			bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
 			if err != nil {
 				return nil, fmt.Errorf("rule %s: %w", r.Name, err)

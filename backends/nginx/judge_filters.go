@@ -28,6 +28,8 @@ type filterScope struct {
 	blocks map[string]*crossplane.Directive
 	// servers are the server entries of each upstream.
 	servers map[string][]string
+	// v is the nginx version the file is for.
+	v version
 }
 
 // innermost returns every name directive of the innermost scope that has
@@ -101,7 +103,9 @@ func (fs filterScope) appended(name, variable string) (string, bool) {
 		return "", false
 	}
 	src := "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
-	if b.Args[0] != src || strings.ContainsAny(name, "_.") {
+	if b.Args[0] != src || strings.ContainsAny(name, "_.") || !fs.v.JoinsHeaderLines {
+		// Before 1.23.0 $http_<name> is only the first line of a
+		// repeated header: the others are dropped, not appended to.
 		return "", false
 	}
 	empty, def := b.Block[0], b.Block[1]
@@ -115,6 +119,12 @@ func (fs filterScope) appended(name, variable string) (string, bool) {
 	return v, true
 }
 
+// nginxOwnHeader reports whether nginx writes a response header of this
+// name itself, beside any add_header.
+func nginxOwnHeader(name string) bool {
+	return strings.EqualFold(name, "server") || strings.EqualFold(name, "date")
+}
+
 // responseHeaders reads add_header (with always: on every status) and
 // proxy_hide_header: a hidden header added again is set, a hidden one
 // alone removed.
@@ -123,7 +133,9 @@ func (fs filterScope) responseHeaders() *translate.HeaderModifier {
 	hidden := map[string]string{}
 	var order []string
 	for _, d := range innermost(fs.scopes, "proxy_hide_header") {
-		if len(d.Args) == 1 {
+		// nginx writes its own Server and Date whatever the backend
+		// sent: hiding the backend's removes nothing.
+		if len(d.Args) == 1 && !nginxOwnHeader(d.Args[0]) {
 			n := strings.ToLower(d.Args[0])
 			if _, ok := hidden[n]; !ok {
 				order = append(order, n)
@@ -138,7 +150,7 @@ func (fs filterScope) responseHeaders() *translate.HeaderModifier {
 			continue
 		}
 		h := translate.Header{Name: d.Args[0], Value: d.Args[1]}
-		if _, ok := hidden[strings.ToLower(h.Name)]; ok {
+		if _, ok := hidden[strings.ToLower(h.Name)]; ok && !nginxOwnHeader(h.Name) {
 			hm.Set = append(hm.Set, h)
 			set[strings.ToLower(h.Name)] = true
 		} else {
