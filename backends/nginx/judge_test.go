@@ -266,7 +266,7 @@ func TestJudgeCatchesFilterTampering(t *testing.T) {
 	for _, tc := range []struct {
 		name, version string
 		from, to      string // an edit of the generated file
-		nth           int // which occurrence of from, from 0
+		nth           int    // which occurrence of from, from 0
 		finding       translate.Feature
 		rule          int
 	}{
