@@ -38,13 +38,26 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	upstreams := crossplane.Directives{}
 	names := map[string]string{}
 	hostnames := map[string]bool{}
+	matches := map[*translate.Rule]ruleMatches{}
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				matches[rm.Rule] = append(matches[rm.Rule], rm.Match)
+			}
+		}
+	}
+	filterMaps := crossplane.Directives{}
+	portMap := false
 	for _, r := range m.Rules {
 		lower := strings.ToLower(upstreamName(r))
 		if other, dup := names[lower]; dup {
 			return cp, fmt.Errorf("rules %s and %s give the same upstream name", other, r.Name)
 		}
 		names[lower] = r.Name
-		p := planRule(r, v, opts)
+		p := planRule(r, v, opts, matches[r])
+		filterMaps = append(filterMaps, p.Maps...)
+		portMap = portMap || p.PortMap
+		upstreams = append(upstreams, p.MirrorUpstreams...)
 		if r.Forwards() && p.Upstream.Servers == nil {
 			return cp, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
 		}
@@ -108,11 +121,18 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	if serverIndex > 128 {
 		http = append(http, directive("server_names_hash_max_size", strconv.Itoa(nextPow2(8*serverIndex))))
 	}
-	if len(maps) > 256 {
-		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*len(maps)))))
+	if n := len(maps) + len(filterMaps); n > 256 {
+		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*n))))
 	}
 	cp.Hash = hashNames(http)
+	if portMap {
+		maps = append(maps, block("map", []string{"$server_port", redirectPortVar}, crossplane.Directives{
+			directive("80", ""),
+			directive("default", ":$server_port"),
+		}))
+	}
 	http = append(http, maps...)
+	http = append(http, filterMaps...)
 	http = append(http, upstreams...)
 	http = append(http, servers...)
 	cp.HTTP = http
@@ -174,6 +194,7 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 		if !located[rm.Rule] {
 			located[rm.Rule] = true
 			locations = append(locations, block("location", []string{"@" + locationName(rm.Rule)}, sb.plans[rm.Rule].Location))
+			locations = append(locations, sb.plans[rm.Rule].Server...)
 		}
 	}
 	notFound := block("location", []string{noRoute}, crossplane.Directives{directive("return", "404")})

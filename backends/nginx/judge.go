@@ -55,11 +55,13 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			}
 		}
 	}
+	blocks, servers := variableBlocks(http), upstreamServers(http)
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
 		var first map[translate.MethodClass]translate.Behaviour
 		for i, sc := range locations["@"+locationName(r)] {
-			bh, err := observeRule(r, []crossplane.Directives{sc.location, sc.server, http}, ups)
+			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.server, http}, blocks: blocks, servers: servers, v: v}
+			bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
 			if err != nil {
 				return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 			}
@@ -123,20 +125,36 @@ func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
 }
 
 // observeRule derives the behaviour of one rule's location per method class.
-func observeRule(r *translate.Rule, scopes []crossplane.Directives, ups map[string]upstreamSeen) (map[translate.MethodClass]translate.Behaviour, error) {
+func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[string]upstreamSeen) (map[translate.MethodClass]translate.Behaviour, error) {
+	scopes := fs.scopes
 	out := map[translate.MethodClass]translate.Behaviour{}
-	// `return` runs in the rewrite phase, before any proxying.
+	// `return` runs in the rewrite phase, before any proxying; add_header
+	// still applies to its answer.
 	for _, s := range scopes[:2] {
 		if args, ok := lookup([]crossplane.Directives{s}, "return"); ok && len(args) > 0 {
 			code, err := strconv.Atoi(args[0])
 			if err != nil {
 				return nil, fmt.Errorf("return %q", args[0])
 			}
+			bh := translate.Behaviour{Answer: code, MaxRetriedBody: -1}
+			bh.Filters.Redirect = fs.redirect(code, args, r, prefixes)
+			bh.Filters.ResponseHeaders = fs.responseHeaders()
 			for _, c := range r.MethodClasses() {
-				out[c] = translate.Behaviour{Answer: code, MaxRetriedBody: -1}
+				out[c] = bh
 			}
 			return out, nil
 		}
+	}
+	var filters translate.Filters
+	reqHeaders, host, err := fs.requestHeaders()
+	if err != nil {
+		return nil, err
+	}
+	filters.RequestHeaders = reqHeaders
+	filters.ResponseHeaders = fs.responseHeaders()
+	filters.Rewrite = fs.rewrite(host, prefixes, r.Filters.Rewrite)
+	if filters.Mirrors, err = fs.mirrors(r); err != nil {
+		return nil, err
 	}
 	pass, ok := lookup(scopes[:1], "proxy_pass")
 	if !ok || len(pass) != 1 || !strings.HasPrefix(pass[0], "http://") {
@@ -214,6 +232,7 @@ func observeRule(r *translate.Rule, scopes []crossplane.Directives, ups map[stri
 		// cuts the whole request.
 		RequestTimeout: translate.Timer{Kind: translate.TimerNone},
 		TimeoutStatus:  504,
+		Filters:        filters,
 	}
 	if retries == 0 {
 		base.Codes, base.ConnErrors, base.TimeoutRetried = nil, translate.ConnRetryNone, false

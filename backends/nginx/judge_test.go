@@ -259,3 +259,156 @@ func TestConfDHashSizes(t *testing.T) {
 	}
 	nginxCheckConfD(t, out.Files[0].Data)
 }
+
+// TestJudgeCatchesFilterTampering: a filter edited out of the generated
+// file, or a filter finding made wider than what nginx does, is caught.
+func TestJudgeCatchesFilterTampering(t *testing.T) {
+	for _, tc := range []struct {
+		name, version string
+		from, to      string // an edit of the generated file
+		nth           int    // which occurrence of from, from 0
+		finding       translate.Feature
+		rule          int
+	}{
+		{name: "set value changed", from: `proxy_set_header X-Set "s v";`, to: `proxy_set_header X-Set "s w";`},
+		{name: "add appends nothing", from: "default $http_x_add,added;", to: "default $http_x_add;"},
+		{name: "add replaces", from: `"" added;`, to: `"" other;`},
+		{name: "remove dropped", from: `proxy_set_header X-Remove "";`, to: ""},
+		{name: "response add not always", from: "add_header X-Resp-Add ra always;", to: "add_header X-Resp-Add ra;"},
+		{name: "response remove dropped", from: "proxy_hide_header X-Flaky-Endpoint;", to: ""},
+		{name: "response set adds", from: "proxy_hide_header X-Flaky-Endpoint;", to: "", nth: 1},
+		{name: "redirect status", from: "return 302 $scheme", to: "return 301 $scheme"},
+		{name: "redirect port map", from: `80 "";`, to: `8080 "";`},
+		{name: "redirect query dropped", from: "/new$is_args$args;", to: "/new;"},
+		{name: "redirect host", from: "https://example.com:8443", to: "https://example.org:8443"},
+		{name: "redirect port", from: "https://example.com:8443", to: "https://example.com"},
+		{name: "redirect scheme", from: "return 308 http://h.example", to: "return 308 https://h.example"},
+		{name: "redirect prefix value", from: `"~^/rd-prefix(/[^?]*)([?].*)?$" /p2$1$2;`, to: `"~^/rd-prefix(/[^?]*)([?].*)?$" /p3$1$2;`},
+		{name: "redirect prefix not element-wise", from: `"~^/rd-prefix(/[^?]*)([?].*)?$" /p2$1$2;`, to: `"~^/rd-prefix([^?]*)([?].*)?$" /p2$1$2;`},
+		{name: "redirect path equal to prefix", from: `"~^/rd-empty([?].*)?$" /$1;`, to: `"~^/rd-empty([?].*)?$" $1;`},
+		{name: "redirect is a 500", from: "return 303 $scheme://$host:8080$request_uri;", to: "return 500;"},
+		{name: "rewrite prefix value", from: `"~(?s)^/rw-prefix(/.*)$" /inner$1;`, to: `"~(?s)^/rw-prefix(/.*)$" /inner/x$1;`},
+		{name: "rewrite exact path", from: `"~^/rw-prefix$" /inner;`, to: `"~^/rw-prefix$" /;`},
+		{name: "rewrite other prefix", from: `"~(?s)^/rw-prefix(/.*)$" /inner$1;`, to: `"~(?s)^/rw-prefi(/.*)$" /inner$1;`},
+		{name: "rewrite host", from: "proxy_set_header Host rw.example;", to: "proxy_set_header Host $http_host;"},
+		{name: "rewrite removed", from: "rewrite ^ /full break;", to: ""},
+		{name: "rewrite redirects", from: "rewrite ^ /full break;", to: "rewrite ^ /full redirect;"},
+		{name: "mirror share", from: `50% "";`, to: `20% "";`},
+		{name: "mirror elsewhere", from: "server 127.0.0.1:18082 max_fails=0;", to: "server 127.0.0.1:18083 max_fails=0;"},
+		{name: "mirror removed", from: "mirror /_gwretry_mirror_default_filters_r11_0;", to: ""},
+		{name: "mirror skips all", from: "if ($gw_default_filters_r12_mirror0_skip) {", to: "if ($gw_default_filters_r12_mirror0_skip) {\n}\nif ($request_id) {"},
+		{name: "1.22 add claimed", version: "1.22", finding: translate.FeatureRequestHeaderModifier, rule: 0},
+	} {
+		for layout, b := range layouts(t) {
+			t.Run(tc.name+"/"+layout, func(t *testing.T) {
+				m := filterModel(18080, translate.Endpoint{Host: "127.0.0.1", Port: 18081}, translate.Endpoint{Host: "127.0.0.1", Port: 18082})
+				v := tc.version
+				if v == "" {
+					v = "1.24"
+				}
+				opts := translate.Options{Version: v}
+				out, err := b.Generate(m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
+					t.Fatalf("untampered: %v", errs)
+				}
+				if tc.finding != "" {
+					found := false
+					for i, f := range out.Findings {
+						if f.Rule == tc.rule && f.Feature == tc.finding {
+							if f.Status == translate.Honoured {
+								t.Fatalf("finding already honoured: %+v", f)
+							}
+							out.Findings[i].Status, found = translate.Honoured, true
+						}
+					}
+					if !found {
+						t.Fatalf("no finding %s for rule %d", tc.finding, tc.rule)
+					}
+				} else {
+					conf := string(out.Files[0].Data)
+					if !strings.Contains(conf, tc.from) {
+						t.Fatalf("the file lacks %q:\n%s", tc.from, conf)
+					}
+					i := 0
+					for range tc.nth {
+						i += strings.Index(conf[i:], tc.from) + len(tc.from)
+					}
+					j := i + strings.Index(conf[i:], tc.from)
+					if j < i {
+						t.Fatalf("the file has no occurrence %d of %q", tc.nth, tc.from)
+					}
+					out.Files[0].Data = []byte(conf[:j] + tc.to + conf[j+len(tc.from):])
+				}
+				obs, err := b.Observe(m, opts, out.Files)
+				if err != nil {
+					t.Logf("Observe refuses it: %v", err)
+					return
+				}
+				var errs []error
+				for _, r := range m.Rules {
+					errs = append(errs, translate.CheckClaims(r, out.Findings, obs[r.Name])...)
+				}
+				if len(errs) == 0 {
+					t.Fatalf("the judge did not catch it:\n%s", out.Files[0].Data)
+				}
+				t.Log(errs[0])
+			})
+		}
+	}
+}
+
+// TestJudgeServerHeader: nginx writes its own Server header, so hiding the
+// backend's does not remove it; a claim that it does is caught.
+func TestJudgeServerHeader(t *testing.T) {
+	r := rule(0, nil, translate.Timeouts{})
+	r.Filters.ResponseHeaders = &translate.HeaderModifier{Remove: []string{"Server"}}
+	m := model("", []*translate.Rule{r})
+	b := New()
+	opts := translate.Options{Version: "1.24"}
+	out, err := b.Generate(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range out.Findings {
+		if f.Feature == translate.FeatureResponseHeaderModifier {
+			if f.Status != translate.Approximated {
+				t.Fatalf("removing Server: %+v", f)
+			}
+			out.Findings[i].Status = translate.Honoured
+		}
+	}
+	if errs := claimErrors(t, b, m, opts, out); len(errs) == 0 {
+		t.Error("a widened claim on Server was not caught")
+	}
+}
+
+// TestJudgeAgreesWithFilterClaims: on the generated filters, at every
+// version and layout, every honoured claim holds in what the judge reads.
+func TestJudgeAgreesWithFilterClaims(t *testing.T) {
+	for layout, b := range layouts(t) {
+		for _, v := range b.Versions() {
+			m := filterModel(18080, translate.Endpoint{Host: "127.0.0.1", Port: 18081}, translate.Endpoint{Host: "127.0.0.1", Port: 18082})
+			res, err := translate.Run(m, []translate.Target{{Backend: b, Version: v}}, false)
+			if err != nil {
+				t.Fatalf("%s %s: %v", layout, v, err)
+			}
+			honoured := 0
+			for _, f := range res.Report.Findings {
+				if f.Status == translate.Honoured {
+					honoured++
+				}
+			}
+			// 1.22 cannot append to a repeated header.
+			want := 16
+			if v == "1.22" {
+				want = 15
+			}
+			if honoured != want {
+				t.Errorf("%s %s: %d honoured findings, want %d: %+v", layout, v, honoured, want, res.Report.Findings)
+			}
+		}
+	}
+}

@@ -136,6 +136,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	var run []string
 	if b.Layout() == LayoutConfD {
 		run = []string{"run: copy gwretry.conf into the directory the main nginx.conf includes inside http {} (Debian: /etc/nginx/conf.d/), then nginx -t && nginx -s reload; it has only maps, upstreams and servers, so the main file's logs, pid file and temporary directories apply (its listeners must not clash with the main file's servers)"}
+		if hasResponseHeaderFilter(m) {
+			run = append(run, "a rule with a ResponseHeaderModifier sets add_header and proxy_hide_header in its own location, so nginx does not apply the add_header and proxy_hide_header of the main nginx.conf's http {} to that rule's responses")
+		}
 		if cp.Hash != "" {
 			run = append(run, "gwretry.conf sets "+cp.Hash+" (needed for these names and routes): remove the same directive from the main nginx.conf if it sets one, nginx rejects a duplicate")
 		}
@@ -147,11 +150,22 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"nothing is retried once part of a response has reached the client; after the last try nginx returns the last response, or 502/504 on a connection error or timeout",
 		"routing: each match becomes nginx maps (path on the decoded, normalized $uri; headers as $http_<name>, first value; query parameters on the raw $args, first occurrence, compared without percent-decoding); regular expressions must match the whole value and are run by nginx's PCRE, not RE2",
 		"a header regex matches only a non-empty header (nginx cannot tell an empty header from a missing one)",
-		"the Host header is passed to backends as the client sent it; requests that match no route get 404",
+		"the Host header is passed to backends as the client sent it (unless a URLRewrite hostname or a RequestHeaderModifier sets it); requests that match no route get 404",
 	}
 	return &translate.Output{
 		Files:    []translate.File{{Path: b.path(), Data: conf}},
 		Findings: cp.Findings,
 		Notes:    slices.Concat(translate.InfoNotes(run...), translate.InfoNotes(notes...), cp.Notes),
 	}, nil
+}
+
+// hasResponseHeaderFilter reports whether some rule has a
+// ResponseHeaderModifier.
+func hasResponseHeaderFilter(m *translate.Model) bool {
+	for _, r := range m.Rules {
+		if r.Filters.ResponseHeaders != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -30,20 +30,35 @@ type rulePlan struct {
 	Location crossplane.Directives
 	Findings []translate.Finding
 	Notes    []translate.Note
+	// Maps are the rule's http-level maps (filters); PortMap says it
+	// needs the shared redirect port map.
+	Maps    crossplane.Directives
+	PortMap bool
+	// Server are the locations every server that routes to the rule
+	// needs beside its named location (mirror targets).
+	Server crossplane.Directives
+	// MirrorUpstreams are the upstream blocks of its mirror backends.
+	MirrorUpstreams crossplane.Directives
 }
 
 // planRule maps one rule to nginx directives and findings. A dead rule
-// (no backend can receive traffic) gets `return 500` and no upstream.
-func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
+// (no backend can receive traffic) gets `return 500` and no upstream; a
+// redirect-only rule gets `return CODE LOCATION`. matches are the rule's
+// matches (for the prefix of ReplacePrefixMatch).
+func planRule(r *translate.Rule, v version, opts translate.Options, matches ruleMatches) rulePlan {
 	var p rulePlan
+	fp := planFilters(r, v, matches)
+	p.Maps, p.PortMap, p.Server, p.MirrorUpstreams = fp.Maps, fp.PortMap, fp.Server, fp.Upstreams
 	if !r.Forwards() {
-		// A dead rule, or a redirect gwretry does not translate yet: its
-		// filters.requestRedirect finding says so.
-		p.Location = crossplane.Directives{directive("return", "500")}
-		p.Findings = deadFindings(r)
-		if r.Dead() {
-			p.Notes = append(p.Notes, translate.Warning(translate.RuleObject(r), "%s, so nginx answers every request it matches with 500", r.DeadReason()))
+		if r.Filters.Redirect != nil {
+			p.Location = fp.Location
+			p.Findings = noForwardFindings(r, fp, redirectAnswer(r))
+			return p
 		}
+		p.Location = crossplane.Directives{directive("return", "500")}
+		p.Maps, p.PortMap = nil, false
+		p.Findings = deadFindings(r)
+		p.Notes = append(p.Notes, translate.Warning(translate.RuleObject(r), "%s, so nginx answers every request it matches with 500", r.DeadReason()))
 		return p
 	}
 	attempts := 0
@@ -58,8 +73,8 @@ func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 	loc := crossplane.Directives{
 		directive("proxy_pass", "http://"+upstreamName(r)),
 		directive("proxy_http_version", "1.1"),
-		directive("proxy_set_header", "Host", "$http_host"),
 	}
+	loc = append(loc, fp.Headers...)
 	if retrying {
 		next := []string{"error", "timeout", "invalid_header"}
 		for _, c := range supported {
@@ -85,9 +100,43 @@ func planRule(r *translate.Rule, v version, opts translate.Options) rulePlan {
 			directive("proxy_send_timeout", timer),
 			directive("proxy_read_timeout", timer))
 	}
-	p.Location = loc
-	p.Findings = findings(r, v, attempts, supported, unsupported, p.Upstream, opts)
+	p.Location = append(loc, fp.Location...)
+	p.Findings = findings(r, v, attempts, supported, unsupported, p.Upstream, opts, fp)
 	return p
+}
+
+// filterFinding returns the finding planFilters made for feature f.
+func filterFinding(fp filterPlan, f translate.Feature) (translate.Finding, bool) {
+	for _, x := range fp.Findings {
+		if x.Feature == f {
+			return x, true
+		}
+	}
+	return translate.Finding{}, false
+}
+
+// redirectAnswer says what nginx does with every request of a redirect-only
+// rule.
+func redirectAnswer(r *translate.Rule) string {
+	return fmt.Sprintf("nginx answers with the redirect (%s)", r.Filters.Redirect)
+}
+
+// noForwardFindings are the findings of a redirect-only rule: the filters
+// planFilters translated, and for the rest what happens instead.
+func noForwardFindings(r *translate.Rule, fp filterPlan, answer string) []translate.Finding {
+	var fs []translate.Finding
+	for _, f := range r.Features() {
+		if x, ok := filterFinding(fp, f); ok {
+			fs = append(fs, x)
+			continue
+		}
+		if u, ok := translate.UntranslatedFinding(r, f, "nginx", answer); ok {
+			fs = append(fs, u)
+			continue
+		}
+		fs = append(fs, translate.DeadRuleFinding(r, f, answer))
+	}
+	return fs
 }
 
 // deadFindings are the findings of a dead rule: nginx answers 500 itself,
@@ -146,7 +195,7 @@ func codeList(cs []int) string {
 }
 
 // findings returns one finding per feature of a rule that has backends.
-func findings(r *translate.Rule, v version, attempts int, supported, unsupported []int, up upstreamPlan, opts translate.Options) []translate.Finding {
+func findings(r *translate.Rule, v version, attempts int, supported, unsupported []int, up upstreamPlan, opts translate.Options, fp filterPlan) []translate.Finding {
 	var fs []translate.Finding
 	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
 		fs = append(fs, translate.NewFinding(r, f, s, format, args...))
@@ -178,6 +227,10 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 	}
 	caveated := func(f translate.Feature, s translate.Status, msg string) { caveatedBy(caveats, f, s, msg) }
 	for _, f := range r.Features() {
+		if x, ok := filterFinding(fp, f); ok {
+			fs = append(fs, x)
+			continue
+		}
 		if u, ok := translate.UntranslatedFinding(r, f, "nginx", deadAnswer); ok {
 			fs = append(fs, u)
 			continue

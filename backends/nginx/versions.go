@@ -25,6 +25,9 @@ type version struct {
 	// proxy_next_upstream_tries (an ngx_int_t); the cap keeps the upstream
 	// small.
 	MaxRetries int
+	// JoinsHeaderLines: $http_<name> joins the lines of a header sent
+	// several times (nginx 1.23.0); before, it holds only the first.
+	JoinsHeaderLines bool
 }
 
 // retryCodes are the codes every supported nginx version can retry: 403, 404
@@ -37,9 +40,9 @@ func retryCodes() []int { return []int{403, 404, 429, 500, 502, 503, 504} }
 func versionTable() []version {
 	return []version{
 		{Name: "1.22", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts},
-		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts},
-		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126, MaxRetries: maxAttempts},
-		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest, MaxRetries: maxAttempts},
+		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts, JoinsHeaderLines: true},
+		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126, MaxRetries: maxAttempts, JoinsHeaderLines: true},
+		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest, MaxRetries: maxAttempts, JoinsHeaderLines: true},
 	}
 }
 

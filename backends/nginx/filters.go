@@ -1,0 +1,494 @@
+package nginx
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// redirectPortVar is the http-level map that writes the listener's port
+// into a redirect's Location when neither scheme nor port is set: nothing
+// for port 80 (the port of http), else ":PORT".
+const redirectPortVar = "$gw_redirect_port"
+
+// filterPlan is what a rule's filters add to the configuration.
+type filterPlan struct {
+	// Location are directives for the rule's named location, after
+	// proxy_pass (or the return of a redirect).
+	Location crossplane.Directives
+	// Headers are the proxy_set_header directives of the rule (Host first),
+	// for its location and its mirror locations.
+	Headers crossplane.Directives
+	// Maps are http-level maps and split_clients blocks of this rule.
+	Maps crossplane.Directives
+	// PortMap: the rule needs the shared redirectPortVar map.
+	PortMap bool
+	// Upstreams are the upstream blocks of the mirror backends.
+	Upstreams crossplane.Directives
+	// Server are locations each server that routes to the rule needs (the
+	// mirror locations).
+	Server   crossplane.Directives
+	Findings []translate.Finding
+}
+
+// ruleMatches are the matches that select a rule, in precedence order,
+// on any listener and virtual host.
+type ruleMatches []translate.Match
+
+// specialRequestHeaders are the request headers nginx writes or handles
+// itself when it proxies: a filter on them does not act as the Gateway API
+// defines.
+var specialRequestHeaders = []string{"host", "connection", "content-length", "transfer-encoding", "te", "upgrade", "keep-alive", "expect", "proxy-connection"}
+
+// specialResponseHeaders are the response headers nginx writes itself or
+// treats apart from the others (its own Server and Date, the framing
+// headers, and those add_header replaces instead of adding).
+var specialResponseHeaders = []string{"server", "date", "content-length", "content-type", "transfer-encoding", "connection", "keep-alive",
+	"last-modified", "etag", "cache-control", "link", "location", "refresh", "accept-ranges", "content-encoding", "expires"}
+
+// headerNames are the lower-case names a modifier touches, and those named
+// in more than one of its lists.
+func headerNames(hm *translate.HeaderModifier) (all, twice []string) {
+	count := map[string]int{}
+	var order []string
+	note := func(n string) {
+		n = strings.ToLower(n)
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+	}
+	for _, h := range hm.Set {
+		note(h.Name)
+	}
+	for _, h := range hm.Add {
+		note(h.Name)
+	}
+	for _, n := range hm.Remove {
+		note(n)
+	}
+	for _, n := range order {
+		if count[n] > 1 {
+			twice = append(twice, n)
+		}
+	}
+	return order, twice
+}
+
+func intersect(names, special []string) []string {
+	var out []string
+	for _, n := range names {
+		if slices.Contains(special, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// nginxHeaderVar reports whether nginx passes a client header of this name
+// and exposes it as $http_<name>: not with '_' (underscores_in_headers off)
+// or '.' (ignore_invalid_headers on), which nginx drops.
+func nginxHeaderVar(name string) (string, bool) {
+	if strings.ContainsAny(name, "_.") {
+		return "", false
+	}
+	return "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_"), true
+}
+
+// addVar is the map variable that appends the k-th added request header.
+func addVar(r *translate.Rule, k int) string { return "$gw_" + r.Name + "_add" + strconv.Itoa(k) }
+
+// planFilters maps the rule-level filters of rule r, which forwards or
+// redirects, to nginx directives and findings. It writes nothing for the
+// filters it reports unsupported.
+func planFilters(r *translate.Rule, v version, matches ruleMatches) filterPlan {
+	var p filterPlan
+	fl := &r.Filters
+	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
+		p.Findings = append(p.Findings, translate.NewFinding(r, f, s, format, args...))
+	}
+
+	// Request headers: one proxy_set_header per name, Host first.
+	host := "$http_host"
+	if fl.Rewrite != nil && fl.Rewrite.Hostname != "" && r.Forwards() {
+		host = fl.Rewrite.Hostname
+	}
+	p.Headers = crossplane.Directives{directive("proxy_set_header", "Host", host)}
+	if hm := fl.RequestHeaders; hm != nil && r.Forwards() {
+		var what, caveats []string
+		names, twice := headerNames(hm)
+		for _, h := range hm.Set {
+			if strings.EqualFold(h.Name, "host") {
+				p.Headers[0] = directive("proxy_set_header", "Host", h.Value)
+				continue
+			}
+			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, h.Value))
+			what = append(what, fmt.Sprintf("sets %s (proxy_set_header %s %q)", h.Name, h.Name, h.Value))
+		}
+		for k, h := range hm.Add {
+			src, ok := nginxHeaderVar(h.Name)
+			if !ok {
+				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, h.Value))
+				caveats = append(caveats, fmt.Sprintf("nginx drops a client header named %s ('_' or '.' in the name: underscores_in_headers off, ignore_invalid_headers on), so the add only sets %q", h.Name, h.Value))
+				continue
+			}
+			vr := addVar(r, k)
+			p.Maps = append(p.Maps, block("map", []string{src, vr}, crossplane.Directives{
+				directive("", h.Value),
+				directive("default", src+","+h.Value),
+			}))
+			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, vr))
+			what = append(what, fmt.Sprintf("adds %q to %s (the client's value, ',' and the value; the value alone when the client sent none)", h.Value, h.Name))
+			if !v.JoinsHeaderLines {
+				caveats = append(caveats, fmt.Sprintf("nginx %s's %s holds only the first line of a header the client sent on several lines, so the other lines of %s are dropped (nginx 1.23.0 joins them)", v.Name, src, h.Name))
+			}
+		}
+		for _, n := range hm.Remove {
+			if strings.EqualFold(n, "host") {
+				p.Headers[0] = directive("proxy_set_header", "Host", "")
+				continue
+			}
+			p.Headers = append(p.Headers, directive("proxy_set_header", n, ""))
+			what = append(what, fmt.Sprintf("removes %s (proxy_set_header %s \"\")", n, n))
+		}
+		if sp := intersect(names, specialRequestHeaders); len(sp) > 0 {
+			caveats = append(caveats, fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
+		}
+		if len(twice) > 0 {
+			caveats = append(caveats, fmt.Sprintf("%s is named in more than one of set, add and remove: nginx sends one value per name, the last of set, add, remove", strings.Join(twice, ", ")))
+		}
+		status, msg := translate.Honoured, "nginx "+strings.Join(what, "; ")+" on every request it proxies for the rule (client headers of other names pass unchanged)"
+		if len(caveats) > 0 {
+			status, msg = translate.Approximated, msg+"; but "+strings.Join(caveats, "; and ")
+		}
+		add(translate.FeatureRequestHeaderModifier, status, "%s", msg)
+	}
+	// Order for a stable file: Host, then by name.
+	slices.SortStableFunc(p.Headers[1:], func(a, b *crossplane.Directive) int {
+		return strings.Compare(strings.ToLower(a.Args[0]), strings.ToLower(b.Args[0]))
+	})
+	p.Headers = dedupeHeaders(p.Headers)
+
+	// Response headers: add_header ... always; set hides the backend's
+	// header first; remove hides it.
+	if hm := fl.ResponseHeaders; hm != nil {
+		var what []string
+		hidden := map[string]bool{}
+		hide := func(n string) {
+			if !hidden[strings.ToLower(n)] {
+				hidden[strings.ToLower(n)] = true
+				p.Location = append(p.Location, directive("proxy_hide_header", n))
+			}
+		}
+		for _, h := range hm.Set {
+			hide(h.Name)
+			p.Location = append(p.Location, directive("add_header", h.Name, h.Value, "always"))
+			what = append(what, fmt.Sprintf("sets %s (proxy_hide_header %s; add_header %s %q always)", h.Name, h.Name, h.Name, h.Value))
+		}
+		for _, h := range hm.Add {
+			p.Location = append(p.Location, directive("add_header", h.Name, h.Value, "always"))
+			what = append(what, fmt.Sprintf("adds %s (add_header %s %q always: a further header line after the backend's, which HTTP reads as the values joined by commas)", h.Name, h.Name, h.Value))
+		}
+		for _, n := range hm.Remove {
+			hide(n)
+			what = append(what, fmt.Sprintf("removes %s (proxy_hide_header %s)", n, n))
+		}
+		names, twice := headerNames(hm)
+		var caveats []string
+		if sp := intersect(names, specialResponseHeaders); len(sp) > 0 {
+			caveats = append(caveats, fmt.Sprintf("nginx writes or treats %s itself (its own Server and Date, the framing headers, and headers add_header replaces rather than adds), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
+		}
+		if len(twice) > 0 {
+			caveats = append(caveats, fmt.Sprintf("%s is named in more than one of set, add and remove: nginx hides the backend's header and sends every value set or added", strings.Join(twice, ", ")))
+		}
+		if !r.Forwards() {
+			what = append(what, "on the redirect nginx answers")
+		}
+		status, msg := translate.Honoured, "nginx "+strings.Join(what, "; ")+"; on every response of the rule, errors included"
+		if len(caveats) > 0 {
+			status, msg = translate.Approximated, msg+"; but "+strings.Join(caveats, "; and ")
+		}
+		add(translate.FeatureResponseHeaderModifier, status, "%s", msg)
+	}
+
+	if rd := fl.Redirect; rd != nil && !r.Forwards() {
+		p.planRedirect(r, rd, matches)
+	}
+	if rw := fl.Rewrite; rw != nil && r.Forwards() {
+		p.planRewrite(r, rw, matches)
+	}
+	if len(fl.Mirrors) > 0 && r.Forwards() {
+		p.planMirrors(r)
+	}
+	return p
+}
+
+// dedupeHeaders keeps the last proxy_set_header of each name (Host stays
+// first).
+func dedupeHeaders(ds crossplane.Directives) crossplane.Directives {
+	last := map[string]int{}
+	for i, d := range ds {
+		last[strings.ToLower(d.Args[0])] = i
+	}
+	var out crossplane.Directives
+	for i, d := range ds {
+		if last[strings.ToLower(d.Args[0])] == i {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// prefixes returns the path prefixes (trailing '/' removed) of the rule's
+// matches, longest first, and whether one of them, nested in a shorter one,
+// belongs to a match with other conditions: then the longest prefix that
+// fits the path may not be the one of the match that selected the request.
+// ok is false when some match is not a PathPrefix.
+func (ms ruleMatches) prefixes() (raw []string, ambiguous, ok bool) {
+	cond := map[string]bool{}
+	for _, m := range ms {
+		if m.PathType != translate.PathPrefix {
+			return nil, false, false
+		}
+		p := strings.TrimRight(m.Path, "/")
+		if _, seen := cond[p]; !seen {
+			raw = append(raw, p)
+		}
+		cond[p] = cond[p] || m.Method != "" || len(m.Headers) > 0 || len(m.Query) > 0
+	}
+	slices.SortStableFunc(raw, func(a, b string) int { return len(b) - len(a) })
+	for i, long := range raw {
+		for _, short := range raw[i+1:] {
+			if cond[long] && (short == "" || strings.HasPrefix(long, short+"/")) {
+				ambiguous = true
+			}
+		}
+	}
+	return raw, ambiguous, true
+}
+
+// trimmedValue is a ReplacePrefixMatch value without its trailing '/'.
+func trimmedValue(p *translate.PathModifier) string { return strings.TrimRight(p.Value, "/") }
+
+// orRoot is s, or "/" when s is empty.
+func orRoot(s string) string {
+	if s == "" {
+		return "/"
+	}
+	return s
+}
+
+// prefixMapName is the variable of the rule's prefix replacement map.
+func prefixMapName(r *translate.Rule, kind string) string { return "$gw_" + r.Name + "_" + kind }
+
+// planRedirect answers the rule's requests with return CODE LOCATION.
+func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, matches ruleMatches) {
+	scheme, host, port := "$scheme", "$host", ""
+	if rd.Scheme != "" {
+		scheme = rd.Scheme
+	}
+	if rd.Hostname != "" {
+		host = rd.Hostname
+	}
+	effective := rd.Scheme
+	if effective == "" {
+		effective = "http" // every generated listener is HTTP
+	}
+	switch {
+	case rd.Port != 0 && !(effective == "http" && rd.Port == 80) && !(effective == "https" && rd.Port == 443):
+		port = ":" + strconv.Itoa(rd.Port)
+	case rd.Port == 0 && rd.Scheme == "":
+		port, p.PortMap = redirectPortVar, true
+	}
+	path := "$request_uri"
+	status, caveat := translate.Honoured, ""
+	var how string
+	if rd.Path != nil {
+		switch rd.Path.Type {
+		case translate.ReplaceFullPath:
+			path = rd.Path.Value + "$is_args$args"
+			how = "the path replaced by " + rd.Path.Value + " and the query kept"
+		case translate.ReplacePrefixMatch:
+			raw, ambiguous, ok := matches.prefixes()
+			if !ok {
+				p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureRequestRedirect, translate.Unsupported,
+					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx answers 500 (return 500)"))
+				p.Location = crossplane.Directives{directive("return", "500")}
+				return
+			}
+			v := trimmedValue(rd.Path)
+			entries := crossplane.Directives{}
+			for _, pre := range raw {
+				lit := literal(pre)
+				if pre != "" {
+					entries = append(entries, directive("~^"+lit+"([?].*)?$", orRoot(v)+"$1"))
+				}
+				entries = append(entries, directive("~^"+lit+"(/[^?]*)([?].*)?$", v+"$1$2"))
+			}
+			entries = append(entries, directive("default", orRoot(v)))
+			p.Maps = append(p.Maps, block("map", []string{"$request_uri", prefixMapName(r, "rd")}, entries))
+			path = prefixMapName(r, "rd")
+			how = fmt.Sprintf("the matched prefix replaced by %q on the request URI as the client sent it (query kept); a request whose raw path does not begin with the prefix as written in the route (percent-encoded or with dot segments there, which nginx's routing decodes and normalizes) gets %s, without the rest of its path", rd.Path.Value, orRoot(v))
+			if ambiguous {
+				status = translate.Approximated
+				caveat = "; but the rule has nested prefixes whose longer one has other conditions: nginx replaces the longest prefix of the rule that fits the path, which is not the prefix of the match that selected the request when that match's other conditions failed"
+			}
+		}
+	} else {
+		how = "the path and query kept ($request_uri)"
+	}
+	loc := scheme + "://" + host + port + path
+	p.Location = append(crossplane.Directives{directive("return", strconv.Itoa(rd.StatusCode), loc)}, p.Location...)
+	portText := "no port (the default of the scheme)"
+	switch {
+	case port == redirectPortVar:
+		portText = "the listener's port (none for 80)"
+	case port != "":
+		portText = "port " + port[1:]
+	}
+	p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureRequestRedirect, status,
+		"nginx answers every request of the rule with return %d %s: scheme %s, host %s, %s, %s%s", rd.StatusCode, loc,
+		orText(rd.Scheme, "of the request"), orText(rd.Hostname, "of the request's Host header ($host)"), portText, how, caveat))
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// planRewrite rewrites the path with rewrite ... break (nginx escapes the
+// new path when it proxies it) and the host with proxy_set_header Host.
+func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, matches ruleMatches) {
+	status := translate.Honoured
+	var what []string
+	if rw.Hostname != "" {
+		what = append(what, fmt.Sprintf("sends Host %s (proxy_set_header Host %s)", rw.Hostname, rw.Hostname))
+	}
+	caveat := ""
+	if pm := rw.Path; pm != nil {
+		switch pm.Type {
+		case translate.ReplaceFullPath:
+			p.Location = append(p.Location, directive("rewrite", "^", pm.Value, "break"))
+			what = append(what, fmt.Sprintf("replaces the path with %s (rewrite ^ %s break; the query is kept)", pm.Value, pm.Value))
+		case translate.ReplacePrefixMatch:
+			raw, ambiguous, ok := matches.prefixes()
+			if !ok {
+				p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureURLRewrite, translate.Unsupported,
+					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx proxies the path unchanged"))
+				return
+			}
+			v := trimmedValue(pm)
+			entries := crossplane.Directives{}
+			for _, pre := range raw {
+				dec, err := decodePath(pre)
+				if err != nil {
+					p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureURLRewrite, translate.Unsupported,
+						"the prefix %q cannot be written for nginx (%v); nginx proxies the path unchanged", pre, err))
+					return
+				}
+				lit := literal(dec)
+				if dec != "" {
+					entries = append(entries, directive("~^"+lit+"$", orRoot(v)))
+				}
+				entries = append(entries, directive("~(?s)^"+lit+"(/.*)$", v+"$1"))
+			}
+			entries = append(entries, directive("default", "$uri"))
+			p.Maps = append(p.Maps, block("map", []string{"$uri", prefixMapName(r, "rw")}, entries))
+			p.Location = append(p.Location, directive("rewrite", "^", prefixMapName(r, "rw"), "break"))
+			what = append(what, fmt.Sprintf("replaces the matched prefix with %q (a map on nginx's decoded, normalized $uri, the path nginx routes on, then rewrite ... break; nginx percent-encodes the new path when it proxies it, and the query is kept)", pm.Value))
+			if ambiguous {
+				status = translate.Approximated
+				caveat = "; but the rule has nested prefixes whose longer one has other conditions: nginx replaces the longest prefix of the rule that fits the path, which is not the prefix of the match that selected the request when that match's other conditions failed"
+			}
+		}
+	}
+	p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureURLRewrite, status, "nginx %s%s", strings.Join(what, " and "), caveat))
+}
+
+// mirrorLocation is the exact location a rule's k-th mirror subrequest
+// goes to. It is internal: a client that requests it gets 404.
+func mirrorLocation(r *translate.Rule, k int) string {
+	return "/_gwretry_mirror_" + r.Name + "_" + strconv.Itoa(k)
+}
+
+// mirrorUpstream names the upstream of a rule's k-th mirror.
+func mirrorUpstream(r *translate.Rule, k int) string { return r.Name + "_mirror" + strconv.Itoa(k) }
+
+// mirrorSkipVar is 1 for the requests the k-th mirror leaves out.
+func mirrorSkipVar(r *translate.Rule, k int) string {
+	return "$gw_" + r.Name + "_mirror" + strconv.Itoa(k) + "_skip"
+}
+
+// planMirrors writes a mirror directive per valid RequestMirror, its
+// internal location and its upstream; a share below 100% is drawn per
+// request by split_clients on $request_id.
+func (p *filterPlan) planMirrors(r *translate.Rule) {
+	var what, caveats []string
+	status := translate.Honoured
+	for k, m := range r.Filters.Mirrors {
+		if m.Backend == nil {
+			what = append(what, fmt.Sprintf("mirrors nothing for requestMirror %d (%s), as the Gateway API asks", k, m.Invalid))
+			continue
+		}
+		loc := mirrorLocation(r, k)
+		up := mirrorUpstream(r, k)
+		var servers crossplane.Directives
+		for _, e := range m.Backend.Endpoints {
+			servers = append(servers, directive("server", hostPort(e.Host, e.Port), "max_fails=0"))
+		}
+		if len(servers) == 0 {
+			what = append(what, fmt.Sprintf("mirrors nothing to %s (no endpoint)", m.Backend.Service))
+			continue
+		}
+		p.Upstreams = append(p.Upstreams, block("upstream", []string{up}, servers))
+		p.Location = append(p.Location, directive("mirror", loc))
+		body := crossplane.Directives{directive("internal")}
+		share := "every request"
+		if m.Numerator < m.Denominator {
+			// split_clients takes percentages with two decimals.
+			hundredths := (m.Numerator*10000 + m.Denominator/2) / m.Denominator
+			skip := mirrorSkipVar(r, k)
+			entries := crossplane.Directives{}
+			if hundredths > 0 {
+				entries = append(entries, directive(percentText(hundredths), ""))
+			}
+			entries = append(entries, directive("*", "1"))
+			p.Maps = append(p.Maps, block("split_clients", []string{"$request_id", skip}, entries))
+			body = append(body, block("if", []string{skip}, crossplane.Directives{directive("return", "204")}))
+			share = fmt.Sprintf("%s of the requests, drawn per request (split_clients on $request_id)", percentText(hundredths))
+			if m.Numerator*10000%m.Denominator != 0 {
+				status = translate.Approximated
+				caveats = append(caveats, fmt.Sprintf("the share %d/%d is rounded to %s (split_clients takes percentages with two decimals)", m.Numerator, m.Denominator, percentText(hundredths)))
+			}
+		}
+		body = append(body, directive("proxy_pass", "http://"+up+"$request_uri"), directive("proxy_http_version", "1.1"))
+		body = append(body, p.Headers...)
+		body = append(body, directive("proxy_next_upstream", "off"))
+		p.Server = append(p.Server, block("location", []string{"=", loc}, body))
+		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))
+	}
+	if r.Filters.Rewrite != nil {
+		status = translate.Approximated
+		caveats = append(caveats, "a mirror receives the path as the client sent it ($request_uri), not the URLRewrite's")
+	}
+	msg := "nginx " + strings.Join(what, "; ") + "; nginx finishes a client connection only once its mirror subrequests are done, so a slow mirror delays the next request on a kept-alive connection, not the response, and a client request to a mirror location's exact path gets 404"
+	if len(caveats) > 0 {
+		msg += "; but " + strings.Join(caveats, "; and ")
+	}
+	p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureRequestMirror, status, "%s", msg))
+}
+
+// percentText writes hundredths of a percent as split_clients reads them.
+func percentText(h int) string {
+	if h%100 == 0 {
+		return strconv.Itoa(h/100) + "%"
+	}
+	return fmt.Sprintf("%d.%02d%%", h/100, h%100)
+}

@@ -1,0 +1,566 @@
+package nginx
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// The judge's side of the filters: it reads what nginx does with a rule's
+// requests and responses from the parsed directives (the location, its
+// server and the http block's maps, split_clients and upstreams) and
+// writes it in the model's terms. It takes from the model only what the
+// Gateway API defines (the rule's match prefixes, its mirror backends'
+// endpoints, to name them), never what the generator meant to write.
+
+// filterScope is what the judge reads a rule's filters from.
+type filterScope struct {
+	// scopes are the location, its server and http, innermost first.
+	scopes []crossplane.Directives
+	// blocks are the http-level map and split_clients blocks by the
+	// variable they define.
+	blocks map[string]*crossplane.Directive
+	// servers are the server entries of each upstream.
+	servers map[string][]string
+	// v is the nginx version the file is for.
+	v version
+}
+
+// innermost returns every name directive of the innermost scope that has
+// one: nginx inherits proxy_set_header, add_header, proxy_hide_header and
+// mirror only into a level that has none of its own.
+func innermost(scopes []crossplane.Directives, name string) crossplane.Directives {
+	for _, s := range scopes {
+		var out crossplane.Directives
+		for _, d := range s {
+			if d.Directive == name {
+				out = append(out, d)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// requestHeaders reads proxy_set_header: "" removes a header, a literal
+// sets it, a map that appends to $http_<name> adds to it. Host is the
+// rewrite's hostname when literal; "$http_host" passes the client's.
+func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host string, err error) {
+	hm = &translate.HeaderModifier{}
+	for _, d := range innermost(fs.scopes, "proxy_set_header") {
+		if len(d.Args) != 2 {
+			return nil, "", fmt.Errorf("proxy_set_header %q", d.Args)
+		}
+		name, val := d.Args[0], d.Args[1]
+		if strings.EqualFold(name, "host") {
+			switch {
+			case val == "$http_host":
+			case val == "":
+				hm.Remove = append(hm.Remove, name)
+			case !strings.Contains(val, "$"):
+				host = val
+			default:
+				return nil, "", fmt.Errorf("proxy_set_header Host %q", val)
+			}
+			continue
+		}
+		switch {
+		case val == "":
+			hm.Remove = append(hm.Remove, name)
+		case !strings.Contains(val, "$"):
+			hm.Set = append(hm.Set, translate.Header{Name: name, Value: val})
+		default:
+			added, ok := fs.appended(name, val)
+			if !ok {
+				// Something else: report it as set to the text, which no
+				// Gateway API value can be.
+				hm.Set = append(hm.Set, translate.Header{Name: name, Value: val})
+				continue
+			}
+			hm.Add = append(hm.Add, translate.Header{Name: name, Value: added})
+		}
+	}
+	if len(hm.Set)+len(hm.Add)+len(hm.Remove) == 0 {
+		hm = nil
+	}
+	return hm, host, nil
+}
+
+// appended reads a map variable that is the client's header name with a
+// value appended: map $http_<name> VAR { "" VALUE; default $http_<name>,VALUE; }
+// (map tries no regex on an empty value, so the empty key is exact).
+func (fs filterScope) appended(name, variable string) (string, bool) {
+	b, ok := fs.blocks[variable]
+	if !ok || b.Directive != "map" || len(b.Block) != 2 {
+		return "", false
+	}
+	src := "$http_" + strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	if b.Args[0] != src || strings.ContainsAny(name, "_.") || !fs.v.JoinsHeaderLines {
+		// Before 1.23.0 $http_<name> is only the first line of a
+		// repeated header: the others are dropped, not appended to.
+		return "", false
+	}
+	empty, def := b.Block[0], b.Block[1]
+	if empty.Directive != "" || len(empty.Args) != 1 || def.Directive != "default" || len(def.Args) != 1 {
+		return "", false
+	}
+	v := empty.Args[0]
+	if strings.Contains(v, "$") || def.Args[0] != src+","+v {
+		return "", false
+	}
+	return v, true
+}
+
+// nginxOwnHeader reports whether nginx writes a response header of this
+// name itself, beside any add_header.
+func nginxOwnHeader(name string) bool {
+	return strings.EqualFold(name, "server") || strings.EqualFold(name, "date")
+}
+
+// responseHeaders reads add_header (with always: on every status) and
+// proxy_hide_header: a hidden header added again is set, a hidden one
+// alone removed.
+func (fs filterScope) responseHeaders() *translate.HeaderModifier {
+	hm := &translate.HeaderModifier{}
+	hidden := map[string]string{}
+	var order []string
+	for _, d := range innermost(fs.scopes, "proxy_hide_header") {
+		// nginx writes its own Server and Date whatever the backend
+		// sent: hiding the backend's removes nothing.
+		if len(d.Args) == 1 && !nginxOwnHeader(d.Args[0]) {
+			n := strings.ToLower(d.Args[0])
+			if _, ok := hidden[n]; !ok {
+				order = append(order, n)
+			}
+			hidden[n] = d.Args[0]
+		}
+	}
+	set := map[string]bool{}
+	for _, d := range innermost(fs.scopes, "add_header") {
+		if len(d.Args) != 3 || d.Args[2] != "always" || strings.Contains(d.Args[1], "$") {
+			// Without always nginx adds it to a few statuses only.
+			continue
+		}
+		h := translate.Header{Name: d.Args[0], Value: d.Args[1]}
+		if _, ok := hidden[strings.ToLower(h.Name)]; ok && !nginxOwnHeader(h.Name) {
+			hm.Set = append(hm.Set, h)
+			set[strings.ToLower(h.Name)] = true
+		} else {
+			hm.Add = append(hm.Add, h)
+		}
+	}
+	for _, n := range order {
+		if !set[n] {
+			hm.Remove = append(hm.Remove, hidden[n])
+		}
+	}
+	if len(hm.Set)+len(hm.Add)+len(hm.Remove) == 0 {
+		return nil
+	}
+	return hm
+}
+
+// locationRE splits a redirect's Location into scheme, host, port and path
+// parts.
+var locationRE = regexp.MustCompile(`^(\$scheme|http|https)://(\$host|[a-z0-9.-]+)(\$gw_redirect_port|:[0-9]+)?(.*)$`)
+
+// redirect reads return CODE LOCATION; nil when the location does not
+// redirect.
+func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefixes []string) *translate.Redirect {
+	switch code {
+	case 301, 302, 303, 307, 308:
+	default:
+		return nil
+	}
+	if len(args) != 2 {
+		return nil
+	}
+	m := locationRE.FindStringSubmatch(args[1])
+	if m == nil {
+		return &translate.Redirect{StatusCode: code, Hostname: "unreadable Location " + args[1]}
+	}
+	rd := &translate.Redirect{StatusCode: code}
+	if m[1] != "$scheme" {
+		rd.Scheme = m[1]
+	}
+	if m[2] != "$host" {
+		rd.Hostname = m[2]
+	}
+	// The port the Location leads to: -1 for the listener's.
+	defaultPort := func(scheme string) int {
+		if scheme == "https" {
+			return 443
+		}
+		return 80 // every generated listener is HTTP
+	}
+	var eff int
+	switch {
+	case m[3] == redirectPortVar:
+		eff = -1
+		if !fs.isPortMap() {
+			eff = -2 // unknown
+		}
+	case m[3] != "":
+		eff, _ = strconv.Atoi(m[3][1:])
+	default:
+		eff = defaultPort(rd.Scheme)
+	}
+	want := r.Filters.Redirect
+	wantEff := -1
+	if want != nil {
+		switch {
+		case want.Port != 0:
+			wantEff = want.Port
+		case want.Scheme != "":
+			wantEff = defaultPort(want.Scheme)
+		}
+	}
+	switch {
+	case want != nil && eff == wantEff:
+		// Equivalent ways to write the same port: the model's.
+		rd.Port = want.Port
+	case eff == -1:
+		rd.Port = 0
+	case eff == -2:
+		rd.Port = -1
+	default:
+		rd.Port = eff
+	}
+	path := m[4]
+	switch {
+	case path == "$request_uri":
+	case strings.HasSuffix(path, "$is_args$args") && !strings.Contains(strings.TrimSuffix(path, "$is_args$args"), "$"):
+		rd.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: strings.TrimSuffix(path, "$is_args$args")}
+	default:
+		var wantPath *translate.PathModifier
+		if want != nil {
+			wantPath = want.Path
+		}
+		rd.Path = fs.prefixMap(path, "$request_uri", prefixes, wantPath)
+	}
+	return rd
+}
+
+// isPortMap checks the map behind redirectPortVar: nothing for port 80,
+// ":$server_port" for any other.
+func (fs filterScope) isPortMap() bool {
+	b, ok := fs.blocks[redirectPortVar]
+	if !ok || b.Args[0] != "$server_port" || len(b.Block) != 2 {
+		return false
+	}
+	e, d := b.Block[0], b.Block[1]
+	return e.Directive == "80" && len(e.Args) == 1 && e.Args[0] == "" &&
+		d.Directive == "default" && len(d.Args) == 1 && d.Args[0] == ":$server_port"
+}
+
+// unliteral reads a regex written by literal back into the text it
+// matches; false when it is not such a literal.
+func unliteral(re string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		c := re[i]
+		switch {
+		case c == '[' && i+2 < len(re) && re[i+2] == ']' && strings.IndexByte(".$()*+?{}|[", re[i+1]) >= 0:
+			b.WriteByte(re[i+1])
+			i += 2
+		case strings.IndexByte(".$()*+?{}|[]^\\", c) >= 0:
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
+}
+
+// prefixMap reads the map behind a ReplacePrefixMatch: for source
+// $request_uri (a redirect) or $uri (a rewrite), one entry per prefix of
+// the rule, longest first, each replacing exactly that prefix, element-wise,
+// with the same value. Anything else reads as a modifier whose value says
+// what is wrong, which matches no Gateway API value.
+func (fs filterScope) prefixMap(variable, source string, prefixes []string, want *translate.PathModifier) *translate.PathModifier {
+	bad := func(format string, args ...any) *translate.PathModifier {
+		return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "<" + fmt.Sprintf(format, args...) + ">"}
+	}
+	b, ok := fs.blocks[variable]
+	if !ok || b.Directive != "map" || b.Args[0] != source {
+		return bad("no map of %s defines %s", source, variable)
+	}
+	var seen []string
+	value, haveValue := "", false
+	exactFor := map[string]string{}
+	defaultValue, haveDefault := "", false
+	// The regex of each entry: a prefix and what follows it.
+	restHead, restTail, exactHead, exactTail, suffix := "^", "(/[^?]*)([?].*)?$", "^", "([?].*)?$", "$1$2"
+	if source == "$uri" {
+		restHead, restTail, exactHead, exactTail, suffix = "(?s)^", "(/.*)$", "^", "$", "$1"
+	}
+	for _, e := range b.Block {
+		if len(e.Args) != 1 {
+			return bad("entry %q", e.Directive)
+		}
+		if e.Directive == "default" {
+			defaultValue, haveDefault = e.Args[0], true
+			continue
+		}
+		key, ok := strings.CutPrefix(e.Directive, "~")
+		if !ok {
+			return bad("entry %q is not a regex", e.Directive)
+		}
+		if mid, ok := cutBoth(key, restHead, restTail); ok {
+			p, ok := unliteral(mid)
+			if !ok {
+				return bad("prefix regex %q", mid)
+			}
+			v, ok := strings.CutSuffix(e.Args[0], suffix)
+			if !ok || strings.Contains(v, "$") || (haveValue && v != value) {
+				return bad("replacement %q", e.Args[0])
+			}
+			value, haveValue = v, true
+			seen = append(seen, p)
+			continue
+		}
+		if mid, ok := cutBoth(key, exactHead, exactTail); ok {
+			p, ok := unliteral(mid)
+			if !ok {
+				return bad("prefix regex %q", mid)
+			}
+			exactFor[p] = e.Args[0]
+			continue
+		}
+		return bad("entry %q", e.Directive)
+	}
+	if !haveValue {
+		return bad("no prefix entry")
+	}
+	root := value
+	if root == "" {
+		root = "/"
+	}
+	for _, p := range seen {
+		if p == "" {
+			continue
+		}
+		want := root
+		if source == "$request_uri" {
+			want += "$1"
+		}
+		if exactFor[p] != want {
+			return bad("the path equal to prefix %s becomes %q, not %q", p, exactFor[p], want)
+		}
+	}
+	switch {
+	case source == "$request_uri" && (!haveDefault || defaultValue != root):
+		return bad("default %q", defaultValue)
+	case source == "$uri" && (!haveDefault || defaultValue != "$uri"):
+		return bad("default %q", defaultValue)
+	}
+	// Every prefix of the rule, longest first (map tries regexes in
+	// order), and no other.
+	wantPrefixes := slices.Clone(prefixes)
+	if source == "$uri" {
+		for i, p := range wantPrefixes {
+			if d, err := decodePath(p); err == nil {
+				wantPrefixes[i] = d
+			}
+		}
+	}
+	if !slices.Equal(seen, wantPrefixes) {
+		return bad("prefixes %q, not %q", seen, wantPrefixes)
+	}
+	if want != nil && want.Type == translate.ReplacePrefixMatch && strings.TrimRight(want.Value, "/") == value {
+		// A trailing '/' of the value is ignored: the model's spelling.
+		value = want.Value
+	}
+	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: value}
+}
+
+// rewrite reads rewrite ^ PATH break and proxy_set_header Host.
+func (fs filterScope) rewrite(host string, prefixes []string, want *translate.Rewrite) *translate.Rewrite {
+	rw := &translate.Rewrite{Hostname: host}
+	for _, d := range innermost(fs.scopes[:1], "rewrite") {
+		if len(d.Args) != 3 || d.Args[0] != "^" || d.Args[2] != "break" {
+			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: "<rewrite " + strings.Join(d.Args, " ") + ">"}
+			continue
+		}
+		if strings.HasPrefix(d.Args[1], "$") {
+			var wantPath *translate.PathModifier
+			if want != nil {
+				wantPath = want.Path
+			}
+			rw.Path = fs.prefixMap(d.Args[1], "$uri", prefixes, wantPath)
+		} else {
+			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: d.Args[1]}
+		}
+	}
+	if rw.Hostname == "" && rw.Path == nil {
+		return nil
+	}
+	return rw
+}
+
+// mirrors reads the mirror directives: each names an internal exact
+// location of the server that proxies to an upstream, for every request
+// or for the share split_clients on $request_id leaves in.
+func (fs filterScope) mirrors(r *translate.Rule) ([]*translate.Mirror, error) {
+	var out []*translate.Mirror
+	for _, d := range innermost(fs.scopes, "mirror") {
+		if len(d.Args) != 1 || d.Args[0] == "off" {
+			continue
+		}
+		var loc *crossplane.Directive
+		for _, l := range fs.scopes[1] {
+			if l.Directive == "location" && len(l.Args) == 2 && l.Args[0] == "=" && l.Args[1] == d.Args[0] {
+				loc = l
+			}
+		}
+		if loc == nil {
+			return nil, fmt.Errorf("mirror %s: no location = %s in the server", d.Args[0], d.Args[0])
+		}
+		var up string
+		num, den := 1, 1
+		for _, x := range loc.Block {
+			switch x.Directive {
+			case "proxy_pass":
+				if len(x.Args) == 1 {
+					up, _ = strings.CutSuffix(strings.TrimPrefix(x.Args[0], "http://"), "$request_uri")
+				}
+			case "if":
+				n, err := fs.mirrorShare(x)
+				if err != nil {
+					return nil, fmt.Errorf("mirror %s: %w", d.Args[0], err)
+				}
+				num, den = n, 10000
+			}
+		}
+		eps, ok := fs.servers[up]
+		if !ok {
+			return nil, fmt.Errorf("mirror %s: proxy_pass to no upstream (%q)", d.Args[0], up)
+		}
+		m := &translate.Mirror{Numerator: num, Denominator: den,
+			Backend: &translate.BackendRef{Service: "upstream " + up + " " + strings.Join(eps, ",")}}
+		for _, want := range r.Filters.Mirrors {
+			if want.Backend != nil && slices.Equal(endpointList(want.Backend), eps) {
+				m.Backend = want.Backend
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// mirrorShare reads `if ($skip) { return 204; }` over split_clients
+// "$request_id" $skip { P% ""; * 1; }: the share in hundredths of a percent
+// that is mirrored.
+func (fs filterScope) mirrorShare(x *crossplane.Directive) (int, error) {
+	if len(x.Args) != 1 || len(x.Block) != 1 || x.Block[0].Directive != "return" || len(x.Block[0].Args) < 1 {
+		return 0, fmt.Errorf("if %q is not a skip", x.Args)
+	}
+	b, ok := fs.blocks[x.Args[0]]
+	if !ok || b.Directive != "split_clients" || b.Args[0] != "$request_id" {
+		return 0, fmt.Errorf("no split_clients defines %s", x.Args[0])
+	}
+	share := 0
+	for _, e := range b.Block {
+		if len(e.Args) != 1 {
+			return 0, fmt.Errorf("split_clients entry %q", e.Directive)
+		}
+		if e.Directive == "*" {
+			if e.Args[0] == "" || e.Args[0] == "0" {
+				return 0, fmt.Errorf("split_clients leaves the rest in")
+			}
+			continue
+		}
+		p, ok := strings.CutSuffix(e.Directive, "%")
+		if !ok || (e.Args[0] != "" && e.Args[0] != "0") {
+			continue
+		}
+		whole, frac, _ := strings.Cut(p, ".")
+		w, err := strconv.Atoi(whole)
+		if err != nil || len(frac) > 2 {
+			return 0, fmt.Errorf("split_clients percentage %q", e.Directive)
+		}
+		f := 0
+		if frac != "" {
+			f, _ = strconv.Atoi((frac + "0")[:2])
+		}
+		share += w*100 + f
+	}
+	return share, nil
+}
+
+func endpointList(b *translate.BackendRef) []string {
+	var out []string
+	for _, e := range b.Endpoints {
+		out = append(out, hostPort(e.Host, e.Port))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// upstreamServers lists the addresses of each upstream's server entries,
+// sorted and unique.
+func upstreamServers(http crossplane.Directives) map[string][]string {
+	out := map[string][]string{}
+	for _, d := range http {
+		if d.Directive != "upstream" || len(d.Args) != 1 {
+			continue
+		}
+		var eps []string
+		for _, s := range d.Block {
+			if s.Directive == "server" && len(s.Args) > 0 && !slices.Contains(s.Args, "down") && !slices.Contains(s.Args, "backup") {
+				eps = append(eps, s.Args[0])
+			}
+		}
+		slices.Sort(eps)
+		out[d.Args[0]] = slices.Compact(eps)
+	}
+	return out
+}
+
+// variableBlocks indexes the http-level map and split_clients blocks by
+// the variable they define.
+func variableBlocks(http crossplane.Directives) map[string]*crossplane.Directive {
+	out := map[string]*crossplane.Directive{}
+	for _, d := range http {
+		if (d.Directive == "map" || d.Directive == "split_clients") && len(d.Args) == 2 {
+			out[d.Args[1]] = d
+		}
+	}
+	return out
+}
+
+// judgePrefixes are the rule's PathPrefix match prefixes as the Gateway API
+// reads them (trailing '/' ignored), longest first, unique.
+func judgePrefixes(m *translate.Model, r *translate.Rule) []string {
+	var out []string
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				if rm.Rule == r && rm.Match.PathType == translate.PathPrefix {
+					if p := strings.TrimRight(rm.Match.Path, "/"); !slices.Contains(out, p) {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// cutBoth removes head and tail from s; false when s lacks either.
+func cutBoth(s, head, tail string) (string, bool) {
+	s, ok := strings.CutPrefix(s, head)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(s, tail)
+}
