@@ -384,9 +384,14 @@ func filterFinding(r *translate.Rule, f translate.Feature, sites []site) (transl
 	}
 	switch {
 	case r.Dead():
-		return translate.DeadRuleFinding(r, f, deadAnswer), true
+		return translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s): %s for every "+
+			"request it matches, so %s never takes effect", r.NoForwardReason(), deadAnswer, f), true
 	case redirects(r) && f != translate.FeatureRequestRedirect && f != translate.FeatureResponseHeaderModifier:
 		return translate.DeadRuleFinding(r, f, redirectAnswer), true
+	case f == translate.FeatureRequestRedirect && !redirects(r):
+		// The API forbids a redirect beside backendRefs.
+		return translate.NewFinding(r, f, translate.Unsupported, "the rule also forwards to backendRefs, which the "+
+			"Gateway API does not allow beside a RequestRedirect: no redirect is written and requests are proxied"), true
 	}
 	var st translate.Status
 	var msg string
