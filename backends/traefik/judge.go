@@ -102,7 +102,11 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 					// Its method is of the other class.
 				case firstName == "":
 					first, firstName = bh, rn
-				case !reflect.DeepEqual(first, bh):
+				case reflect.DeepEqual(first, bh):
+				case sameButRedirectCode(&first, bh):
+					// Routers of one method class (GET and HEAD) that
+					// redirect with different codes: no one code.
+				default:
 					return nil, fmt.Errorf("routers %s and %s of rule %s behave differently: %+v / %+v",
 						firstName, rn, r.Name, first, bh)
 				}
@@ -480,4 +484,23 @@ func expandCodes(list []string) ([]int, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// sameButRedirectCode reports whether a and b differ only in the status
+// their redirects answer; it then sets a's redirect status to 0 (several).
+func sameButRedirectCode(a *translate.Behaviour, b translate.Behaviour) bool {
+	if a.Filters.Redirect == nil || b.Filters.Redirect == nil {
+		return false
+	}
+	x, y := *a, b
+	ra, rb := *x.Filters.Redirect, *y.Filters.Redirect
+	ra.StatusCode, rb.StatusCode, x.Answer, y.Answer = 0, 0, 0, 0
+	x.Filters.Redirect, y.Filters.Redirect = &ra, &rb
+	if !reflect.DeepEqual(x, y) {
+		return false
+	}
+	r := *a.Filters.Redirect
+	r.StatusCode = 0
+	a.Filters.Redirect = &r
+	return true
 }
