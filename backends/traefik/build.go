@@ -107,6 +107,11 @@ func addRouters(h *httpConfig, m *translate.Model, known map[*translate.Rule]boo
 				if answers500(rm.Rule) {
 					rt.Middlewares = append(rt.Middlewares, answerName(rm.Rule))
 				}
+				fms, err := routerFilters(h, name, l.Port, rm)
+				if err != nil {
+					return nil, err
+				}
+				rt.Middlewares = append(rt.Middlewares, fms...)
 				if rm.Rule.Forwards() && retries(rm.Rule) {
 					rt.Middlewares = append(rt.Middlewares, retryName(rm.Rule))
 				}
@@ -160,6 +165,9 @@ func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Optio
 			return err
 		}
 	}
+	if err := addRuleFilters(h, r); err != nil {
+		return err
+	}
 	if !r.Forwards() {
 		return nil
 	}
@@ -190,7 +198,7 @@ func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Optio
 		}
 	}
 	if len(r.Backends) == 1 && r.Backends[0].Weight > 0 && r.InvalidWeight() == 0 {
-		return put(h.Services, "service", r.Name, &service{LoadBalancer: loadBalancerOf(r.Backends[0], transport)})
+		return wrapMirrors(h, r, &service{LoadBalancer: loadBalancerOf(r.Backends[0], transport)}, transport)
 	}
 	w := &weighted{Services: []weightedService{}}
 	for i, b := range r.Backends {
@@ -204,7 +212,7 @@ func addRule(h *httpConfig, r *translate.Rule, sup support, opts translate.Optio
 		// The invalid backendRefs' share goes to noopService, answered 500.
 		w.Services = append(w.Services, weightedService{Name: noopService, Weight: iw})
 	}
-	return put(h.Services, "service", r.Name, &service{Weighted: w})
+	return wrapMirrors(h, r, &service{Weighted: w}, transport)
 }
 
 func loadBalancerOf(b *translate.BackendRef, transport string) *loadBalancer {

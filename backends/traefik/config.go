@@ -56,8 +56,48 @@ type router struct {
 }
 
 type middleware struct {
-	Retry  *retry     `json:"retry,omitempty"`
-	Errors *errorPage `json:"errors,omitempty"`
+	Retry            *retry            `json:"retry,omitempty"`
+	Errors           *errorPage        `json:"errors,omitempty"`
+	Headers          *headers          `json:"headers,omitempty"`
+	RedirectRegex    *redirectRegex    `json:"redirectRegex,omitempty"`
+	ReplacePath      *replacePath      `json:"replacePath,omitempty"`
+	ReplacePathRegex *replacePathRegex `json:"replacePathRegex,omitempty"`
+}
+
+// headers is Traefik's headers middleware, with only the custom header
+// maps (pkg/middlewares/headers/header.go): each request header is set
+// (req.Header.Set; "Host" sets req.Host, which the proxy sends because
+// passHostHeader is on by default), each response header is set on the
+// response, and an empty value deletes the header instead.
+type headers struct {
+	CustomRequestHeaders  map[string]string `json:"customRequestHeaders,omitempty"`
+	CustomResponseHeaders map[string]string `json:"customResponseHeaders,omitempty"`
+}
+
+// redirectRegex is Traefik's redirectRegex middleware
+// (pkg/middlewares/redirect): when Regex matches the request's URL
+// ("scheme://" + Host header + request URI), the client is redirected to
+// Regex.ReplaceAllString(url, Replacement), unless that equals the URL
+// (then the request goes on). The status is 302 for GET and 307 for other
+// methods, or 301 and 308 when Permanent.
+type redirectRegex struct {
+	Regex       string `json:"regex"`
+	Replacement string `json:"replacement"`
+	Permanent   bool   `json:"permanent,omitempty"`
+}
+
+// replacePath replaces the request's path with Path and adds the old path
+// in an X-Replaced-Path request header (pkg/middlewares/replacepath).
+type replacePath struct {
+	Path string `json:"path"`
+}
+
+// replacePathRegex replaces the request's (escaped) path by
+// Regex.ReplaceAllString(path, Replacement) when Regex matches, adding the
+// old path in an X-Replaced-Path request header.
+type replacePathRegex struct {
+	Regex       string `json:"regex"`
+	Replacement string `json:"replacement"`
 }
 
 // errorPage is Traefik's errors middleware (ErrorPage): a response whose
@@ -90,6 +130,23 @@ type retry struct {
 type service struct {
 	LoadBalancer *loadBalancer `json:"loadBalancer,omitempty"`
 	Weighted     *weighted     `json:"weighted,omitempty"`
+	Mirroring    *mirroring    `json:"mirroring,omitempty"`
+}
+
+// mirroring is Traefik's mirroring service
+// (pkg/server/service/loadbalancer/mirror): every request goes to Service,
+// whose answer the client gets; once it has answered, a copy (body
+// included: mirrorBody and maxBodySize keep their defaults, true and -1)
+// goes to each mirror whose count is below Percent of the requests so far,
+// and the mirror's answer is discarded.
+type mirroring struct {
+	Service string          `json:"service"`
+	Mirrors []mirrorService `json:"mirrors"`
+}
+
+type mirrorService struct {
+	Name    string `json:"name"`
+	Percent int    `json:"percent"`
 }
 
 type loadBalancer struct {

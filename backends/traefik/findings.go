@@ -21,15 +21,23 @@ const (
 )
 
 // findings returns one finding per feature that r sets.
-func findings(r *translate.Rule, sup support, opts translate.Options) []translate.Finding {
+func findings(r *translate.Rule, sup support, opts translate.Options, sites []site) []translate.Finding {
 	var out []translate.Finding
+	answer := deadAnswer
+	if redirects(r) {
+		answer = redirectAnswer
+	}
 	for _, f := range r.Features() {
-		if u, ok := translate.UntranslatedFinding(r, f, "Traefik", deadAnswer); ok {
+		if ff, ok := filterFinding(r, f, sites); ok {
+			out = append(out, ff)
+			continue
+		}
+		if u, ok := translate.UntranslatedFinding(r, f, "Traefik", answer); ok {
 			out = append(out, u)
 			continue
 		}
 		if !r.Forwards() && f != translate.FeatureBackendRefs {
-			out = append(out, translate.DeadRuleFinding(r, f, deadAnswer))
+			out = append(out, translate.DeadRuleFinding(r, f, answer))
 			continue
 		}
 		status, msg := assess(r, f, sup, opts)

@@ -69,7 +69,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if err != nil {
 		return nil, err
 	}
-	j := &judge{d: &d, v37: sup.StatusRetry}
+	j := &judge{d: &d, st: &st, v37: sup.StatusRetry}
 	byRule := map[string][]string{}
 	for name := range d.HTTP.Routers {
 		if sm := routerNameRE.FindStringSubmatch(name); sm != nil {
@@ -86,22 +86,33 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		perClass := map[translate.MethodClass]translate.Behaviour{}
 		for _, c := range r.MethodClasses() {
 			var first translate.Behaviour
-			for i, rn := range routers {
+			firstName := ""
+			for _, rn := range routers {
 				for _, ep := range d.HTTP.Routers[rn].EntryPoints {
 					if _, ok := st.EntryPoints[ep]; !ok {
 						return nil, fmt.Errorf("router %s: entry point %s is not in %s", rn, ep, staticPath)
 					}
 				}
-				bh, err := j.router(r, d.HTTP.Routers[rn], c)
+				bh, serves, err := j.router(r, d.HTTP.Routers[rn], c)
 				if err != nil {
 					return nil, fmt.Errorf("router %s: %w", rn, err)
 				}
-				if i == 0 {
-					first = bh
-				} else if !reflect.DeepEqual(first, bh) {
+				switch {
+				case !serves:
+					// Its method is of the other class.
+				case firstName == "":
+					first, firstName = bh, rn
+				case reflect.DeepEqual(first, bh):
+				case sameButRedirectCode(&first, bh):
+					// Routers of one method class (GET and HEAD) that
+					// redirect with different codes: no one code.
+				default:
 					return nil, fmt.Errorf("routers %s and %s of rule %s behave differently: %+v / %+v",
-						routers[0], rn, r.Name, first, bh)
+						firstName, rn, r.Name, first, bh)
 				}
+			}
+			if firstName == "" {
+				continue
 			}
 			perClass[c] = first
 		}
@@ -112,6 +123,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 
 type judge struct {
 	d   *dynamicConfig
+	st  *staticConfig
 	v37 bool
 }
 
@@ -130,9 +142,18 @@ func (j *judge) chain(names []string) (chain, error) {
 		if mw == nil {
 			return c, fmt.Errorf("middleware %s is not defined", n)
 		}
+		types := 0
+		for _, set := range []bool{mw.Retry != nil, mw.Errors != nil, mw.Headers != nil, mw.RedirectRegex != nil,
+			mw.ReplacePath != nil, mw.ReplacePathRegex != nil} {
+			if set {
+				types++
+			}
+		}
 		switch {
-		case mw.Retry != nil && mw.Errors != nil:
+		case types > 1:
 			return c, fmt.Errorf("middleware %s has two types", n)
+		case mw.Headers != nil, mw.RedirectRegex != nil, mw.ReplacePath != nil, mw.ReplacePathRegex != nil:
+			// Filters: read by readFilters.
 		case mw.Retry != nil:
 			if c.retry != nil {
 				return c, fmt.Errorf("two Retry middlewares")
@@ -185,6 +206,8 @@ type target struct {
 	// transports the servers transports used for them.
 	proxied    int
 	transports []string
+	// mirroring is the mirroring service the requests go through first.
+	mirroring *mirroring
 }
 
 func (j *judge) service(name string, weight int, t *target, depth int) error {
@@ -200,8 +223,14 @@ func (j *judge) service(name string, weight int, t *target, depth int) error {
 		return fmt.Errorf("service %s is not defined", name)
 	}
 	switch {
-	case s.LoadBalancer != nil && s.Weighted != nil:
+	case (s.LoadBalancer != nil) && (s.Weighted != nil || s.Mirroring != nil) || s.Weighted != nil && s.Mirroring != nil:
 		return fmt.Errorf("service %s has two types", name)
+	case s.Mirroring != nil:
+		if depth > 0 || t.mirroring != nil {
+			return fmt.Errorf("service %s: a mirroring service below another service", name)
+		}
+		t.mirroring = s.Mirroring
+		return j.service(s.Mirroring.Service, weight, t, depth+1)
 	case s.LoadBalancer != nil:
 		if len(s.LoadBalancer.Servers) == 0 {
 			t.answers[noServerStatus] += weight
@@ -223,16 +252,50 @@ func (j *judge) service(name string, weight int, t *target, depth int) error {
 	return fmt.Errorf("service %s has no type", name)
 }
 
-// router derives the behaviour of one router for one method class.
-func (j *judge) router(r *translate.Rule, rt *router, class translate.MethodClass) (translate.Behaviour, error) {
+// router derives the behaviour of one router for one method class;
+// serves is false when the router's method is of the other class.
+func (j *judge) router(r *translate.Rule, rt *router, class translate.MethodClass) (translate.Behaviour, bool, error) {
+	bh, err := j.routerBehaviour(r, rt, class)
+	if err != nil {
+		return bh, false, err
+	}
+	f, err := j.facts(rt)
+	if err != nil {
+		return bh, false, err
+	}
+	return bh, f.serves(class), nil
+}
+
+func (j *judge) routerBehaviour(r *translate.Rule, rt *router, class translate.MethodClass) (translate.Behaviour, error) {
 	var bh translate.Behaviour
 	ch, err := j.chain(rt.Middlewares)
 	if err != nil {
 		return bh, err
 	}
+	f, err := j.facts(rt)
+	if err != nil {
+		return bh, err
+	}
+	fl, answered, err := j.readFilters(r, rt, f, class)
+	if err != nil {
+		return bh, err
+	}
+	bh.Filters = fl
+	if answered != 0 {
+		// A redirect answers every request before the service is used.
+		bh.Answer = answered
+		return bh, nil
+	}
 	t := &target{answers: map[int]int{}}
 	if err := j.service(rt.Service, 1, t, 0); err != nil {
 		return bh, err
+	}
+	if t.mirroring != nil {
+		ms, err := j.readMirrors(r, t.mirroring, ch.retry != nil && ch.retry.Attempts > 1)
+		if err != nil {
+			return bh, err
+		}
+		bh.Filters.Mirrors = ms
 	}
 	answer := func(code int) int {
 		if to, ok := ch.rewrites[code]; ok {
@@ -421,4 +484,23 @@ func expandCodes(list []string) ([]int, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// sameButRedirectCode reports whether a and b differ only in the status
+// their redirects answer; it then sets a's redirect status to 0 (several).
+func sameButRedirectCode(a *translate.Behaviour, b translate.Behaviour) bool {
+	if a.Filters.Redirect == nil || b.Filters.Redirect == nil {
+		return false
+	}
+	x, y := *a, b
+	ra, rb := *x.Filters.Redirect, *y.Filters.Redirect
+	ra.StatusCode, rb.StatusCode, x.Answer, y.Answer = 0, 0, 0, 0
+	x.Filters.Redirect, y.Filters.Redirect = &ra, &rb
+	if !reflect.DeepEqual(x, y) {
+		return false
+	}
+	r := *a.Filters.Redirect
+	r.StatusCode = 0
+	a.Filters.Redirect = &r
+	return true
 }

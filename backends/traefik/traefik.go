@@ -106,8 +106,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		Files: []translate.File{{Path: staticPath, Data: staticYAML}, {Path: dynamicPath, Data: dynamicYAML}},
 		Notes: notes(m, sup, b.file()),
 	}
+	sites := sitesOf(m)
 	for _, r := range m.Rules {
-		out.Findings = append(out.Findings, findings(r, sup, opts)...)
+		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r])...)
 	}
 	return out, nil
 }
