@@ -91,6 +91,51 @@ func ruleFromBytes(b []byte) string {
 		"{name: b, group: example.com, kind: Bucket, port: 1}",
 		"{name: svc, namespace: other, port: 8080}",
 	}
+	exact := at(2)%3 == 0
+	var filters []string
+	if at(14)%2 == 1 {
+		filters = append(filters, []string{
+			"{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: a}], add: [{name: X-B, value: b}], remove: [X-C]}}",
+			"{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: Accept, value: text}]}}",
+		}[at(15)%2])
+	}
+	if at(14)%3 == 1 {
+		filters = append(filters, "{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-R, value: r}], remove: [X-S]}}")
+	}
+	redirect := at(14)%7 == 3
+	switch {
+	case redirect:
+		rd := []string{
+			"{scheme: https}",
+			"{hostname: r.example.com, statusCode: 301}",
+			"{port: 8443, statusCode: 307}",
+			"{path: {type: ReplaceFullPath, replaceFullPath: /full}, statusCode: 308}",
+			"{scheme: https, port: 443, statusCode: 303}",
+		}[at(15)%5]
+		if !exact && at(15)%3 == 0 {
+			rd = "{path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}"
+		}
+		filters = append(filters, "{type: RequestRedirect, requestRedirect: "+rd+"}")
+	case at(14)%5 == 2:
+		rw := []string{"{hostname: rw.example.com}", "{path: {type: ReplaceFullPath, replaceFullPath: /rw}}"}[at(15)%2]
+		if !exact && at(15)%3 == 0 {
+			rw = "{hostname: rw.example.com, path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}"
+		}
+		filters = append(filters, "{type: URLRewrite, urlRewrite: "+rw+"}")
+	}
+	if !redirect && at(14)%11 == 4 {
+		filters = append(filters, []string{
+			"{type: RequestMirror, requestMirror: {backendRef: {name: mirror, port: 8080}}}",
+			"{type: RequestMirror, requestMirror: {backendRef: {name: mirror, port: 8080}, percent: 25}}",
+			"{type: RequestMirror, requestMirror: {backendRef: {name: mirror, port: 8080}, fraction: {numerator: 1, denominator: 3}}}",
+		}[at(15)%3])
+	}
+	if len(filters) > 0 {
+		fmt.Fprintf(&r, "    filters: [%s]\n", strings.Join(filters, ", "))
+	}
+	if redirect {
+		return r.String() // a redirect forwards nothing: no backendRefs
+	}
 	var use []string
 	for i := range at(12) % 4 {
 		use = append(use, refs[(at(13)+i*7)%len(refs)])
@@ -174,7 +219,7 @@ func TestRandomModels(t *testing.T) {
 	deadline := time.Now().Add(*randomFor)
 	n := 0
 	for ; n < 200 || time.Now().Before(deadline); n++ {
-		a, b := make([]byte, 14), make([]byte, 14)
+		a, b := make([]byte, 16), make([]byte, 16)
 		for i := range a {
 			a[i], b[i] = byte(rng.IntN(256)), byte(rng.IntN(256))
 		}
