@@ -113,3 +113,44 @@ func TestCheckFilePath(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeReadsTLSBack: listener.https may be honoured only when the
+// judge reads back the model's certificate for every HTTPS host of the rule.
+func TestJudgeReadsTLSBack(t *testing.T) {
+	dir := tlsDir(t, "cert-a", "cert-any")
+	m := build(t, tlsGateway+tlsRoute(), ResolveOptions{TLSDir: dir})
+	certs := map[string]Certificate{}
+	for _, vh := range m.Listeners[1].VirtualHosts {
+		certs[TLSKey(443, vh.Hostname)] = *vh.Certificate
+	}
+	run := func(tls map[string]Certificate) error {
+		obs := func(*Rule) Behaviour { return Behaviour{Retries: 0, ConnErrors: ConnRetryNone, TLS: tls} }
+		only := func(m *Model) *Output {
+			out := &Output{Files: []File{{Path: "fake/conf", Data: []byte("x")}}}
+			for _, r := range m.Rules {
+				for _, f := range r.Features() {
+					st := Unsupported
+					if f == FeatureListenerHTTPS {
+						st = Honoured
+					}
+					out.Findings = append(out.Findings, NewFinding(r, f, st, "x"))
+				}
+			}
+			return out
+		}
+		_, err := Run(m, []Target{{Backend: judgingBackend{fakeBackend{name: "fake", out: only}, obs}, Version: "1.0"}}, false)
+		return err
+	}
+	if err := run(certs); err != nil {
+		t.Fatalf("the model's certificates rejected: %v", err)
+	}
+	wrong := map[string]Certificate{}
+	for k, c := range certs {
+		wrong[k] = Certificate{CertFile: c.CertFile + ".other", KeyFile: c.KeyFile}
+	}
+	for name, tls := range map[string]map[string]Certificate{"none": nil, "wrong certificate": wrong} {
+		if err := run(tls); err == nil || !strings.Contains(err.Error(), "listener.https") {
+			t.Errorf("%s: Run error %v, want a listener.https contradiction", name, err)
+		}
+	}
+}
