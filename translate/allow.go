@@ -169,6 +169,22 @@ func (m *Model) Check() error {
 		unique(RuleObject(r), r.Name)
 	}
 	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			switch {
+			case l.TLS && vh.Certificate == nil:
+				errs = append(errs, fmt.Sprintf("TLS listener %s host %q has no certificate", l.Name, vh.Hostname))
+			case !l.TLS && vh.Certificate != nil:
+				errs = append(errs, fmt.Sprintf("plain listener %s host %q has a certificate", l.Name, vh.Hostname))
+			case vh.Certificate != nil:
+				for _, p := range []string{vh.Certificate.CertFile, vh.Certificate.KeyFile} {
+					if err := CheckFilePath(p); err != nil {
+						errs = append(errs, fmt.Sprintf("listener %s host %q: %v", l.Name, vh.Hostname, err))
+					}
+				}
+			}
+		}
+	}
+	for _, l := range m.Listeners {
 		check("listener", KindName, l.Name)
 		check("listener "+l.Name, KindHost, l.Address)
 		if l.Port < 1 || l.Port > 65535 {

@@ -230,9 +230,14 @@ func (u UngeneratedListener) String() string {
 // translates a filter handles its feature before calling it.
 func UntranslatedFinding(r *Rule, f Feature, target, answer string) (Finding, bool) {
 	switch {
+	case f == FeatureListenerHTTPS && len(r.Ungenerated) > 0:
+		return NewFinding(r, f, Unsupported, "the route is attached to %s, which gwretry does not generate: requests that arrive there are not served; only its other listeners are",
+			ungeneratedText(r.Ungenerated)), true
 	case f == FeatureListenerHTTPS:
-		return NewFinding(r, f, Unsupported, "the route is attached to %s, which gwretry does not generate for %s yet: requests that arrive there are not served; only its HTTP listeners are",
-			ungeneratedText(r.Ungenerated), target), true
+		// A backend that terminates TLS answers this feature itself when
+		// every HTTPS listener of the rule is generated (Ungenerated empty).
+		return NewFinding(r, f, Unsupported, "the route is served on %s, but gwretry does not generate HTTPS listeners for %s yet: requests that arrive there are not served",
+			strings.Join(r.TLSListeners, ", "), target), true
 	case f.IsFilter():
 	default:
 		return Finding{}, false

@@ -87,7 +87,7 @@ func (r *Rule) Features() []Feature {
 	}
 	fs = append(fs, r.Filters.Features()...)
 	fs = append(fs, r.backendFilterFeatures()...)
-	if len(r.Ungenerated) > 0 {
+	if len(r.Ungenerated) > 0 || len(r.TLSListeners) > 0 {
 		fs = append(fs, FeatureListenerHTTPS)
 	}
 	return fs

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -103,6 +104,14 @@ type Behaviour struct {
 	// TimeoutStatus is what the client gets when a timer cuts the request
 	// (504 in the Gateway API); 0 when unknown or not applicable.
 	TimeoutStatus int
+	// TLS maps each HTTPS virtual host that serves the rule (TLSKey: port
+	// and hostname, "" for the catch-all) to the certificate the data
+	// plane presents for it, read back from the files. A judge fills it
+	// only where it reads TLS back.
+	TLS map[string]Certificate
+	// expectedTLS is what the model asks of TLS (ExpectedTLS), set by
+	// checkJudged for the comparison; judges leave it alone.
+	expectedTLS map[string]Certificate
 	// Filters are the rule-level filters the configuration applies to the
 	// rule's requests and responses, read back into the model's terms
 	// (a redirect answered, headers set, added and removed, a rewrite, the
@@ -144,6 +153,9 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 	}
 	if why, ok := filterContradiction(r, f, b); ok {
 		return why
+	}
+	if f == FeatureListenerHTTPS {
+		return tlsContradiction(r, b)
 	}
 	if f == FeatureBackendRefs {
 		switch {
@@ -258,7 +270,7 @@ func judged(f Feature) bool {
 	case FeatureBackendRefs, FeatureRetryAttempts, FeatureRetryBackendTimeout, FeatureRetryBackoff,
 		FeatureRetryCodes, FeatureRetryConnectionErrors, FeatureBackendRequestTimeout, FeatureRequestTimeout,
 		FeatureRequestHeaderModifier, FeatureResponseHeaderModifier, FeatureRequestRedirect, FeatureURLRewrite,
-		FeatureRequestMirror:
+		FeatureRequestMirror, FeatureListenerHTTPS:
 		return true
 	}
 	return false
@@ -291,9 +303,18 @@ func checkJudged(j Judge, m *Model, opts Options, out *Output) error {
 		k := f.Route + "#" + fmt.Sprint(f.Rule)
 		byRule[k] = append(byRule[k], f)
 	}
+	expected := expectedTLS(m)
 	var msgs []string
 	for _, r := range m.Rules {
-		for _, e := range CheckClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], observed[r.Name]) {
+		byClass := observed[r.Name]
+		if want := expected[r]; len(want) > 0 {
+			byClass = maps.Clone(byClass)
+			for c, b := range byClass {
+				b.expectedTLS = want
+				byClass[c] = b
+			}
+		}
+		for _, e := range CheckClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], byClass) {
 			msgs = append(msgs, e.Error())
 		}
 	}
@@ -470,4 +491,60 @@ func gcd(a, b int) int {
 		return -a
 	}
 	return a
+}
+
+// TLSKey names an HTTPS virtual host in Behaviour.TLS: its listener's port
+// and its hostname ("" for the catch-all).
+func TLSKey(port int, hostname string) string { return fmt.Sprintf("%d %s", port, hostname) }
+
+// expectedTLS returns, for every rule served on an HTTPS virtual host of
+// m, the certificate the Gateway API says each such host presents (keyed
+// by TLSKey). One pass over the listeners.
+func expectedTLS(m *Model) map[*Rule]map[string]Certificate {
+	out := map[*Rule]map[string]Certificate{}
+	for _, l := range m.Listeners {
+		if !l.TLS {
+			continue
+		}
+		for _, vh := range l.VirtualHosts {
+			if vh.Certificate == nil {
+				continue
+			}
+			for _, rm := range vh.Routes {
+				if out[rm.Rule] == nil {
+					out[rm.Rule] = map[string]Certificate{}
+				}
+				out[rm.Rule][TLSKey(l.Port, vh.Hostname)] = *vh.Certificate
+			}
+		}
+	}
+	return out
+}
+
+// tlsContradiction compares listener.https of rule r with what the data
+// plane terminates. The expected certificates come in b.expectedTLS, which
+// checkJudged fills from the model.
+func tlsContradiction(r *Rule, b Behaviour) string {
+	if len(r.Ungenerated) > 0 {
+		return fmt.Sprintf("cannot serve %s, which gwretry does not generate", ungeneratedText(r.Ungenerated))
+	}
+	want := b.expectedTLS
+	if len(want) == 0 {
+		return "serves the rule on no HTTPS listener"
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		got, ok := b.TLS[k]
+		switch {
+		case !ok:
+			return fmt.Sprintf("does not terminate TLS for %q", k)
+		case got.CertFile != want[k].CertFile || got.KeyFile != want[k].KeyFile:
+			return fmt.Sprintf("presents %s / %s for %q, not %s / %s", got.CertFile, got.KeyFile, k, want[k].CertFile, want[k].KeyFile)
+		}
+	}
+	return ""
 }

@@ -35,8 +35,13 @@ type Model struct {
 
 // Listener is one bind address of the generated proxy.
 type Listener struct {
-	// Name is a stable identifier, safe in every data plane ("http-8080").
+	// Name is a stable identifier, safe in every data plane ("http-8080",
+	// "https-443").
 	Name string
+	// TLS is true for an HTTPS listener: the proxy terminates TLS with the
+	// certificate of each virtual host (chosen by SNI) and serves HTTP/1.1
+	// inside.
+	TLS bool
 	// Address is the IP or hostname to bind, Port the TCP port.
 	Address string
 	Port    int
@@ -49,6 +54,10 @@ type Listener struct {
 type VirtualHost struct {
 	// Name is a stable identifier, safe in every data plane.
 	Name string
+	// Certificate is the TLS certificate of the virtual host on a TLS
+	// listener (nil on plain HTTP ones): the one of the Gateway listener
+	// the hostname came from.
+	Certificate *Certificate
 	// Hostname is an exact name ("a.example.com"), a wildcard
 	// ("*.example.com": any name with that suffix, not the apex), or "" for
 	// any host.
@@ -141,6 +150,20 @@ type Rule struct {
 	// Ungenerated are the listeners the route is attached to beside the
 	// generated ones that gwretry does not generate (HTTPS), sorted.
 	Ungenerated []UngeneratedListener
+	// TLSListeners are the HTTPS listeners ("Gateway ns/gw listener l")
+	// that serve the rule, sorted: with them the rule has a listener.https
+	// finding that each data plane gives for its TLS termination.
+	TLSListeners []string
+}
+
+// Certificate is a Gateway listener's certificateRef, mapped to files
+// (--tls-dir DIR: DIR/NAMESPACE/NAME/tls.crt and tls.key).
+type Certificate struct {
+	// Secret is "namespace/name" of the certificateRef.
+	Secret string
+	// CertFile and KeyFile are absolute paths of the PEM certificate
+	// chain and private key. They passed the KindFilePath allowlist.
+	CertFile, KeyFile string
 }
 
 // InvalidBackend is a backendRef that cannot receive traffic.

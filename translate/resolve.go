@@ -29,6 +29,12 @@ type ResolveOptions struct {
 	Listen *Bind
 	// Endpoints override the addresses of Services (--endpoint).
 	Endpoints []EndpointOverride
+	// TLSDir, when set, makes HTTPS listeners generated: the certificate of
+	// Secret NS/NAME is DIR/NS/NAME/tls.crt and tls.key (--tls-dir).
+	TLSDir string
+	// ListenTLS, when set, is the address every HTTPS listener binds
+	// (--listen-https); Listen then applies to HTTP listeners only.
+	ListenTLS *Bind
 	// AssumeReferenceGrants permits every cross-namespace backendRef, for
 	// inputs that lack their ReferenceGrants (--assume-reference-grants).
 	AssumeReferenceGrants bool
@@ -162,13 +168,18 @@ type resolver struct {
 	// namespaces are the Namespace objects' labels by name.
 	namespaces map[string]map[string]string
 	binds      map[Bind]map[string][]*placed // bind → hostname → routes
-	sources    map[string]Position
-	rules      []*Rule
-	skipped    []SkippedRule
-	notes      []Note
-	routes     int
-	nrules     int
-	errs       ErrorList
+	// bindTLS is the protocol of every Gateway listener's bind; certs
+	// the certificate of each hostname of an HTTPS bind.
+	bindTLS map[Bind]bindProto
+	certs   map[Bind]map[string]*Certificate
+	warned  map[string]bool
+	sources map[string]Position
+	rules   []*Rule
+	skipped []SkippedRule
+	notes   []Note
+	routes  int
+	nrules  int
+	errs    ErrorList
 }
 
 // placed is a route match with what precedence needs beyond the match.
@@ -182,7 +193,8 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 	r := &resolver{in: in, opts: opts, gateways: map[string]*gwv1.Gateway{},
 		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
-		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{}}
+		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{},
+		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{}}
 	for _, g := range in.ReferenceGrants {
 		ns := nsOrDefault(g.Obj.Namespace)
 		r.grants[ns] = append(r.grants[ns], g.Obj)
@@ -191,7 +203,22 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 		r.namespaces[n.Obj.Name] = n.Obj.Labels
 	}
 	for _, g := range in.Gateways {
-		r.gateways[nsOrDefault(g.Obj.Namespace)+"/"+g.Obj.Name] = g.Obj
+		key := nsOrDefault(g.Obj.Namespace) + "/" + g.Obj.Name
+		r.gateways[key] = g.Obj
+		for _, l := range g.Obj.Spec.Listeners {
+			p := bindHTTP
+			switch {
+			case l.Protocol == gwv1.HTTPSProtocolType && opts.TLSDir != "" && (opts.Listen == nil || opts.ListenTLS != nil):
+				p = bindHTTPS
+			case l.Protocol != gwv1.HTTPProtocolType:
+				continue
+			}
+			b := r.listenerBind(key, l)
+			if old, ok := r.bindTLS[b]; ok && old != p {
+				p = bindConflict
+			}
+			r.bindTLS[b] = p
+		}
 	}
 	for _, s := range in.Services {
 		r.services[nsOrDefault(s.Obj.Namespace)+"/"+s.Obj.Name] = s.Obj
@@ -203,6 +230,36 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 		}
 	}
 	return r
+}
+
+// bindProto is what a bind serves: HTTP, HTTPS, or both (a conflict that
+// the Gateway API resolves by generating neither).
+type bindProto int
+
+const (
+	bindHTTP bindProto = iota
+	bindHTTPS
+	bindConflict
+)
+
+// listenerBind is where the listener of Gateway gwKey is generated: its
+// port on 0.0.0.0, or --listen (HTTP) and --listen-https (HTTPS).
+func (r *resolver) listenerBind(gwKey string, l gwv1.Listener) Bind {
+	switch {
+	case l.Protocol == gwv1.HTTPSProtocolType && r.opts.ListenTLS != nil:
+		return *r.opts.ListenTLS
+	case r.opts.Listen != nil:
+		return *r.opts.Listen
+	}
+	return Bind{Address: "0.0.0.0", Port: int(l.Port)}
+}
+
+// warnOnce records a warning the first time it is given.
+func (r *resolver) warnOnce(object, text string) {
+	if k := object + "\x00" + text; !r.warned[k] {
+		r.warned[k] = true
+		r.warn(object, "%s", text)
+	}
 }
 
 func (r *resolver) info(object, format string, args ...any) {
@@ -218,6 +275,10 @@ func (r *resolver) warn(object, format string, args ...any) {
 type attachment struct {
 	bind      Bind
 	hostnames []string
+	// cert is the certificate of an HTTPS listener; nil for HTTP.
+	cert *Certificate
+	// tls names the HTTPS listener ("Gateway ns/gw listener l").
+	tls string
 }
 
 func (r *resolver) defaultBind(port *gwv1.PortNumber) Bind {
@@ -246,6 +307,11 @@ func routeHostnames(rt *gwv1.HTTPRoute) []string {
 // not generate, and why each parentRef that gives no generated listener
 // does not.
 func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerated []UngeneratedListener, why []string) {
+	ungenerate := func(u UngeneratedListener) {
+		if !slices.Contains(ungenerated, u) {
+			ungenerated = append(ungenerated, u)
+		}
+	}
 	key := routeKey(rt)
 	if len(rt.Spec.ParentRefs) == 0 {
 		r.info("HTTPRoute "+key, "no parentRefs: served on the default listener")
@@ -282,9 +348,6 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 				reasons = append(reasons, fmt.Sprintf("listener %s has protocol %s, which serves no HTTPRoute", l.Name, l.Protocol))
 				continue
 			}
-			if l.Protocol == gwv1.HTTPSProtocolType {
-				r.warn("Gateway "+ns+"/"+gw.Name, "listener %s: protocol HTTPS is not generated yet (only HTTP listeners are); routes attached to it get a listener.https finding", l.Name)
-			}
 			if ok, whyNot := r.allowsRoute(l, ns, nsOrDefault(rt.Namespace)); !ok {
 				r.warn("HTTPRoute "+key, "not attached to listener %s of Gateway %s/%s: %s", l.Name, ns, gw.Name, whyNot)
 				reasons = append(reasons, fmt.Sprintf("listener %s: %s", l.Name, whyNot))
@@ -296,19 +359,32 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 				reasons = append(reasons, fmt.Sprintf("no hostname of the route intersects listener %s", l.Name))
 				continue
 			}
+			b := r.listenerBind(ns+"/"+gw.Name, l)
 			if l.Protocol == gwv1.HTTPSProtocolType {
-				// Attached, as the Gateway API defines it, to a listener
-				// gwretry does not generate: a finding on every rule.
-				u := UngeneratedListener{Gateway: ns + "/" + gw.Name, Listener: string(l.Name), Protocol: string(l.Protocol)}
-				if !slices.Contains(ungenerated, u) {
-					ungenerated = append(ungenerated, u)
+				cert, whyNot := r.certificate(gw, ns, l)
+				if whyNot == "" && r.bindTLS[b] != bindHTTPS {
+					whyNot = fmt.Sprintf("port %d is also an HTTP listener's", b.Port)
+					if r.opts.Listen != nil && r.opts.ListenTLS == nil {
+						whyNot = "--listen puts every listener on one address: give --listen-https for HTTPS listeners"
+					}
 				}
-				reasons = append(reasons, fmt.Sprintf("listener %s is HTTPS, which gwretry does not generate yet", l.Name))
+				if whyNot != "" {
+					// Attached, as the Gateway API defines it, to a
+					// listener gwretry does not generate: a finding on
+					// every rule.
+					r.warnOnce("Gateway "+ns+"/"+gw.Name, fmt.Sprintf("listener %s (HTTPS) is not generated: %s; routes attached to it get a listener.https finding", l.Name, whyNot))
+					ungenerate(UngeneratedListener{Gateway: ns + "/" + gw.Name, Listener: string(l.Name), Protocol: string(l.Protocol)})
+					reasons = append(reasons, fmt.Sprintf("listener %s is HTTPS and not generated: %s", l.Name, whyNot))
+					continue
+				}
+				out = append(out, attachment{bind: b, hostnames: hs, cert: cert, tls: fmt.Sprintf("Gateway %s/%s listener %s", ns, gw.Name, l.Name)})
+				found = true
 				continue
 			}
-			b := Bind{Address: "0.0.0.0", Port: int(l.Port)}
-			if r.opts.Listen != nil {
-				b = *r.opts.Listen
+			if r.bindTLS[b] != bindHTTP {
+				r.warnOnce("Gateway "+ns+"/"+gw.Name, fmt.Sprintf("listener %s (HTTP) is not generated: port %d is also an HTTPS listener's", l.Name, b.Port))
+				reasons = append(reasons, fmt.Sprintf("listener %s shares port %d with an HTTPS listener", l.Name, b.Port))
+				continue
 			}
 			out = append(out, attachment{bind: b, hostnames: hs})
 			found = true
@@ -472,6 +548,24 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 				hosts = map[string][]*placed{}
 				r.binds[a.bind] = hosts
 			}
+			if a.cert != nil {
+				if !slices.Contains(out.TLSListeners, a.tls) {
+					out.TLSListeners = append(out.TLSListeners, a.tls)
+					slices.Sort(out.TLSListeners)
+				}
+				certs := r.certs[a.bind]
+				if certs == nil {
+					certs = map[string]*Certificate{}
+					r.certs[a.bind] = certs
+				}
+				for _, h := range a.hostnames {
+					if c, ok := certs[h]; !ok {
+						certs[h] = a.cert
+					} else if c.Secret != a.cert.Secret {
+						r.warnOnce(a.tls, fmt.Sprintf("hostname %q already has the certificate of Secret %s on port %d; Secret %s is not used for it", h, c.Secret, a.bind.Port, a.cert.Secret))
+					}
+				}
+			}
 			for j, m := range matches {
 				for _, h := range a.hostnames {
 					hosts[h] = append(hosts[h], &placed{rm: &RouteMatch{Match: toMatch(m), Rule: out}, route: rt, matchIndex: j})
@@ -612,15 +706,22 @@ func (r *resolver) resolveRef(f *fieldErrs, bf string, rt *gwv1.HTTPRoute, b gwv
 // granted reports whether a ReferenceGrant in toNS lets HTTPRoutes in fromNS
 // refer to the Service named name.
 func (r *resolver) granted(fromNS, toNS, name string) bool {
+	return r.grantedTo(gwv1.GroupName, "HTTPRoute", fromNS, "", "Service", toNS, name)
+}
+
+// grantedTo reports whether a ReferenceGrant in toNS lets objects of
+// fromGroup/fromKind in fromNS refer to the toGroup/toKind object named
+// name.
+func (r *resolver) grantedTo(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, name string) bool {
 	for _, g := range r.grants[toNS] {
 		from, to := false, false
 		for _, f := range g.Spec.From {
-			if string(f.Group) == gwv1.GroupName && f.Kind == "HTTPRoute" && string(f.Namespace) == fromNS {
+			if string(f.Group) == fromGroup && string(f.Kind) == fromKind && string(f.Namespace) == fromNS {
 				from = true
 			}
 		}
 		for _, t := range g.Spec.To {
-			if t.Group == "" && t.Kind == "Service" && (t.Name == nil || string(*t.Name) == name) {
+			if string(t.Group) == toGroup && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == name) {
 				to = true
 			}
 		}
@@ -743,15 +844,23 @@ func (r *resolver) model() *Model {
 	slices.SortFunc(binds, func(a, b Bind) int { return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Address, b.Address)) })
 	names := map[string]bool{}
 	for _, b := range binds {
-		name := "http-" + strconv.Itoa(b.Port)
+		tls := r.bindTLS[b] == bindHTTPS && r.certs[b] != nil
+		scheme := "http-"
+		if tls {
+			scheme = "https-"
+		}
+		name := scheme + strconv.Itoa(b.Port)
 		if names[name] {
-			name = "http-" + strings.NewReplacer(".", "-", ":", "-").Replace(b.Address) + "-" + strconv.Itoa(b.Port)
+			name = scheme + strings.NewReplacer(".", "-", ":", "-").Replace(b.Address) + "-" + strconv.Itoa(b.Port)
 		}
 		names[name] = true
-		l := &Listener{Name: name, Address: b.Address, Port: b.Port}
+		l := &Listener{Name: name, Address: b.Address, Port: b.Port, TLS: tls}
 		hosts := r.binds[b]
 		for _, h := range sortedHostnames(hosts) {
 			vh := &VirtualHost{Name: name + "_" + hostLabel(h), Hostname: h}
+			if tls {
+				vh.Certificate = r.certs[b][h]
+			}
 			// The routes of this hostname first, then those of every less
 			// specific hostname that also covers it, down to the catch-all.
 			for _, cover := range covering(h, hosts) {

@@ -81,7 +81,7 @@ spec:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("virtual hosts %q, want %q", got, want)
 	}
-	if !strings.Contains(NotesText(m.Notes), "protocol HTTPS is not generated") {
+	if !strings.Contains(NotesText(m.Notes), "listener https (HTTPS) is not generated") {
 		t.Errorf("notes %q lack the HTTPS listener", m.Notes)
 	}
 
@@ -420,7 +420,7 @@ func TestNotesHaveSeverityAndObject(t *testing.T) {
 	var https, dead bool
 	for _, n := range m.Notes {
 		switch {
-		case strings.Contains(n.Text, "protocol HTTPS"):
+		case strings.Contains(n.Text, "(HTTPS) is not generated"):
 			https = n.Severity == SeverityWarning && n.Object == "Gateway ns/gw"
 		case strings.Contains(n.Text, "answers its requests with 500"):
 			dead = n.Severity == SeverityWarning && n.Object == "HTTPRoute ns/r rule 1"

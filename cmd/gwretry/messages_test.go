@@ -120,7 +120,7 @@ func TestNotesGroupedOnce(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	const https = "warning: Gateway ns/gw: listener https: protocol HTTPS is not generated"
+	const https = "warning: Gateway ns/gw: listener https (HTTPS) is not generated"
 	if n := strings.Count(stderr, https); n != 1 {
 		t.Errorf("%q printed %d times:\n%s", https, n, stderr)
 	}

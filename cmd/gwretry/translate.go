@@ -29,6 +29,8 @@ type options struct {
 	endpoints          []string
 	retryNonIdempotent bool
 	assumeGrants       bool
+	tlsDir             string
+	listenTLS          string
 	channel            string
 	settings           backends.Settings
 	// available builds the backends from settings: backends.Configured,
@@ -100,6 +102,8 @@ Exit code 1 means invalid input, 3 that --fail-on was reached.`
 	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "also retry POST, PATCH and LOCK requests where the data plane can")
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel whose v1.7.0 CRDs validate the input: standard or experimental (experimental-only fields are unknown fields in standard)")
+	f.StringVar(&o.tlsDir, "tls-dir", "", "generate HTTPS listeners with the certificate of Secret NS/NAME in `DIR`/NS/NAME/tls.crt and tls.key")
+	f.StringVar(&o.listenTLS, "listen-https", "", "`HOST:PORT` every generated HTTPS listener binds (with --listen, which then applies to HTTP listeners)")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	f.StringVar(&o.settings.NginxLayout, "nginx-layout", nginx.LayoutFull, "nginx output: full (nginx/nginx.conf, a whole configuration) or conf.d (nginx/gwretry.conf, what goes inside http {}, for include /etc/nginx/conf.d/*.conf)")
 	f.StringVar(&o.settings.TraefikDynamicFile, "traefik-dynamic-file", traefik.DynamicFile, "`PATH` traefik.yaml loads dynamic.yaml from (providers.file.filename)")
@@ -155,6 +159,21 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 	}
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
 		return nil, ro, usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
+	}
+	if o.tlsDir != "" {
+		abs, err := filepath.Abs(o.tlsDir)
+		if err != nil {
+			return nil, ro, usageErrorf("--tls-dir %q: %v", o.tlsDir, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, ro, usageErrorf("--tls-dir %q is not a directory", o.tlsDir)
+		}
+		ro.TLSDir = abs
+	}
+	if o.listenTLS != "" {
+		if ro.ListenTLS, err = translate.ParseListen(o.listenTLS); err != nil {
+			return nil, ro, &exitError{code: exitUsage, err: fmt.Errorf("--listen-https: %w", err)}
+		}
 	}
 	if o.listen != "" {
 		if ro.Listen, err = translate.ParseListen(o.listen); err != nil {

@@ -1,0 +1,156 @@
+package translate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tlsDir makes DIR/ns/<name>/tls.crt and tls.key for each name.
+func tlsDir(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		d := filepath.Join(dir, "ns", n)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"tls.crt", "tls.key"} {
+			if err := os.WriteFile(filepath.Join(d, f), []byte("pem"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+const tlsGateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: a, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert-a}]}}
+  - {name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: cert-any}]}}
+---
+`
+
+func tlsRoute() string {
+	return strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw}]\n  hostnames: [a.example.com, b.example.com]\n", 1)
+}
+
+func TestResolveHTTPSListeners(t *testing.T) {
+	dir := tlsDir(t, "cert-a", "cert-any")
+	m := build(t, tlsGateway+tlsRoute(), ResolveOptions{TLSDir: dir})
+	if len(m.Listeners) != 2 || m.Listeners[1].Name != "https-443" || !m.Listeners[1].TLS || m.Listeners[0].TLS {
+		t.Fatalf("listeners %+v", m.Listeners)
+	}
+	certs := map[string]string{}
+	for _, vh := range m.Listeners[1].VirtualHosts {
+		certs[vh.Hostname] = vh.Certificate.Secret
+		if !strings.HasPrefix(vh.Certificate.CertFile, dir) || !strings.HasSuffix(vh.Certificate.KeyFile, "/tls.key") {
+			t.Errorf("certificate files %+v", vh.Certificate)
+		}
+	}
+	if certs["a.example.com"] != "ns/cert-a" || certs["b.example.com"] != "ns/cert-any" {
+		t.Errorf("certificates by SNI hostname %v, want a.example.com from listener a and b.example.com from any", certs)
+	}
+	r := m.Rules[0]
+	if len(r.TLSListeners) != 2 || len(r.Ungenerated) != 0 || !containsFeature(r.Features(), FeatureListenerHTTPS) {
+		t.Errorf("rule TLS listeners %v ungenerated %v features %v", r.TLSListeners, r.Ungenerated, r.Features())
+	}
+	if err := m.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestResolveHTTPSNotGenerated(t *testing.T) {
+	tests := []struct {
+		name string
+		opts func(dir string) ResolveOptions
+		dir  []string
+		why  string
+	}{
+		{"no --tls-dir", func(string) ResolveOptions { return ResolveOptions{} }, nil, "only with --tls-dir"},
+		{"certificates missing", func(d string) ResolveOptions { return ResolveOptions{TLSDir: d} }, nil, "not in --tls-dir"},
+		{"--listen without --listen-https", func(d string) ResolveOptions {
+			return ResolveOptions{TLSDir: d, Listen: &Bind{Address: "127.0.0.1", Port: 8080}}
+		}, []string{"cert-a", "cert-any"}, "--listen-https"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := build(t, tlsGateway+tlsRoute(), tt.opts(tlsDir(t, tt.dir...)))
+			for _, l := range m.Listeners {
+				if l.TLS {
+					t.Errorf("listener %s generated as TLS", l.Name)
+				}
+			}
+			r := m.Rules[0]
+			if len(r.Ungenerated) == 0 || !containsFeature(r.Features(), FeatureListenerHTTPS) {
+				t.Errorf("rule ungenerated %v features %v", r.Ungenerated, r.Features())
+			}
+			if !strings.Contains(NotesText(m.Notes), tt.why) {
+				t.Errorf("notes lack %q:\n%s", tt.why, NotesText(m.Notes))
+			}
+		})
+	}
+	// With --listen-https both protocols are generated on their own
+	// addresses.
+	dir := tlsDir(t, "cert-a", "cert-any")
+	m := build(t, tlsGateway+tlsRoute(), ResolveOptions{TLSDir: dir, Listen: &Bind{Address: "127.0.0.1", Port: 8080},
+		ListenTLS: &Bind{Address: "127.0.0.1", Port: 8443}})
+	if len(m.Listeners) != 2 || m.Listeners[0].Port != 8080 || m.Listeners[1].Port != 8443 || !m.Listeners[1].TLS {
+		t.Errorf("--listen and --listen-https: %+v", m.Listeners)
+	}
+}
+
+func TestCheckFilePath(t *testing.T) {
+	for p, ok := range map[string]bool{"/etc/tls/ns/a/tls.crt": true, "relative/x": false, "/a/../b": false, "/a b": false, "/a;b": false, "/a//b": false} {
+		if err := CheckFilePath(p); (err == nil) != ok {
+			t.Errorf("CheckFilePath(%q) = %v", p, err)
+		}
+	}
+}
+
+// TestJudgeReadsTLSBack: listener.https may be honoured only when the
+// judge reads back the model's certificate for every HTTPS host of the rule.
+func TestJudgeReadsTLSBack(t *testing.T) {
+	dir := tlsDir(t, "cert-a", "cert-any")
+	m := build(t, tlsGateway+tlsRoute(), ResolveOptions{TLSDir: dir})
+	certs := map[string]Certificate{}
+	for _, vh := range m.Listeners[1].VirtualHosts {
+		certs[TLSKey(443, vh.Hostname)] = *vh.Certificate
+	}
+	run := func(tls map[string]Certificate) error {
+		obs := func(*Rule) Behaviour { return Behaviour{Retries: 0, ConnErrors: ConnRetryNone, TLS: tls} }
+		only := func(m *Model) *Output {
+			out := &Output{Files: []File{{Path: "fake/conf", Data: []byte("x")}}}
+			for _, r := range m.Rules {
+				for _, f := range r.Features() {
+					st := Unsupported
+					if f == FeatureListenerHTTPS {
+						st = Honoured
+					}
+					out.Findings = append(out.Findings, NewFinding(r, f, st, "x"))
+				}
+			}
+			return out
+		}
+		_, err := Run(m, []Target{{Backend: judgingBackend{fakeBackend{name: "fake", out: only}, obs}, Version: "1.0"}}, false)
+		return err
+	}
+	if err := run(certs); err != nil {
+		t.Fatalf("the model's certificates rejected: %v", err)
+	}
+	wrong := map[string]Certificate{}
+	for k, c := range certs {
+		wrong[k] = Certificate{CertFile: c.CertFile + ".other", KeyFile: c.KeyFile}
+	}
+	for name, tls := range map[string]map[string]Certificate{"none": nil, "wrong certificate": wrong} {
+		if err := run(tls); err == nil || !strings.Contains(err.Error(), "listener.https") {
+			t.Errorf("%s: Run error %v, want a listener.https contradiction", name, err)
+		}
+	}
+}
