@@ -58,6 +58,8 @@ type generator struct {
 	strippedListeners []string
 	// ports are the listener ports each redirect rule is placed on.
 	ports map[string][]int
+	// skippedTLS are the TLS listeners left out of the bootstrap.
+	skippedTLS []string
 }
 
 // bootstrap builds the static bootstrap for m.
@@ -72,6 +74,13 @@ func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error
 			return nil, fmt.Errorf("two listeners are named %q", l.Name)
 		}
 		names[l.Name] = true
+		if l.TLS {
+			// Never written as plain HTTP: TLS termination is not
+			// generated yet, so the listener is left out (its rules
+			// keep the listener.https finding).
+			g.skippedTLS = append(g.skippedTLS, l.Name)
+			continue
+		}
 		lis, err := g.listener(l)
 		if err != nil {
 			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
