@@ -407,7 +407,11 @@ func (g *generator) redirectText(r *translate.Rule) string {
 		if port != 0 {
 			loc += fmt.Sprintf(":%d", port)
 		}
-		locs = append(locs, fmt.Sprintf("on %s port %d Location %s%s", strings.ToUpper(side.scheme()), side.port, loc, pathRedirectText(rd.Path)))
+		on := "on"
+		if side.tls {
+			on = "on HTTPS"
+		}
+		locs = append(locs, fmt.Sprintf("%s port %d Location %s%s", on, side.port, loc, pathRedirectText(rd.Path)))
 	}
 	msg := fmt.Sprintf("a redirect action answers %d (response_code %s), %s; the query string is kept", rd.StatusCode, redirectCodes[rd.StatusCode], strings.Join(locs, ", "))
 	if rd.Hostname == "" {

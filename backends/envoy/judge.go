@@ -78,13 +78,13 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 			}
 		}
 	}
+	if err := checkTLS(m, bs); err != nil {
+		return nil, err
+	}
 	for _, l := range bs.GetStaticResources().GetListeners() {
 		if err := j.listener(l); err != nil {
 			return nil, fmt.Errorf("listener %s: %w", l.GetName(), err)
 		}
-	}
-	if err := checkTLS(m, bs); err != nil {
-		return nil, err
 	}
 	return j.out, nil
 }
