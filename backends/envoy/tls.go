@@ -220,3 +220,18 @@ func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
 	}
 	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured, "%s%s", what, differs)
 }
+
+// tlsNotes are the facts of the TLS listeners a user of the file needs.
+func tlsNotes(m *translate.Model) []string {
+	var names []string
+	for _, l := range m.Listeners {
+		if l.TLS {
+			names = append(names, l.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("listener(s) %s terminate TLS: Envoy reads the certificate and key files when it starts (restart it to load new ones); a connection whose SNI no hostname covers gets the certificate of the listener without hostname, or no handshake when there is none; "+
+		"a redirect without a scheme takes the request's scheme, which Envoy takes from an X-Forwarded-Proto header the client sent (use_remote_address is not set) before the connection's https", strings.Join(names, ", "))}
+}
