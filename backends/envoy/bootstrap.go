@@ -47,24 +47,28 @@ type generator struct {
 	invalidShareUsed bool
 	// validateClustersOff: some route table has validate_clusters false.
 	validateClustersOff bool
-	// listenerPort is the port of the listener whose routes are being
-	// built (a redirect's Location may name it).
-	listenerPort int
+	// side is the port and protocol of the listener whose routes are
+	// being built (a redirect's Location may name them).
+	side listenerSide
 	// stripHostPort: a redirect on the listener being built takes the
 	// request's host and names no port, so the connection manager drops
 	// the port from Host (strip_any_host_port).
 	stripHostPort bool
 	// strippedListeners are the listeners that strip the Host port.
 	strippedListeners []string
-	// ports are the listener ports each redirect rule is placed on.
-	ports map[string][]int
+	// ports are the listeners each redirect rule is placed on.
+	ports map[string][]listenerSide
+	// tlsHosts are, by rule name, the hostnames of TLS listeners that
+	// serve the rule, with their certificates.
+	tlsHosts map[string][]tlsHost
 }
 
 // bootstrap builds the static bootstrap for m.
 func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error) {
 	g.clusters = map[string]*translate.BackendRef{}
 	g.placed = map[string]bool{}
-	g.ports = map[string][]int{}
+	g.ports = map[string][]listenerSide{}
+	g.tlsHosts = map[string][]tlsHost{}
 	sr := &bootstrapv3.Bootstrap_StaticResources{}
 	names := map[string]bool{}
 	for _, l := range m.Listeners {
@@ -96,10 +100,27 @@ func (g *generator) listener(l *translate.Listener) (*listenerv3.Listener, error
 	if _, err := netip.ParseAddr(l.Address); err != nil {
 		return nil, fmt.Errorf("Envoy listens on IP addresses only, not %q", l.Address)
 	}
-	rc, err := g.routeConfiguration(l)
+	if l.TLS {
+		return g.tlsListener(l)
+	}
+	rc, err := g.routeConfiguration(l.Name, l, l.VirtualHosts, nil)
 	if err != nil {
 		return nil, err
 	}
+	fc, err := g.filterChain("", l, rc, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &listenerv3.Listener{
+		Name:         l.Name,
+		Address:      socketAddress(l.Address, l.Port),
+		FilterChains: []*listenerv3.FilterChain{fc},
+	}, nil
+}
+
+// filterChain is a filter chain named name (none when "") whose HTTP
+// connection manager serves rc, terminating TLS with cert when it is set.
+func (g *generator) filterChain(name string, l *translate.Listener, rc *routev3.RouteConfiguration, cert *translate.Certificate) (*listenerv3.FilterChain, error) {
 	router, err := marshalAny(&routerv3.Router{})
 	if err != nil {
 		return nil, err
@@ -114,31 +135,40 @@ func (g *generator) listener(l *translate.Listener) (*listenerv3.Listener, error
 	}
 	if g.stripHostPort {
 		cm.StripPortMode = &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true}
-		g.strippedListeners = append(g.strippedListeners, l.Name)
+		if !slices.Contains(g.strippedListeners, l.Name) {
+			g.strippedListeners = append(g.strippedListeners, l.Name)
+		}
 	}
 	hcm, err := marshalAny(cm)
 	if err != nil {
 		return nil, err
 	}
-	return &listenerv3.Listener{
-		Name:    l.Name,
-		Address: socketAddress(l.Address, l.Port),
-		FilterChains: []*listenerv3.FilterChain{{
-			Filters: []*listenerv3.Filter{{
-				Name:       hcmFilterName,
-				ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm},
-			}},
+	fc := &listenerv3.FilterChain{
+		Name: name,
+		Filters: []*listenerv3.Filter{{
+			Name:       hcmFilterName,
+			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm},
 		}},
-	}, nil
+	}
+	if cert != nil {
+		if fc.TransportSocket, err = downstreamTLS(cert); err != nil {
+			return nil, err
+		}
+	}
+	return fc, nil
 }
 
-func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteConfiguration, error) {
-	rc := &routev3.RouteConfiguration{Name: l.Name, IgnorePortInHostMatching: true}
+// routeConfiguration is the route table name of vhs, virtual hosts of
+// listener l, with a virtual host that answers 421 for the Hosts in
+// misdirected (none when empty). It leaves g.stripHostPort set when a
+// redirect in it needs the connection manager to strip the Host port.
+func (g *generator) routeConfiguration(name string, l *translate.Listener, vhs []*translate.VirtualHost, misdirected []string) (*routev3.RouteConfiguration, error) {
+	rc := &routev3.RouteConfiguration{Name: name, IgnorePortInHostMatching: true}
 	g.invalidShareUsed = false
-	g.listenerPort, g.stripHostPort = l.Port, false
+	g.side, g.stripHostPort = listenerSide{port: l.Port, tls: l.TLS}, false
 	vhNames := map[string]bool{}
 	domains := map[string]string{}
-	for _, vh := range l.VirtualHosts {
+	for _, vh := range vhs {
 		if vhNames[vh.Name] {
 			return nil, fmt.Errorf("two virtual hosts are named %q", vh.Name)
 		}
@@ -158,6 +188,15 @@ func (g *generator) routeConfiguration(l *translate.Listener) (*routev3.RouteCon
 				return nil, fmt.Errorf("virtual host %s: %w", vh.Name, err)
 			}
 			v.Routes = append(v.Routes, routes...)
+		}
+		rc.VirtualHosts = append(rc.VirtualHosts, v)
+	}
+	if len(misdirected) > 0 {
+		v := misdirectedVirtualHost(name, misdirected)
+		for _, d := range misdirected {
+			if other, ok := domains[d]; ok {
+				return nil, fmt.Errorf("virtual hosts %s and %s both serve %q", other, v.Name, d)
+			}
 		}
 		rc.VirtualHosts = append(rc.VirtualHosts, v)
 	}

@@ -146,7 +146,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	return &translate.Output{
 		Files:    []translate.File{{Path: OutputPath, Data: data}},
 		Findings: findings,
-		Notes:    translate.InfoNotes(append(notes(c, opts.RetryNonIdempotent, g.validateClustersOff), stripNotes(g.strippedListeners)...)...),
+		Notes:    translate.InfoNotes(slices.Concat(notes(c, opts.RetryNonIdempotent, g.validateClustersOff), stripNotes(g.strippedListeners), tlsNotes(m))...),
 	}, nil
 }
 

@@ -85,17 +85,32 @@ func defaultPort(scheme string) int {
 	return 80
 }
 
+// listenerSide is what a route inherits from the listener it is served on
+// for a redirect: the listener's port and whether it terminates TLS.
+type listenerSide struct {
+	port int
+	tls  bool
+}
+
+// scheme is the scheme of the requests the listener receives.
+func (s listenerSide) scheme() string {
+	if s.tls {
+		return "https"
+	}
+	return "http"
+}
+
 // redirectLocation is where the Gateway API sends a redirect of rd served
-// on an HTTP listener at port listenerPort: the scheme, and the port that
-// the Location names (0 when it names none, the scheme's well-known port).
-func redirectLocation(rd *translate.Redirect, listenerPort int) (scheme string, port int) {
+// on listener side: the scheme, and the port that the Location names (0
+// when it names none, the scheme's well-known port).
+func redirectLocation(rd *translate.Redirect, side listenerSide) (scheme string, port int) {
 	scheme = rd.Scheme
 	if scheme == "" {
-		scheme = "http" // the request's: gwretry generates HTTP listeners
+		scheme = side.scheme() // the request's
 	}
 	port = rd.Port
 	if port == 0 {
-		port = listenerPort
+		port = side.port
 		if rd.Scheme != "" {
 			port = defaultPort(rd.Scheme)
 		}
@@ -116,10 +131,10 @@ var redirectCodes = map[int]routev3.RedirectAction_RedirectResponseCode{
 }
 
 // redirectAction builds the redirect of rd for a route whose match is mt,
-// on a listener at listenerPort. stripHostPort is true when the Location
+// on listener side. stripHostPort is true when the Location
 // takes the request's host without naming a port, so that the connection
 // manager must drop the port the client wrote in Host.
-func redirectAction(rd *translate.Redirect, mt translate.Match, listenerPort int) (ra *routev3.RedirectAction, stripHostPort bool, err error) {
+func redirectAction(rd *translate.Redirect, mt translate.Match, side listenerSide) (ra *routev3.RedirectAction, stripHostPort bool, err error) {
 	code, ok := redirectCodes[rd.StatusCode]
 	if !ok {
 		return nil, false, fmt.Errorf("redirect status %d has no Envoy response_code", rd.StatusCode)
@@ -128,7 +143,7 @@ func redirectAction(rd *translate.Redirect, mt translate.Match, listenerPort int
 	if rd.Scheme != "" {
 		ra.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: rd.Scheme}
 	}
-	_, port := redirectLocation(rd, listenerPort)
+	_, port := redirectLocation(rd, side)
 	ra.PortRedirect = uint32(port)
 	// Without port_redirect and host_redirect Envoy copies the request's
 	// Host header, port included; strip_any_host_port removes it first.
@@ -386,13 +401,17 @@ func (g *generator) redirectText(r *translate.Rule) string {
 		host = "<request host>"
 	}
 	var locs []string
-	for _, lp := range g.ports[r.Name] {
-		scheme, port := redirectLocation(rd, lp)
+	for _, side := range g.ports[r.Name] {
+		scheme, port := redirectLocation(rd, side)
 		loc := scheme + "://" + host
 		if port != 0 {
 			loc += fmt.Sprintf(":%d", port)
 		}
-		locs = append(locs, fmt.Sprintf("on port %d Location %s%s", lp, loc, pathRedirectText(rd.Path)))
+		on := "on"
+		if side.tls {
+			on = "on HTTPS"
+		}
+		locs = append(locs, fmt.Sprintf("%s port %d Location %s%s", on, side.port, loc, pathRedirectText(rd.Path)))
 	}
 	msg := fmt.Sprintf("a redirect action answers %d (response_code %s), %s; the query string is kept", rd.StatusCode, redirectCodes[rd.StatusCode], strings.Join(locs, ", "))
 	if rd.Hostname == "" {

@@ -181,7 +181,7 @@ func TestReplacePrefixMatchTable(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("rewrite %s (prefix %s, value %q): %q %v, want %q (%v)", c.path, c.prefix, c.value, got, err, c.want, ra)
 		}
-		rd, _, err := redirectAction(&translate.Redirect{Path: pm, StatusCode: 302}, mt, 80)
+		rd, _, err := redirectAction(&translate.Redirect{Path: pm, StatusCode: 302}, mt, listenerSide{port: 80})
 		if err != nil {
 			t.Fatal(err)
 		}

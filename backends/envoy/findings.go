@@ -19,6 +19,10 @@ func (g *generator) findings(r *translate.Rule) []translate.Finding {
 			out = append(out, g.filterFinding(r, f))
 			continue
 		}
+		if f == translate.FeatureListenerHTTPS && len(r.Ungenerated) == 0 {
+			out = append(out, g.httpsFinding(r))
+			continue
+		}
 		if u, ok := translate.UntranslatedFinding(r, f, "Envoy", answer); ok {
 			out = append(out, u)
 			continue

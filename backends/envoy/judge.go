@@ -78,6 +78,9 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 			}
 		}
 	}
+	if err := checkTLS(m, bs); err != nil {
+		return nil, err
+	}
 	for _, l := range bs.GetStaticResources().GetListeners() {
 		if err := j.listener(l); err != nil {
 			return nil, fmt.Errorf("listener %s: %w", l.GetName(), err)
@@ -110,6 +113,8 @@ type routeEnv struct {
 	// manager drops the port of every Host header.
 	port             int
 	stripAnyHostPort bool
+	// tls: the filter chain terminates TLS, so requests have scheme https.
+	tls bool
 }
 
 func (j *judge) listener(l *listenerv3.Listener) error {
@@ -118,7 +123,13 @@ func (j *judge) listener(l *listenerv3.Listener) error {
 	if v := l.GetPerConnectionBufferLimitBytes(); v != nil {
 		env.connectionBufferLimit = uint64(v.GetValue())
 	}
-	for _, fc := range l.GetFilterChains() {
+	for _, fc := range chainsOf(l) {
+		env.tls = fc.GetTransportSocket() != nil
+		if env.tls {
+			if _, err := chainCertificate(fc); err != nil {
+				return fmt.Errorf("filter chain %s: %w", fc.GetName(), err)
+			}
+		}
 		for _, f := range fc.GetFilters() {
 			msg, err := f.GetTypedConfig().UnmarshalNew()
 			if err != nil {
@@ -167,6 +178,10 @@ func (j *judge) virtualHost(env routeEnv) error {
 	}
 	var earlier []taken
 	for _, rt := range env.vh.GetRoutes() {
+		if rt.GetName() == misdirectedRoute {
+			// Serves no rule: checkTLS reads it back.
+			continue
+		}
 		r, err := j.ruleOf(rt.GetName())
 		if err != nil {
 			return err
@@ -554,7 +569,7 @@ func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
 		return fmt.Errorf("a cluster is named %q", invalidCluster)
 	}
 	for _, l := range bs.GetStaticResources().GetListeners() {
-		for _, fc := range l.GetFilterChains() {
+		for _, fc := range chainsOf(l) {
 			for _, f := range fc.GetFilters() {
 				msg, err := f.GetTypedConfig().UnmarshalNew()
 				if err != nil {

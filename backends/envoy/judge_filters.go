@@ -217,14 +217,21 @@ func redirectStatus(c routev3.RedirectAction_RedirectResponseCode) int {
 }
 
 // readRedirect states a redirect action in the model's terms. Envoy builds
-// Location from scheme_redirect (else the request's scheme, http on these
-// listeners), host_redirect (else the request's Host, whose port it drops
+// Location from scheme_redirect (else the request's scheme: https on a
+// filter chain with a TLS transport socket, http otherwise), host_redirect (else the request's Host, whose port it drops
 // only when port_redirect is set or the connection manager strips every
 // Host port) and port_redirect (written as it is, even 80 or 443; without
 // it no port).
 func (j *judge) readRedirect(r *translate.Rule, rt *routev3.Route, rd *routev3.RedirectAction, env routeEnv) (*translate.Redirect, error) {
 	out := &translate.Redirect{StatusCode: redirectStatus(rd.GetResponseCode())}
+	// Without scheme_redirect Envoy writes the request's :scheme, which
+	// the connection manager sets from the connection (https on a filter
+	// chain that terminates TLS) when the client sent no
+	// X-Forwarded-Proto.
 	scheme := "http"
+	if env.tls {
+		scheme = "https"
+	}
 	switch s := rd.GetSchemeRewriteSpecifier().(type) {
 	case *routev3.RedirectAction_SchemeRedirect:
 		scheme = strings.ToLower(s.SchemeRedirect)
@@ -266,7 +273,7 @@ func (j *judge) readRedirect(r *translate.Rule, rt *routev3.Route, rd *routev3.R
 		out.Path = &translate.PathModifier{Type: "Envoy's strip_query", Value: "the query string is dropped"}
 	}
 	// The Location the Gateway API asks for, on this listener.
-	wantScheme, wantPort := redirectLocation(want, env.port)
+	wantScheme, wantPort := redirectLocation(want, listenerSide{port: env.port, tls: env.tls})
 	same := hostExact && scheme == wantScheme && rd.GetHostRedirect() == want.Hostname && port == wantPort
 	if same {
 		out.Scheme, out.Hostname, out.Port = want.Scheme, want.Hostname, want.Port

@@ -58,13 +58,13 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 		g.placed[r.Name] = true
 		// A redirect rule: every request it matches, of any method, is
 		// answered with the redirect.
-		ra, strip, err := redirectAction(rd, rm.Match, g.listenerPort)
+		ra, strip, err := redirectAction(rd, rm.Match, g.side)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 		}
 		g.stripHostPort = g.stripHostPort || strip
-		if !slices.Contains(g.ports[r.Name], g.listenerPort) {
-			g.ports[r.Name] = append(g.ports[r.Name], g.listenerPort)
+		if !slices.Contains(g.ports[r.Name], g.side) {
+			g.ports[r.Name] = append(g.ports[r.Name], g.side)
 		}
 		rt := &routev3.Route{Name: r.Name, Match: buildMatch(rm.Match), Action: &routev3.Route_Redirect{Redirect: ra}}
 		applyHeaderFilters(rt, &r.Filters)
