@@ -50,6 +50,12 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	var ck tokenChecker
 	var frontends []frontendPlan
 	for _, l := range m.Listeners {
+		if l.TLS {
+			// Never serve an HTTPS listener as plain HTTP: until TLS
+			// termination is written, it is left out, and its rules keep
+			// the unsupported listener.https finding.
+			continue
+		}
 		frontends = append(frontends, planFrontend(l, &ck))
 	}
 	var backends []backendPlan
