@@ -155,34 +155,53 @@ func parseCrtList(data []byte) ([]crtLine, error) {
 	return out, nil
 }
 
+// tlsClaimsJudged reports whether gwretry's shared judge (translate) reads
+// TLS termination back, so that listener.https may be claimed honoured.
+// translate.Behaviour has no field for it yet: this backend's own judge
+// (checkTLS) reads it back and fails on any difference, but the shared one
+// refuses an honoured claim it cannot check.
+const tlsClaimsJudged = false
+
 // tlsFinding is the listener.https finding of a rule whose HTTPS listeners
-// are all generated. It is approximated where HAProxy's SNI selection
-// differs from the Gateway API's: HAProxy's wildcard filter "*.example.com"
+// are all generated. It is approximated where HAProxy, as configured,
+// differs from the Gateway API: HAProxy's wildcard filter "*.example.com"
 // matches one label only, so a name deeper below a wildcard hostname (as
-// a.b.example.com) gets the listener's default certificate.
+// a.b.example.com) gets the listener's default certificate; and a request
+// whose Host names another hostname of the listener than its SNI name is
+// routed by its Host, where the Gateway API recommends 421 Misdirected
+// Request when the two belong to different Gateway listeners (the Model
+// does not say which hostnames share a Gateway listener).
 func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) translate.Finding {
 	feat := translate.FeatureListenerHTTPS
-	var deep []string
+	var gaps []string
+	misdirected := false
 	for _, l := range m.Listeners {
 		p := tls[l.Name]
-		if !l.TLS || p == nil {
+		if !l.TLS || p == nil || !slices.ContainsFunc(l.VirtualHosts, func(vh *translate.VirtualHost) bool { return hasRule(vh, r) }) {
 			continue
 		}
+		misdirected = misdirected || len(l.VirtualHosts) > 1
 		for _, vh := range l.VirtualHosts {
 			if !strings.HasPrefix(vh.Hostname, "*.") || vh.Certificate == nil || vh.Certificate.Secret == p.defaultSecret || !hasRule(vh, r) {
 				continue
 			}
-			deep = append(deep, fmt.Sprintf("SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
+			gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
 				vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
 		}
 	}
-	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; requests inside are HTTP/1.1 and routed by their Host header, as on HTTP listeners",
-		strings.Join(r.TLSListeners, ", "))
-	if len(deep) == 0 {
-		return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
+	if misdirected {
+		gaps = append(gaps, "a request whose Host header and SNI name select different hostnames of the listener is routed by its Host, not answered 421 Misdirected Request as the Gateway API recommends when they belong to different Gateway listeners")
 	}
-	return translate.NewFinding(r, feat, translate.Approximated,
-		"%s; HAProxy's wildcard SNI filters match one label only, so %s", what, strings.Join(deep, "; "))
+	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; requests inside are HTTP/1.1 and routed by their Host header",
+		strings.Join(r.TLSListeners, ", "))
+	switch {
+	case len(gaps) > 0:
+		return translate.NewFinding(r, feat, translate.Approximated, "%s; %s", what, strings.Join(gaps, "; "))
+	case !tlsClaimsJudged:
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"%s; not claimed honoured: gwretry's report judge does not read TLS termination back yet (gwretry's HAProxy reader checks the certificate of every SNI name against the Gateway listeners)", what)
+	}
+	return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
 }
 
 func hasRule(vh *translate.VirtualHost, r *translate.Rule) bool {
