@@ -16,6 +16,14 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 	d := &document{}
 	g := d.addSection(parser.Global, parser.GlobalSectionName)
 	d.setLines(g, "log", []types.Log{{Address: "stdout", Format: "raw", Facility: "local0"}}, 1)
+	for _, f := range frontends {
+		if f.tls != nil {
+			// Keys next to their certificates: tls.key for tls.crt.
+			d.set(g, "ssl-load-extra-files", &types.StringC{Value: "key"})
+			d.set(g, "ssl-load-extra-del-ext", &types.Enabled{})
+			break
+		}
+	}
 
 	def := d.addSection(parser.Defaults, defaultsName)
 	d.set(def, "mode", &types.StringC{Value: "http"})
@@ -35,7 +43,7 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 
 	for _, f := range frontends {
 		s := d.addSection(parser.Frontends, f.name)
-		d.setLines(s, "bind", []types.Bind{{Path: f.bind}}, 1)
+		d.setLines(s, "bind", []types.Bind{bindLine(f)}, 1)
 		d.setLines(s, "acl", f.acls, len(f.acls))
 		d.setLines(s, "use_backend", f.useBackends, len(f.useBackends))
 		d.set(s, "default_backend", &types.StringC{Value: noRouteBackend})
@@ -85,4 +93,14 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 	status := int64(404)
 	d.setLines(nr, "http-request", []types.Action{&actions.Deny{Status: &status, Hdrs: []*actions.Hdr{}}}, 1)
 	return d
+}
+
+// bindLine is the frontend's bind: plain HTTP, or TLS terminated with the
+// listener's crt-list.
+func bindLine(f frontendPlan) types.Bind {
+	b := types.Bind{Path: f.bind}
+	if f.tls != nil {
+		b.Params = []params.BindOption{&params.BindOptionWord{Name: "ssl"}, &params.BindOptionValue{Name: "crt-list", Value: f.tls.crtList}}
+	}
+	return b
 }

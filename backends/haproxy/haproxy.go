@@ -49,14 +49,27 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	}
 	var ck tokenChecker
 	var frontends []frontendPlan
+	tls := map[string]*tlsPlan{}
 	for _, l := range m.Listeners {
-		frontends = append(frontends, planFrontend(l, &ck))
+		f := planFrontend(l, &ck)
+		if f.tls != nil {
+			tls[l.Name] = f.tls
+		}
+		frontends = append(frontends, f)
 	}
 	var backends []backendPlan
 	var findings []translate.Finding
 	for _, r := range m.Rules {
 		b, fs := planRule(m, r, vs, opts, &ck)
 		backends = append(backends, b)
+		for i, f := range fs {
+			// Every HTTPS listener of the rule is generated: HAProxy
+			// terminates TLS (with some, UntranslatedFinding keeps its
+			// unsupported answer).
+			if f.Feature == translate.FeatureListenerHTTPS && len(r.Ungenerated) == 0 {
+				fs[i] = tlsFinding(m, r, tls)
+			}
+		}
 		findings = append(findings, fs...)
 	}
 	if ck.err != nil {
@@ -69,10 +82,21 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	if err != nil {
 		return nil, err
 	}
+	files := []translate.File{{Path: OutputPath, Data: cfg}}
+	for _, f := range frontends {
+		if f.tls == nil {
+			continue
+		}
+		data, err := f.tls.render()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, translate.File{Path: f.tls.crtList, Data: data})
+	}
 	return &translate.Output{
-		Files:    []translate.File{{Path: OutputPath, Data: cfg}},
+		Files:    files,
 		Findings: findings,
-		Notes:    notes(vs, backends),
+		Notes:    notes(vs, backends, len(tls) > 0),
 	}, nil
 }
 
@@ -96,7 +120,7 @@ func checkUniqueNames(frontends []frontendPlan, backends []backendPlan) error {
 }
 
 // notes are the data-plane-wide lines of the report.
-func notes(vs versionSupport, backends []backendPlan) []translate.Note {
+func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note {
 	n := []string{
 		fmt.Sprintf("run with `haproxy -f %s` (HAProxy %s; check it with `haproxy -c -f %s`)", OutputPath, vs.Version, OutputPath),
 		fmt.Sprintf("defaults: timeout connect %s, client %s, server %s, http-request %s; a rule without timeouts ends with 504 when its server sends nothing for %s",
@@ -107,6 +131,10 @@ func notes(vs versionSupport, backends []backendPlan) []translate.Note {
 		"DNS endpoints are resolved once at startup (default-server init-addr last,libc,none): a name that does not resolve disables its server until HAProxy reloads; add a resolvers section to follow DNS changes",
 		"regular expressions are run by HAProxy's PCRE2 (or libc regex), anchored at both ends; RE2-only syntax may not behave the same",
 		"a repeated query parameter matches when any of its values matches; header matches compare each whole header line (commas included)",
+	}
+	if tls {
+		n = append(n, "HTTPS listeners name their crt-list by a path relative to the output directory: run HAProxy from there, or with `haproxy -C OUTPUT_DIR -f "+OutputPath+"`; each private key is read from the certificate's path with .crt replaced by .key (ssl-load-extra-files key, ssl-load-extra-del-ext)",
+			"HTTPS listeners choose the certificate by SNI name (crt-list filters) and route by the Host header, as HTTP listeners do: a request whose Host differs from its SNI name is routed by its Host; a client without SNI, or whose SNI name matches no hostname, gets the listener's default certificate (the catch-all hostname's, else the first hostname's)")
 	}
 	n = append(n, "server connections are never reused (option http-server-close): a kept-alive server connection that closes as it is reused cannot fail a request")
 	if vs.SilentKeepAliveClose {

@@ -44,6 +44,13 @@ func (*Backend) Observe(m *translate.Model, _ translate.Options, files []transla
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", OutputPath, err)
 	}
+	views, err := readTLS(p, files)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTLS(m, views); err != nil {
+		return nil, fmt.Errorf("TLS termination: %w", err)
+	}
 	c := cfgReader{p: p}
 	bufsize := c.int(parser.Global, parser.GlobalSectionName, "tune.bufsize", defaultBufSize)
 	maxrewrite := c.int(parser.Global, parser.GlobalSectionName, "tune.maxrewrite", min(defaultMaxRewrite, bufsize/2))

@@ -25,6 +25,8 @@ type frontendPlan struct {
 	bind        string
 	acls        []types.ACL
 	useBackends []types.UseBackend
+	// tls is the TLS termination of an HTTPS listener; nil for HTTP.
+	tls *tlsPlan
 }
 
 // planFrontend translates one listener. Virtual hosts are tried in the
@@ -37,6 +39,9 @@ func planFrontend(l *translate.Listener, ck *tokenChecker) frontendPlan {
 	f := frontendPlan{
 		name: "fe_" + ck.word("listener name", l.Name),
 		bind: bindAddress(ck.word("listener "+l.Name+" address", l.Address), l.Port),
+	}
+	if l.TLS {
+		f.tls = planTLS(l, ck)
 	}
 	for vi, vh := range l.VirtualHosts {
 		var hostACL string

@@ -1,0 +1,214 @@
+package haproxy
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// HTTPS listeners terminate TLS on their bind line:
+//
+//	bind ADDR:PORT ssl crt-list haproxy/LISTENER.crt-list
+//
+// The crt-list gives each virtual host's certificate an explicit SNI filter
+// (its hostname, exact or "*.example.com"), so the certificate is chosen by
+// the Gateway listener's hostname and not by the names inside it. HAProxy's
+// default certificate, for a client whose SNI name matches no filter (or
+// that sends none), is the first line's: the catch-all host's certificate
+// when there is one, written with a negative filter only
+// (defaultSNIFilter), so that the names inside it never take precedence
+// over the explicit filters of the other lines.
+//
+// HAProxy 2.6 reads the private key from the certificate file, or with
+// `ssl-load-extra-files key` and `ssl-load-extra-del-ext` (global) from the
+// certificate's path with ".crt" replaced by ".key": DIR/NS/NAME/tls.key
+// for DIR/NS/NAME/tls.crt, the layout of --tls-dir.
+
+// defaultSNIFilter is the filter of the catch-all certificate's line: a
+// negative filter on a reserved name (RFC 6761 .invalid), which keeps the
+// names inside the certificate out of SNI selection. The line then only
+// serves as HAProxy's default certificate.
+const defaultSNIFilter = "!gwretry-default.invalid"
+
+// crtListDir is where crt-list files are written, relative to the output
+// directory; haproxy.cfg names them by this relative path, which HAProxy
+// resolves from its working directory.
+const crtListDir = "haproxy/"
+
+// crtWordRE is what one word of a crt-list line may be: a certificate path
+// or an SNI filter. No '[' (SSL options), '#' (comments) or whitespace.
+var crtWordRE = regexp.MustCompile(`^!?[A-Za-z0-9._/*-]+$`)
+
+// tlsPlan is the TLS termination of one HTTPS listener.
+type tlsPlan struct {
+	// crtList is the crt-list's path relative to the output directory, as
+	// written in the bind line.
+	crtList string
+	lines   []crtLine
+	// defaultSecret is the Secret of HAProxy's default certificate.
+	defaultSecret string
+}
+
+// crtLine is one line of a crt-list: a certificate and its SNI filter.
+type crtLine struct {
+	cert, filter string
+}
+
+// planTLS lays out the crt-list of the HTTPS listener l.
+func planTLS(l *translate.Listener, ck *tokenChecker) *tlsPlan {
+	p := &tlsPlan{crtList: crtListDir + ck.word("listener name", l.Name) + ".crt-list"}
+	var catchAll *translate.VirtualHost
+	for _, vh := range l.VirtualHosts {
+		if vh.Hostname == "" {
+			catchAll = vh
+		}
+	}
+	cert := func(vh *translate.VirtualHost) string {
+		c := vh.Certificate
+		if c == nil {
+			ck.fail(fmt.Errorf("listener %s host %q has no certificate", l.Name, vh.Hostname))
+			return ""
+		}
+		if err := translate.CheckFilePath(c.CertFile); err != nil {
+			ck.fail(err)
+		}
+		if want := keyPath(c.CertFile); c.KeyFile != want {
+			ck.fail(fmt.Errorf("Secret %s: HAProxy %s loads the private key of %s from %s (ssl-load-extra-del-ext), not from %s",
+				c.Secret, "2.6", c.CertFile, want, c.KeyFile))
+		}
+		return ck.crtWord("certificate path", c.CertFile)
+	}
+	if catchAll != nil {
+		p.lines = append(p.lines, crtLine{cert: cert(catchAll), filter: defaultSNIFilter})
+		p.defaultSecret = catchAll.Certificate.Secret
+	}
+	for _, vh := range l.VirtualHosts {
+		if vh == catchAll {
+			continue
+		}
+		p.lines = append(p.lines, crtLine{cert: cert(vh), filter: ck.crtWord("hostname", vh.Hostname)})
+		if p.defaultSecret == "" && vh.Certificate != nil {
+			p.defaultSecret = vh.Certificate.Secret
+		}
+	}
+	return p
+}
+
+// keyPath is where HAProxy, with ssl-load-extra-del-ext, looks for the key
+// of certificate file cert: its extension replaced by ".key".
+func keyPath(cert string) string {
+	dot := strings.LastIndexByte(cert, '.')
+	if dot <= strings.LastIndexByte(cert, '/') {
+		return cert + ".key"
+	}
+	return cert[:dot] + ".key"
+}
+
+// crtWord checks a crt-list word, on top of word.
+func (c *tokenChecker) crtWord(where, s string) string {
+	s = c.word(where, s)
+	if c.err == nil && (!crtWordRE.MatchString(s) || strings.HasPrefix(s, "!")) {
+		c.fail(fmt.Errorf("%s: value %q cannot be written in a crt-list", where, shorten(s)))
+	}
+	return s
+}
+
+// render writes the crt-list and parses it back.
+func (p *tlsPlan) render() ([]byte, error) {
+	var b strings.Builder
+	for _, l := range p.lines {
+		fmt.Fprintf(&b, "%s %s\n", l.cert, l.filter)
+	}
+	out := []byte(b.String())
+	got, err := parseCrtList(out)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: generated %s does not read back: %w", p.crtList, err)
+	}
+	if !slices.Equal(got, p.lines) {
+		return nil, fmt.Errorf("internal error: generated %s reads back as %v, want %v", p.crtList, got, p.lines)
+	}
+	return out, nil
+}
+
+// parseCrtList reads the crt-list lines gwretry writes: a certificate path
+// and one SNI filter, and nothing else (no SSL options, no comments).
+func parseCrtList(data []byte) ([]crtLine, error) {
+	var out []crtLine
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || strings.Join(f, " ") != line {
+			return nil, fmt.Errorf("line %d %q is not a certificate path and one SNI filter", i+1, line)
+		}
+		for _, w := range f {
+			if !crtWordRE.MatchString(w) {
+				return nil, fmt.Errorf("line %d: %q is not an allowed crt-list word", i+1, w)
+			}
+		}
+		if !strings.HasPrefix(f[0], "/") {
+			return nil, fmt.Errorf("line %d: certificate path %q is not absolute", i+1, f[0])
+		}
+		out = append(out, crtLine{cert: f[0], filter: f[1]})
+	}
+	return out, nil
+}
+
+// tlsClaimsJudged reports whether gwretry's shared judge (translate) reads
+// TLS termination back, so that listener.https may be claimed honoured.
+// translate.Behaviour has no field for it yet: this backend's own judge
+// (checkTLS) reads it back and fails on any difference, but the shared one
+// refuses an honoured claim it cannot check.
+const tlsClaimsJudged = false
+
+// tlsFinding is the listener.https finding of a rule whose HTTPS listeners
+// are all generated. It is approximated where HAProxy, as configured,
+// differs from the Gateway API: HAProxy's wildcard filter "*.example.com"
+// matches one label only, so a name deeper below a wildcard hostname (as
+// a.b.example.com) gets the listener's default certificate; and a request
+// whose Host names another hostname of the listener than its SNI name is
+// routed by its Host, where the Gateway API recommends 421 Misdirected
+// Request when the two belong to different Gateway listeners (the Model
+// does not say which hostnames share a Gateway listener).
+func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) translate.Finding {
+	feat := translate.FeatureListenerHTTPS
+	var gaps []string
+	misdirected := false
+	for _, l := range m.Listeners {
+		p := tls[l.Name]
+		if !l.TLS || p == nil || !slices.ContainsFunc(l.VirtualHosts, func(vh *translate.VirtualHost) bool { return hasRule(vh, r) }) {
+			continue
+		}
+		misdirected = misdirected || len(l.VirtualHosts) > 1
+		for _, vh := range l.VirtualHosts {
+			if !strings.HasPrefix(vh.Hostname, "*.") || vh.Certificate == nil || vh.Certificate.Secret == p.defaultSecret || !hasRule(vh, r) {
+				continue
+			}
+			gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
+				vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
+		}
+	}
+	if misdirected {
+		gaps = append(gaps, "a request whose Host header and SNI name select different hostnames of the listener is routed by its Host, not answered 421 Misdirected Request as the Gateway API recommends when they belong to different Gateway listeners")
+	}
+	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; requests inside are HTTP/1.1 and routed by their Host header",
+		strings.Join(r.TLSListeners, ", "))
+	switch {
+	case len(gaps) > 0:
+		return translate.NewFinding(r, feat, translate.Approximated, "%s; %s", what, strings.Join(gaps, "; "))
+	case !tlsClaimsJudged:
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"%s; not claimed honoured: gwretry's report judge does not read TLS termination back yet (gwretry's HAProxy reader checks the certificate of every SNI name against the Gateway listeners)", what)
+	}
+	return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
+}
+
+func hasRule(vh *translate.VirtualHost, r *translate.Rule) bool {
+	for _, rm := range vh.Routes {
+		if rm.Rule == r {
+			return true
+		}
+	}
+	return false
+}

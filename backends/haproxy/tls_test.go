@@ -1,0 +1,264 @@
+package haproxy
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"maps"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// testPKI is a self-signed CA and leaf certificates made at test time,
+// written as DIR/ns/NAME/tls.crt and tls.key (the --tls-dir layout).
+type testPKI struct {
+	dir  string
+	pool *x509.CertPool
+}
+
+// newTestPKI makes the CA and one leaf per name: its common name is the
+// Secret's name (so a client can tell which certificate it got) and its
+// DNS names are dnsNames[name].
+func newTestPKI(t *testing.T, dnsNames map[string][]string) *testPKI {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gwretry test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &testPKI{dir: t.TempDir(), pool: x509.NewCertPool()}
+	p.pool.AddCert(ca)
+	serial := int64(2)
+	for name, names := range dnsNames {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, DNSNames: names,
+			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		serial++
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(p.dir, "ns", name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		chain := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
+		if err := os.WriteFile(filepath.Join(d, "tls.crt"), chain, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// cert is the model's certificate of Secret ns/name.
+func (p *testPKI) cert(name string) *translate.Certificate {
+	d := filepath.Join(p.dir, "ns", name)
+	return &translate.Certificate{Secret: "ns/" + name, CertFile: filepath.Join(d, "tls.crt"), KeyFile: filepath.Join(d, "tls.key")}
+}
+
+// tlsModel adds to m (modelOf) an HTTPS listener "https-8443" whose
+// virtual hosts are certs' hostnames, each with the certificate of the
+// Secret named, all serving every rule of m behind its /rNN prefix.
+func tlsModel(m *translate.Model, p *testPKI, port int, hosts []string, certs map[string]string) *translate.Model {
+	l := &translate.Listener{Name: "https-8443", TLS: true, Address: "127.0.0.1", Port: port}
+	for i, h := range hosts {
+		vh := &translate.VirtualHost{Name: "https_" + itoa(i), Hostname: h, Certificate: p.cert(certs[h])}
+		for _, r := range m.Rules {
+			vh.Routes = append(vh.Routes, &translate.RouteMatch{Match: prefix("/r" + itoa(r.Index)), Rule: r})
+		}
+		l.VirtualHosts = append(l.VirtualHosts, vh)
+	}
+	m.Listeners = append(m.Listeners, l)
+	for _, r := range m.Rules {
+		r.TLSListeners = []string{"Gateway ns/gw listener https"}
+	}
+	return m
+}
+
+func TestTLSListenerConfig(t *testing.T) {
+	p := newTestPKI(t, map[string][]string{"def": {"default.example.com"}, "a": {"a.example.com"}, "w": {"*.w.example.com"}})
+	hosts := []string{"a.example.com", "*.w.example.com", ""}
+	tests := []struct {
+		name        string
+		certs       map[string]string
+		hosts       []string
+		wantList    string
+		wantStatus  translate.Status
+		wantMessage string
+	}{
+		{"catch-all default, wildcard with its own certificate", map[string]string{"a.example.com": "a", "*.w.example.com": "w", "": "def"}, hosts,
+			p.cert("def").CertFile + " " + defaultSNIFilter + "\n" + p.cert("a").CertFile + " a.example.com\n" + p.cert("w").CertFile + " *.w.example.com\n",
+			translate.Approximated, "more than one label below *.w.example.com on https-8443 get the default certificate (Secret ns/def) instead of Secret ns/w"},
+		{"wildcard certificate is the default", map[string]string{"a.example.com": "a", "*.w.example.com": "w", "": "w"}, hosts,
+			p.cert("w").CertFile + " " + defaultSNIFilter + "\n" + p.cert("a").CertFile + " a.example.com\n" + p.cert("w").CertFile + " *.w.example.com\n",
+			translate.Approximated, "not answered 421 Misdirected Request"},
+		{"one catch-all host", map[string]string{"": "def"}, hosts[2:],
+			p.cert("def").CertFile + " " + defaultSNIFilter + "\n",
+			translate.Approximated, "not claimed honoured"},
+		{"no catch-all: the first hostname's certificate is the default", map[string]string{"a.example.com": "a", "*.w.example.com": "w"}, hosts[:2],
+			p.cert("a").CertFile + " a.example.com\n" + p.cert("w").CertFile + " *.w.example.com\n",
+			translate.Approximated, "get the default certificate (Secret ns/a)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tlsModel(modelOf(rule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})), p, 8443, tt.hosts, tt.certs)
+			res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: checkedVersion}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]string{}
+			for _, f := range res.Files {
+				files[f.Path] = string(f.Data)
+			}
+			if got := files["haproxy/https-8443.crt-list"]; got != tt.wantList {
+				t.Errorf("crt-list:\n%s\nwant:\n%s", got, tt.wantList)
+			}
+			cfg := files[OutputPath]
+			for _, want := range []string{"bind 127.0.0.1:8443 ssl crt-list haproxy/https-8443.crt-list\n", "bind 127.0.0.1:8080\n",
+				"ssl-load-extra-files key\n", "ssl-load-extra-del-ext\n"} {
+				if !strings.Contains(cfg, want) {
+					t.Errorf("haproxy.cfg lacks %q:\n%s", want, cfg)
+				}
+			}
+			var f translate.Finding
+			for _, x := range res.Report.Findings {
+				if x.Feature == translate.FeatureListenerHTTPS {
+					f = x
+				}
+			}
+			if f.Status != tt.wantStatus || !strings.Contains(f.Message, tt.wantMessage) {
+				t.Errorf("listener.https finding %s %q, want %s containing %q", f.Status, f.Message, tt.wantStatus, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// TestTLSNotGenerated: a rule with an HTTPS listener gwretry does not
+// generate keeps UntranslatedFinding's unsupported answer, and an HTTP
+// model writes no TLS at all.
+func TestTLSNotGenerated(t *testing.T) {
+	r := rule(0, nil, translate.Timeouts{})
+	r.Ungenerated = []translate.UngeneratedListener{{Gateway: "ns/gw", Listener: "https", Protocol: "HTTPS"}}
+	cfg, fs := generate(t, modelOf(r), translate.Options{Version: checkedVersion})
+	if f := findingOf(t, fs, 0, translate.FeatureListenerHTTPS); f.Status != translate.Unsupported || !strings.Contains(f.Message, "does not generate") {
+		t.Errorf("finding %s %q", f.Status, f.Message)
+	}
+	if strings.Contains(cfg, "ssl") {
+		t.Errorf("an HTTP-only configuration mentions ssl:\n%s", cfg)
+	}
+}
+
+// TestTLSRejected: values HAProxy would read differently are refused.
+func TestTLSRejected(t *testing.T) {
+	p := newTestPKI(t, map[string][]string{"a": {"a.example.com"}})
+	tests := map[string]func(c *translate.Certificate){
+		"key not beside the certificate": func(c *translate.Certificate) { c.KeyFile = filepath.Join(filepath.Dir(c.KeyFile), "other.key") },
+		"path with a bracket":            func(c *translate.Certificate) { c.CertFile += "[x]" },
+	}
+	for name, edit := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := tlsModel(modelOf(rule(0, nil, translate.Timeouts{})), p, 8443, []string{"a.example.com"}, map[string]string{"a.example.com": "a"})
+			edit(m.Listeners[1].VirtualHosts[0].Certificate)
+			if _, err := New().Generate(m, translate.Options{Version: checkedVersion}); err == nil {
+				t.Error("Generate accepted it")
+			}
+		})
+	}
+}
+
+// TestJudgeReadsTLS: the judge reads which listener terminates TLS and
+// which certificate serves which SNI name, and rejects a configuration
+// that differs from the model.
+func TestJudgeReadsTLS(t *testing.T) {
+	p := newTestPKI(t, map[string][]string{"def": nil, "a": nil, "w": nil})
+	certs := map[string]string{"a.example.com": "a", "*.w.example.com": "w", "": "def"}
+	crt := func(n string) string { return p.cert(n).CertFile }
+	tests := []struct {
+		name string
+		edit func(files map[string]string)
+		want string // "" when the judge agrees
+	}{
+		{"as generated", nil, ""},
+		{"certificates swapped", func(f map[string]string) {
+			f["haproxy/https-8443.crt-list"] = strings.NewReplacer(crt("a"), crt("w"), crt("w"), crt("a")).Replace(f["haproxy/https-8443.crt-list"])
+		}, "certificates by SNI name"},
+		{"another default", func(f map[string]string) {
+			f["haproxy/https-8443.crt-list"] = strings.Replace(f["haproxy/https-8443.crt-list"], crt("def"), crt("a"), 1)
+		}, "default certificate"},
+		{"TLS listener served as HTTP", func(f map[string]string) {
+			f[OutputPath] = strings.Replace(f[OutputPath], " ssl crt-list haproxy/https-8443.crt-list", "", 1)
+		}, "has ssl false"},
+		{"key read from tls.crt.key", func(f map[string]string) {
+			f[OutputPath] = strings.Replace(f[OutputPath], "ssl-load-extra-del-ext\n", "", 1)
+		}, "reads the key"},
+		{"hostname without filter", func(f map[string]string) {
+			f["haproxy/https-8443.crt-list"] = strings.Replace(f["haproxy/https-8443.crt-list"], " a.example.com", " b.example.com", 1)
+		}, "certificates by SNI name"},
+		{"ssl options in the crt-list", func(f map[string]string) {
+			f["haproxy/https-8443.crt-list"] = strings.Replace(f["haproxy/https-8443.crt-list"], " a.example.com", " [alpn h2] a.example.com", 1)
+		}, "not a certificate path and one SNI filter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tlsModel(modelOf(rule(0, nil, translate.Timeouts{})), p, 8443, []string{"a.example.com", "*.w.example.com", ""}, certs)
+			opts := translate.Options{Version: checkedVersion}
+			out, err := New().Generate(m, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]string{}
+			for _, f := range out.Files {
+				files[f.Path] = string(f.Data)
+			}
+			if tt.edit != nil {
+				before := maps.Clone(files)
+				tt.edit(files)
+				if maps.Equal(before, files) {
+					t.Fatal("edit changed nothing")
+				}
+			}
+			var edited []translate.File
+			for path, data := range files {
+				edited = append(edited, translate.File{Path: path, Data: []byte(data)})
+			}
+			_, err = New().Observe(m, opts, edited)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("judge: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("judge: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
