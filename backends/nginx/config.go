@@ -96,8 +96,17 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 				hasDefault = true
 				listenArgs = append(listenArgs, "default_server")
 			}
+			if l.TLS {
+				listenArgs = append(listenArgs, "ssl")
+			}
 			longestName = max(longestName, len(vh.Hostname))
 			body := crossplane.Directives{directive("listen", listenArgs...), directive("server_name", vh.Hostname)}
+			if l.TLS {
+				if vh.Certificate == nil {
+					return cp, fmt.Errorf("TLS listener %s host %q has no certificate", l.Name, vh.Hostname)
+				}
+				body = append(body, directive("ssl_certificate", vh.Certificate.CertFile), directive("ssl_certificate_key", vh.Certificate.KeyFile))
+			}
 			body = append(body, sb.routing(l, vh)...)
 			maps = append(maps, sb.maps...)
 			cp.Notes = append(cp.Notes, sb.notes...)
@@ -105,11 +114,16 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 		if !hasDefault {
 			// Without it nginx would send unknown hosts to the first server.
-			servers = append(servers, block("server", nil, crossplane.Directives{
-				directive("listen", listen, "default_server"),
-				directive("server_name", ""),
-				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}),
-			}))
+			// On a TLS listener it has no certificate: nginx refuses the
+			// handshake of a client whose SNI names no virtual host (or
+			// that sends none), as no certificate of the Gateway covers it.
+			body := crossplane.Directives{directive("listen", listen, "default_server")}
+			if l.TLS {
+				body = crossplane.Directives{directive("listen", listen, "default_server", "ssl"), directive("ssl_reject_handshake", "on")}
+			}
+			body = append(body, directive("server_name", ""),
+				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}))
+			servers = append(servers, block("server", nil, body))
 		}
 	}
 
