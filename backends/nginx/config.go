@@ -39,10 +39,20 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	names := map[string]string{}
 	hostnames := map[string]bool{}
 	matches := map[*translate.Rule]ruleMatches{}
+	served := map[*translate.Rule]schemes{}
+	anyTLS := false
 	for _, l := range m.Listeners {
+		anyTLS = anyTLS || l.TLS
 		for _, vh := range l.VirtualHosts {
 			for _, rm := range vh.Routes {
 				matches[rm.Rule] = append(matches[rm.Rule], rm.Match)
+				s := served[rm.Rule]
+				if l.TLS {
+					s.tls = true
+				} else {
+					s.plain = true
+				}
+				served[rm.Rule] = s
 			}
 		}
 	}
@@ -54,7 +64,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			return cp, fmt.Errorf("rules %s and %s give the same upstream name", other, r.Name)
 		}
 		names[lower] = r.Name
-		p := planRule(r, v, opts, matches[r])
+		p := planRule(r, v, opts, matches[r], served[r])
 		filterMaps = append(filterMaps, p.Maps...)
 		portMap = portMap || p.PortMap
 		upstreams = append(upstreams, p.MirrorUpstreams...)
@@ -127,6 +137,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 	}
 
+	cp.Findings = tlsFindings(m, cp.Findings)
 	cp.Findings = unroutedFindings(m, routed, cp.Findings)
 	http := crossplane.Directives{}
 	if longestName > 32 {
@@ -140,10 +151,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	}
 	cp.Hash = hashNames(http)
 	if portMap {
-		maps = append(maps, block("map", []string{"$server_port", redirectPortVar}, crossplane.Directives{
-			directive("80", ""),
-			directive("default", ":$server_port"),
-		}))
+		maps = append(maps, portMapBlock(anyTLS))
 	}
 	http = append(http, maps...)
 	http = append(http, filterMaps...)
@@ -321,4 +329,22 @@ func unroutedFindings(m *translate.Model, routed map[*translate.Rule]bool, fs []
 		}
 	}
 	return fs
+}
+
+// portMapBlock is the map behind redirectPortVar: the listener's port,
+// none for port 80 (on HTTP). With TLS listeners it keys on the scheme as
+// well: none for 80 on HTTP and 443 on HTTPS, the well-known ports the
+// Gateway API leaves out of a Location.
+func portMapBlock(tls bool) *crossplane.Directive {
+	if !tls {
+		return block("map", []string{"$server_port", redirectPortVar}, crossplane.Directives{
+			directive("80", ""),
+			directive("default", ":$server_port"),
+		})
+	}
+	return block("map", []string{"$scheme:$server_port", redirectPortVar}, crossplane.Directives{
+		directive("http:80", ""),
+		directive("https:443", ""),
+		directive("default", ":$server_port"),
+	})
 }
