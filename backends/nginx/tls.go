@@ -69,8 +69,12 @@ func tlsFinding(m *translate.Model, r *translate.Rule) translate.Finding {
 		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Unsupported,
 			"the rule is on %s, but no generated HTTPS server of nginx routes to it", strings.Join(r.TLSListeners, ", "))
 	}
-	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
-		"nginx terminates TLS for %s and serves HTTP/1.1 inside, with the certificate its server_name selects by SNI (ssl_certificate and ssl_certificate_key from --tls-dir): %s; the request is then routed by its Host header, as on HTTP",
+	// Approximated, not honoured: nginx does not compare the Host header
+	// with the SNI name (and translate's judge cannot read TLS back yet,
+	// so an honoured claim would not be checked).
+	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
+		"nginx terminates TLS for %s and serves HTTP/1.1 inside, with the certificate its server_name selects by SNI (ssl_certificate and ssl_certificate_key from --tls-dir): %s; "+
+			"but nginx then routes the request by its Host header without comparing it with the SNI name: a request whose Host names another hostname of the listener is served by that hostname's routes, not refused (no 421 Misdirected Request)",
 		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
 }
 
