@@ -308,3 +308,20 @@ func writeInputFile(t *testing.T, yaml string) string {
 	}
 	return p
 }
+
+// TestTLSNginxAccepts runs nginx -t on a TLS configuration with real
+// certificate files, in both layouts.
+func TestTLSNginxAccepts(t *testing.T) {
+	proxytest.Require(t, "nginx")
+	pki := newTestPKI(t)
+	for _, n := range []string{"cert-a", "cert-wild", "cert-any"} {
+		pki.leaf(t, n, "x.example.com")
+	}
+	for _, catchAll := range []bool{true, false} {
+		out, err := New().Generate(tlsModel(pki.dir, catchAll, rule(0, nil, translate.Timeouts{})), translate.Options{Version: "1.22"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxytest.NginxCheck(t, out.Files[0].Data)
+	}
+}
