@@ -144,6 +144,11 @@ func TestLiveTLS(t *testing.T) {
 		catchAll bool
 	}{{LayoutFull, true}, {LayoutConfD, false}} {
 		t.Run(tc.layout, func(t *testing.T) {
+			if tc.layout == LayoutFull && os.Geteuid() != 0 {
+				// The full file uses the distribution's temporary
+				// directories, which only root may write.
+				t.Skip("the full layout runs live as root only")
+			}
 			httpPort, httpsPort := proxytest.FreePort(t), proxytest.FreePort(t)
 			in, err := translate.Load([]string{writeInputFile(t, tlsGateway(tc.catchAll))}, nil, translate.DefaultLimits())
 			if err != nil {
