@@ -39,10 +39,20 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	names := map[string]string{}
 	hostnames := map[string]bool{}
 	matches := map[*translate.Rule]ruleMatches{}
+	served := map[*translate.Rule]schemes{}
+	anyTLS := false
 	for _, l := range m.Listeners {
+		anyTLS = anyTLS || l.TLS
 		for _, vh := range l.VirtualHosts {
 			for _, rm := range vh.Routes {
 				matches[rm.Rule] = append(matches[rm.Rule], rm.Match)
+				s := served[rm.Rule]
+				if l.TLS {
+					s.tls = true
+				} else {
+					s.plain = true
+				}
+				served[rm.Rule] = s
 			}
 		}
 	}
@@ -54,7 +64,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			return cp, fmt.Errorf("rules %s and %s give the same upstream name", other, r.Name)
 		}
 		names[lower] = r.Name
-		p := planRule(r, v, opts, matches[r])
+		p := planRule(r, v, opts, matches[r], served[r])
 		filterMaps = append(filterMaps, p.Maps...)
 		portMap = portMap || p.PortMap
 		upstreams = append(upstreams, p.MirrorUpstreams...)
@@ -96,8 +106,17 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 				hasDefault = true
 				listenArgs = append(listenArgs, "default_server")
 			}
+			if l.TLS {
+				listenArgs = append(listenArgs, "ssl")
+			}
 			longestName = max(longestName, len(vh.Hostname))
 			body := crossplane.Directives{directive("listen", listenArgs...), directive("server_name", vh.Hostname)}
+			if l.TLS {
+				if vh.Certificate == nil {
+					return cp, fmt.Errorf("TLS listener %s host %q has no certificate", l.Name, vh.Hostname)
+				}
+				body = append(body, directive("ssl_certificate", vh.Certificate.CertFile), directive("ssl_certificate_key", vh.Certificate.KeyFile))
+			}
 			body = append(body, sb.routing(l, vh)...)
 			maps = append(maps, sb.maps...)
 			cp.Notes = append(cp.Notes, sb.notes...)
@@ -105,14 +124,20 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 		if !hasDefault {
 			// Without it nginx would send unknown hosts to the first server.
-			servers = append(servers, block("server", nil, crossplane.Directives{
-				directive("listen", listen, "default_server"),
-				directive("server_name", ""),
-				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}),
-			}))
+			// On a TLS listener it has no certificate: nginx refuses the
+			// handshake of a client whose SNI names no virtual host (or
+			// that sends none), as no certificate of the Gateway covers it.
+			body := crossplane.Directives{directive("listen", listen, "default_server")}
+			if l.TLS {
+				body = crossplane.Directives{directive("listen", listen, "default_server", "ssl"), directive("ssl_reject_handshake", "on")}
+			}
+			body = append(body, directive("server_name", ""),
+				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}))
+			servers = append(servers, block("server", nil, body))
 		}
 	}
 
+	cp.Findings = tlsFindings(m, cp.Findings)
 	cp.Findings = unroutedFindings(m, routed, cp.Findings)
 	http := crossplane.Directives{}
 	if longestName > 32 {
@@ -126,10 +151,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	}
 	cp.Hash = hashNames(http)
 	if portMap {
-		maps = append(maps, block("map", []string{"$server_port", redirectPortVar}, crossplane.Directives{
-			directive("80", ""),
-			directive("default", ":$server_port"),
-		}))
+		maps = append(maps, portMapBlock(anyTLS))
 	}
 	http = append(http, maps...)
 	http = append(http, filterMaps...)
@@ -307,4 +329,22 @@ func unroutedFindings(m *translate.Model, routed map[*translate.Rule]bool, fs []
 		}
 	}
 	return fs
+}
+
+// portMapBlock is the map behind redirectPortVar: the listener's port,
+// none for port 80 (on HTTP). With TLS listeners it keys on the scheme as
+// well: none for 80 on HTTP and 443 on HTTPS, the well-known ports the
+// Gateway API leaves out of a Location.
+func portMapBlock(tls bool) *crossplane.Directive {
+	if !tls {
+		return block("map", []string{"$server_port", redirectPortVar}, crossplane.Directives{
+			directive("80", ""),
+			directive("default", ":$server_port"),
+		})
+	}
+	return block("map", []string{"$scheme:$server_port", redirectPortVar}, crossplane.Directives{
+		directive("http:80", ""),
+		directive("https:443", ""),
+		directive("default", ":$server_port"),
+	})
 }

@@ -36,6 +36,9 @@ type filterPlan struct {
 	Findings []translate.Finding
 }
 
+// schemes says on which kinds of listener a rule is served.
+type schemes struct{ plain, tls bool }
+
 // ruleMatches are the matches that select a rule, in precedence order,
 // on any listener and virtual host.
 type ruleMatches []translate.Match
@@ -106,7 +109,7 @@ func addVar(r *translate.Rule, k int) string { return "$gw_" + r.Name + "_add" +
 // planFilters maps the rule-level filters of rule r, which forwards or
 // redirects, to nginx directives and findings. It writes nothing for the
 // filters it reports unsupported.
-func planFilters(r *translate.Rule, v version, matches ruleMatches) filterPlan {
+func planFilters(r *translate.Rule, v version, matches ruleMatches, served schemes) filterPlan {
 	var p filterPlan
 	fl := &r.Filters
 	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
@@ -217,7 +220,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches) filterPlan {
 	}
 
 	if rd := fl.Redirect; rd != nil && !r.Forwards() {
-		p.planRedirect(r, rd, matches)
+		p.planRedirect(r, rd, matches, served)
 	}
 	if rw := fl.Rewrite; rw != nil && r.Forwards() {
 		p.planRewrite(r, rw, matches)
@@ -287,7 +290,7 @@ func orRoot(s string) string {
 func prefixMapName(r *translate.Rule, kind string) string { return "$gw_" + r.Name + "_" + kind }
 
 // planRedirect answers the rule's requests with return CODE LOCATION.
-func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, matches ruleMatches) {
+func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, matches ruleMatches, served schemes) {
 	scheme, host, port := "$scheme", "$host", ""
 	if rd.Scheme != "" {
 		scheme = rd.Scheme
@@ -295,9 +298,15 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 	if rd.Hostname != "" {
 		host = rd.Hostname
 	}
+	// effective is the scheme of the Location: "" when it is the
+	// request's and the rule is served on HTTP and HTTPS listeners.
 	effective := rd.Scheme
-	if effective == "" {
-		effective = "http" // every generated listener is HTTP
+	switch {
+	case effective != "":
+	case served.tls && !served.plain:
+		effective = "https"
+	case !served.tls:
+		effective = "http"
 	}
 	switch {
 	case rd.Port != 0 && !(effective == "http" && rd.Port == 80) && !(effective == "https" && rd.Port == 443):
@@ -346,8 +355,12 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 	p.Location = append(crossplane.Directives{directive("return", strconv.Itoa(rd.StatusCode), loc)}, p.Location...)
 	portText := "no port (the default of the scheme)"
 	switch {
+	case port == redirectPortVar && served.tls:
+		portText = "the listener's port (none for 80 on HTTP and 443 on HTTPS)"
 	case port == redirectPortVar:
 		portText = "the listener's port (none for 80)"
+	case port != "" && effective == "" && (rd.Port == 80 || rd.Port == 443):
+		portText = "port " + port[1:] + " (written also where it is the default port of the request's scheme, as the rule is served on HTTP and HTTPS listeners: the same URL)"
 	case port != "":
 		portText = "port " + port[1:]
 	}

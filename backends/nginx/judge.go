@@ -38,6 +38,16 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if err != nil {
 		return nil, err
 	}
+	// Which listener terminates TLS, with which certificate per SNI name:
+	// translate.Behaviour has no field for it, so the judge checks it
+	// against the model here and fails on any difference.
+	seen, err := readTLS(http)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTLS(m, seen); err != nil {
+		return nil, fmt.Errorf("TLS read back from %s: %w", b.path(), err)
+	}
 	ups := map[string]upstreamSeen{}
 	type scope struct{ server, location crossplane.Directives }
 	locations := map[string][]scope{}
@@ -60,7 +70,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	for _, r := range m.Rules {
 		var first map[translate.MethodClass]translate.Behaviour
 		for i, sc := range locations["@"+locationName(r)] {
-			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.server, http}, blocks: blocks, servers: servers, v: v}
+			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.server, http}, blocks: blocks, servers: servers, v: v, tls: listensSSL(sc.server)}
 			bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
 			if err != nil {
 				return nil, fmt.Errorf("rule %s: %w", r.Name, err)

@@ -30,6 +30,8 @@ type filterScope struct {
 	servers map[string][]string
 	// v is the nginx version the file is for.
 	v version
+	// tls: the server listens with ssl, so $scheme is https there.
+	tls bool
 }
 
 // innermost returns every name directive of the innermost scope that has
@@ -196,10 +198,10 @@ func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefi
 	}
 	// The port the Location leads to: -1 for the listener's.
 	defaultPort := func(scheme string) int {
-		if scheme == "https" {
+		if scheme == "https" || (scheme == "" && fs.tls) {
 			return 443
 		}
-		return 80 // every generated listener is HTTP
+		return 80
 	}
 	var eff int
 	switch {
@@ -249,16 +251,30 @@ func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefi
 	return rd
 }
 
-// isPortMap checks the map behind redirectPortVar: nothing for port 80,
-// ":$server_port" for any other.
+// isPortMap checks the map behind redirectPortVar: nothing for port 80
+// (keyed on $server_port), or nothing for 80 on HTTP and 443 on HTTPS
+// (keyed on $scheme:$server_port), and ":$server_port" for any other.
 func (fs filterScope) isPortMap() bool {
 	b, ok := fs.blocks[redirectPortVar]
-	if !ok || b.Args[0] != "$server_port" || len(b.Block) != 2 {
+	if !ok || len(b.Args) != 2 {
 		return false
 	}
-	e, d := b.Block[0], b.Block[1]
-	return e.Directive == "80" && len(e.Args) == 1 && e.Args[0] == "" &&
-		d.Directive == "default" && len(d.Args) == 1 && d.Args[0] == ":$server_port"
+	want := map[string]string{"80": "", "default": ":$server_port"}
+	if b.Args[0] == "$scheme:$server_port" {
+		want = map[string]string{"http:80": "", "https:443": "", "default": ":$server_port"}
+	} else if b.Args[0] != "$server_port" {
+		return false
+	}
+	if len(b.Block) != len(want) {
+		return false
+	}
+	for _, e := range b.Block {
+		if v, ok := want[e.Directive]; !ok || len(e.Args) != 1 || e.Args[0] != v {
+			return false
+		}
+		delete(want, e.Directive)
+	}
+	return len(want) == 0
 }
 
 // unliteral reads a regex written by literal back into the text it

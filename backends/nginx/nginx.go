@@ -22,6 +22,10 @@
 //     /etc/nginx/conf.d/*.conf;` of the distribution's nginx.conf, which
 //     keeps its own logs, pid file and temporary directories.
 //
+// HTTPS listeners (translate.Listener.TLS) become `listen ADDR:PORT ssl`
+// servers, one per hostname with its certificate files (SNI by
+// server_name: exact, wildcard, default_server for the catch-all).
+//
 // The Backend is also a translate.Judge: it reads its files back with
 // crossplane and derives what nginx does with each rule's requests.
 package nginx
@@ -152,6 +156,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"a header regex matches only a non-empty header (nginx cannot tell an empty header from a missing one)",
 		"the Host header is passed to backends as the client sent it (unless a URLRewrite hostname or a RequestHeaderModifier sets it); requests that match no route get 404",
 	}
+	if hasTLS(m) {
+		notes = append(notes, "HTTPS listeners: listen ... ssl with each hostname's ssl_certificate and ssl_certificate_key (the --tls-dir files, by absolute path; nginx's master process reads them at start and on reload, so nginx -t fails while one is missing or unreadable); SNI selects the server_name's certificate, HTTP/1.1 inside; a listener without a catch-all hostname refuses the handshake of other SNI names (ssl_reject_handshake on)")
+	}
 	return &translate.Output{
 		Files:    []translate.File{{Path: b.path(), Data: conf}},
 		Findings: cp.Findings,
@@ -168,4 +175,9 @@ func hasResponseHeaderFilter(m *translate.Model) bool {
 		}
 	}
 	return false
+}
+
+// hasTLS reports whether some listener of m terminates TLS.
+func hasTLS(m *translate.Model) bool {
+	return slices.ContainsFunc(m.Listeners, func(l *translate.Listener) bool { return l.TLS })
 }

@@ -44,10 +44,11 @@ type rulePlan struct {
 // planRule maps one rule to nginx directives and findings. A dead rule
 // (no backend can receive traffic) gets `return 500` and no upstream; a
 // redirect-only rule gets `return CODE LOCATION`. matches are the rule's
-// matches (for the prefix of ReplacePrefixMatch).
-func planRule(r *translate.Rule, v version, opts translate.Options, matches ruleMatches) rulePlan {
+// matches (for the prefix of ReplacePrefixMatch); served says on which
+// kinds of listener it is served (for a redirect's scheme and port).
+func planRule(r *translate.Rule, v version, opts translate.Options, matches ruleMatches, served schemes) rulePlan {
 	var p rulePlan
-	fp := planFilters(r, v, matches)
+	fp := planFilters(r, v, matches, served)
 	p.Maps, p.PortMap, p.Server, p.MirrorUpstreams = fp.Maps, fp.PortMap, fp.Server, fp.Upstreams
 	if !r.Forwards() {
 		if r.Filters.Redirect != nil {
