@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -109,9 +108,6 @@ type Behaviour struct {
 	// plane presents for it, read back from the files. A judge fills it
 	// only where it reads TLS back.
 	TLS map[string]Certificate
-	// expectedTLS is what the model asks of TLS (ExpectedTLS), set by
-	// checkJudged for the comparison; judges leave it alone.
-	expectedTLS map[string]Certificate
 	// Filters are the rule-level filters the configuration applies to the
 	// rule's requests and responses, read back into the model's terms
 	// (a redirect answered, headers set, added and removed, a rewrite, the
@@ -122,7 +118,15 @@ type Behaviour struct {
 // CheckClaims compares every honoured finding of rule r with what the data
 // plane does (observed, by method class). It returns one error per claim
 // that the configuration contradicts, naming both sides.
+// A listener.https claim needs the model's certificates, which only Run
+// knows: CheckClaims treats the rule as served on no HTTPS host.
 func CheckClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour) []error {
+	return checkClaims(r, findings, observed, nil)
+}
+
+// checkClaims is CheckClaims with wantTLS, the certificate each HTTPS
+// virtual host serving r must present (keyed by TLSKey).
+func checkClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour, wantTLS map[string]Certificate) []error {
 	var errs []error
 	for _, f := range findings {
 		if f.Status != Honoured || f.Route != r.Route || f.Rule != r.Index {
@@ -134,7 +138,7 @@ func CheckClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 				errs = append(errs, fmt.Errorf("%s rule %d: %s is claimed honoured, but the configuration says nothing about %s requests", r.Route, r.Index, f.Feature, c))
 				continue
 			}
-			if why := contradiction(r, f.Feature, b); why != "" {
+			if why := contradiction(r, f.Feature, b, wantTLS); why != "" {
 				errs = append(errs, fmt.Errorf("%s rule %d (%s requests): the report says %s is honoured (%q), but the configuration %s",
 					r.Route, r.Index, c, f.Feature, f.Message, why))
 			}
@@ -145,7 +149,7 @@ func CheckClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 
 // contradiction returns why behaviour b does not honour feature f of rule
 // r as the Gateway API defines it, or "".
-func contradiction(r *Rule, f Feature, b Behaviour) string {
+func contradiction(r *Rule, f Feature, b Behaviour, wantTLS map[string]Certificate) string {
 	if !judged(f) {
 		// Behaviour says nothing about filters or listeners yet: a claim
 		// the judge cannot read back is not taken on trust.
@@ -155,7 +159,7 @@ func contradiction(r *Rule, f Feature, b Behaviour) string {
 		return why
 	}
 	if f == FeatureListenerHTTPS {
-		return tlsContradiction(r, b)
+		return tlsContradiction(r, b, wantTLS)
 	}
 	if f == FeatureBackendRefs {
 		switch {
@@ -306,15 +310,7 @@ func checkJudged(j Judge, m *Model, opts Options, out *Output) error {
 	expected := expectedTLS(m)
 	var msgs []string
 	for _, r := range m.Rules {
-		byClass := observed[r.Name]
-		if want := expected[r]; len(want) > 0 {
-			byClass = maps.Clone(byClass)
-			for c, b := range byClass {
-				b.expectedTLS = want
-				byClass[c] = b
-			}
-		}
-		for _, e := range CheckClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], byClass) {
+		for _, e := range checkClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], observed[r.Name], expected[r]) {
 			msgs = append(msgs, e.Error())
 		}
 	}
@@ -522,13 +518,11 @@ func expectedTLS(m *Model) map[*Rule]map[string]Certificate {
 }
 
 // tlsContradiction compares listener.https of rule r with what the data
-// plane terminates. The expected certificates come in b.expectedTLS, which
-// checkJudged fills from the model.
-func tlsContradiction(r *Rule, b Behaviour) string {
+// plane terminates; want comes from the model (expectedTLS).
+func tlsContradiction(r *Rule, b Behaviour, want map[string]Certificate) string {
 	if len(r.Ungenerated) > 0 {
 		return fmt.Sprintf("cannot serve %s, which gwretry does not generate", ungeneratedText(r.Ungenerated))
 	}
-	want := b.expectedTLS
 	if len(want) == 0 {
 		return "serves the rule on no HTTPS listener"
 	}
