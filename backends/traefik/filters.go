@@ -353,6 +353,7 @@ func wrapMirrors(h *httpConfig, r *translate.Rule, svc *service, transport strin
 // site is one router of a rule: the listener, its port and the match.
 type site struct {
 	listener *translate.Listener
+	vhost    *translate.VirtualHost
 	port     int
 	match    translate.Match
 }
@@ -371,7 +372,7 @@ func sitesOf(m *translate.Model) map[*translate.Rule][]site {
 	for _, l := range m.Listeners {
 		for _, vh := range l.VirtualHosts {
 			for _, rm := range vh.Routes {
-				out[rm.Rule] = append(out[rm.Rule], site{listener: l, port: l.Port, match: rm.Match})
+				out[rm.Rule] = append(out[rm.Rule], site{listener: l, vhost: vh, port: l.Port, match: rm.Match})
 			}
 		}
 	}
