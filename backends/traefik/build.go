@@ -53,6 +53,10 @@ func buildDynamic(m *translate.Model, sup support, opts translate.Options) (*dyn
 	if err != nil {
 		return nil, nil, err
 	}
+	tc, err := buildTLS(m)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Empty maps are left out of the file; nil keeps the decoded copy equal.
 	if len(h.Routers) == 0 {
 		h.Routers = nil
@@ -66,7 +70,7 @@ func buildDynamic(m *translate.Model, sup support, opts translate.Options) (*dyn
 	if len(h.Services) == 0 {
 		h.Services = nil
 	}
-	return &dynamicConfig{HTTP: h}, rules, nil
+	return &dynamicConfig{HTTP: h, TLS: tc}, rules, nil
 }
 
 // addRouters adds one router per route match, with priorities that make
@@ -101,13 +105,16 @@ func addRouters(h *httpConfig, m *translate.Model, known map[*translate.Rule]boo
 					Priority:    total - seq,
 					Service:     rm.Rule.Name,
 				}
+				if l.TLS {
+					rt.TLS = &routerTLS{}
+				}
 				if !rm.Rule.Forwards() {
 					rt.Service = noopService
 				}
 				if answers500(rm.Rule) {
 					rt.Middlewares = append(rt.Middlewares, answerName(rm.Rule))
 				}
-				fms, err := routerFilters(h, name, l.Port, rm)
+				fms, err := routerFilters(h, name, listenerScheme(l), l.Port, rm)
 				if err != nil {
 					return nil, err
 				}

@@ -38,7 +38,39 @@ type fileProvider struct {
 // dynamicConfig is dynamic.yaml, read by the file provider.
 type dynamicConfig struct {
 	HTTP httpConfig `json:"http"`
+	// TLS holds the certificates of the TLS entry points (nil without
+	// any): Traefik's dynamic tls section (pkg/config/dynamic
+	// TLSConfiguration).
+	TLS *tlsConfig `json:"tls,omitempty"`
 }
+
+// tlsConfig is the dynamic tls section. Traefik keeps every certificate
+// in one store ("default", the only one routers use) shared by all entry
+// points, and picks the certificate of a TLS connection by matching the
+// SNI name against each certificate's common name and DNS SANs
+// (pkg/tls/certificate_store.go GetBestCertificate: an exact name or a
+// one-label "*." wildcard; among several, the lexicographically greatest
+// matching SAN). With none matching, it presents the store's
+// defaultCertificate.
+type tlsConfig struct {
+	Certificates []*certAndStores     `json:"certificates,omitempty"`
+	Stores       map[string]*tlsStore `json:"stores,omitempty"`
+}
+
+// certAndStores is pkg/tls CertAndStores without stores: a certificate
+// without stores goes to the default store.
+type certAndStores struct {
+	CertFile string `json:"certFile"`
+	KeyFile  string `json:"keyFile"`
+}
+
+// tlsStore is pkg/tls Store.
+type tlsStore struct {
+	DefaultCertificate *certAndStores `json:"defaultCertificate,omitempty"`
+}
+
+// defaultStore is the only TLS store Traefik's routers use.
+const defaultStore = "default"
 
 type httpConfig struct {
 	Routers           map[string]*router           `json:"routers,omitempty"`
@@ -53,7 +85,15 @@ type router struct {
 	Priority    int      `json:"priority"`
 	Middlewares []string `json:"middlewares,omitempty"`
 	Service     string   `json:"service"`
+	// TLS, when set (written "tls: {}"), makes the router serve TLS
+	// connections only, terminated with the default store's certificates;
+	// without it the router serves plain HTTP only.
+	TLS *routerTLS `json:"tls,omitempty"`
 }
+
+// routerTLS is pkg/config/dynamic RouterTLSConfig with none of its fields:
+// the default TLS options and store.
+type routerTLS struct{}
 
 type middleware struct {
 	Retry            *retry            `json:"retry,omitempty"`

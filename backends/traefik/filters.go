@@ -160,7 +160,7 @@ func addRuleFilters(h *httpConfig, r *translate.Rule) error {
 // routerFilters adds the per-router middlewares of rm's rule (redirect and
 // path rewrite depend on the listener port and the match) and returns the
 // names of the filter middlewares, in chain order.
-func routerFilters(h *httpConfig, router string, port int, rm *translate.RouteMatch) ([]string, error) {
+func routerFilters(h *httpConfig, router, scheme string, port int, rm *translate.RouteMatch) ([]string, error) {
 	r := rm.Rule
 	fl := &r.Filters
 	var names []string
@@ -168,7 +168,7 @@ func routerFilters(h *httpConfig, router string, port int, rm *translate.RouteMa
 		names = append(names, respHeadersName(r))
 	}
 	if redirects(r) {
-		rr, ok := redirectMiddleware(fl.Redirect, port, rm.Match)
+		rr, ok := redirectMiddleware(fl.Redirect, scheme, port, rm.Match)
 		if ok {
 			if err := put(h.Middlewares, "middleware", redirectName(router), &middleware{RedirectRegex: rr}); err != nil {
 				return nil, err
@@ -213,7 +213,7 @@ func prefixParts(m translate.Match, value string) (prefix, repl string, ok bool)
 // redirectMiddleware builds the redirectRegex of redirect rd for a router
 // on a listener of port port with match m. ok is false when rd replaces a
 // prefix and m is not a PathPrefix match.
-func redirectMiddleware(rd *translate.Redirect, port int, m translate.Match) (*redirectRegex, bool) {
+func redirectMiddleware(rd *translate.Redirect, listenerScheme string, port int, m translate.Match) (*redirectRegex, bool) {
 	pathRE, pathRepl := anyPathRE, "${4}"
 	if p := rd.Path; p != nil {
 		switch p.Type {
@@ -239,7 +239,7 @@ func redirectMiddleware(rd *translate.Redirect, port int, m translate.Match) (*r
 	}
 	return &redirectRegex{
 		Regex:       redirectURLRE + pathRE + redirectQueryRE,
-		Replacement: scheme + "://" + host + locationPort(rd, port) + pathRepl + redirectEnd,
+		Replacement: scheme + "://" + host + locationPort(rd, listenerScheme, port) + pathRepl + redirectEnd,
 		Permanent:   rd.StatusCode == 301 || rd.StatusCode == 308,
 	}, true
 }
@@ -262,12 +262,12 @@ func prefixRE(prefix, repl, rest string) (re, replacement string) {
 // locationPort is the ":port" of the Location, or "" when the Gateway API
 // leaves it out: the redirect's port; else 80 or 443 for a redirect
 // scheme; else the listener's port; left out for http on 80 and https on
-// 443. The generated listeners are HTTP, so a redirect without scheme
-// keeps http.
-func locationPort(rd *translate.Redirect, listenerPort int) string {
+// 443. A redirect without scheme keeps the listener's (the request's)
+// scheme, listenerScheme: "http", or "https" on a TLS listener.
+func locationPort(rd *translate.Redirect, listenerScheme string, listenerPort int) string {
 	scheme := rd.Scheme
 	if scheme == "" {
-		scheme = "http"
+		scheme = listenerScheme
 	}
 	port := rd.Port
 	switch {
@@ -350,10 +350,20 @@ func wrapMirrors(h *httpConfig, r *translate.Rule, svc *service, transport strin
 	return put(h.Services, "service", r.Name, &service{Mirroring: mr})
 }
 
-// site is one router of a rule: the listener port and the match.
+// site is one router of a rule: the listener, its port and the match.
 type site struct {
-	port  int
-	match translate.Match
+	listener *translate.Listener
+	vhost    *translate.VirtualHost
+	port     int
+	match    translate.Match
+}
+
+// listenerScheme is the scheme of l's requests.
+func listenerScheme(l *translate.Listener) string {
+	if l.TLS {
+		return "https"
+	}
+	return "http"
 }
 
 // sitesOf lists the routers of every rule.
@@ -362,7 +372,7 @@ func sitesOf(m *translate.Model) map[*translate.Rule][]site {
 	for _, l := range m.Listeners {
 		for _, vh := range l.VirtualHosts {
 			for _, rm := range vh.Routes {
-				out[rm.Rule] = append(out[rm.Rule], site{port: l.Port, match: rm.Match})
+				out[rm.Rule] = append(out[rm.Rule], site{listener: l, vhost: vh, port: l.Port, match: rm.Match})
 			}
 		}
 	}

@@ -8,21 +8,27 @@ import (
 
 func TestLocationPortAndMirrorPercent(t *testing.T) {
 	for _, tc := range []struct {
-		rd   translate.Redirect
-		port int
-		want string
+		rd     translate.Redirect
+		scheme string
+		port   int
+		want   string
 	}{
-		{translate.Redirect{}, 80, ""},
-		{translate.Redirect{}, 8080, ":8080"},
-		{translate.Redirect{Scheme: "https"}, 8080, ""},
-		{translate.Redirect{Scheme: "http"}, 8080, ""},
-		{translate.Redirect{Scheme: "https", Port: 8443}, 80, ":8443"},
-		{translate.Redirect{Scheme: "https", Port: 80}, 80, ":80"},
-		{translate.Redirect{Port: 80}, 8080, ""},
-		{translate.Redirect{Port: 443}, 8080, ":443"},
+		{translate.Redirect{}, "http", 80, ""},
+		{translate.Redirect{}, "http", 8080, ":8080"},
+		{translate.Redirect{Scheme: "https"}, "http", 8080, ""},
+		{translate.Redirect{Scheme: "http"}, "http", 8080, ""},
+		{translate.Redirect{Scheme: "https", Port: 8443}, "http", 80, ":8443"},
+		{translate.Redirect{Scheme: "https", Port: 80}, "http", 80, ":80"},
+		{translate.Redirect{Port: 80}, "http", 8080, ""},
+		{translate.Redirect{Port: 443}, "http", 8080, ":443"},
+		{translate.Redirect{}, "https", 443, ""},
+		{translate.Redirect{}, "https", 8443, ":8443"},
+		{translate.Redirect{Port: 443}, "https", 8443, ""},
+		{translate.Redirect{Port: 80}, "https", 8443, ":80"},
+		{translate.Redirect{Scheme: "http"}, "https", 8443, ""},
 	} {
-		if got := locationPort(&tc.rd, tc.port); got != tc.want {
-			t.Errorf("locationPort(%+v, %d) = %q, want %q", tc.rd, tc.port, got, tc.want)
+		if got := locationPort(&tc.rd, tc.scheme, tc.port); got != tc.want {
+			t.Errorf("locationPort(%+v, %s, %d) = %q, want %q", tc.rd, tc.scheme, tc.port, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {

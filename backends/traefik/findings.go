@@ -21,7 +21,7 @@ const (
 )
 
 // findings returns one finding per feature that r sets.
-func findings(r *translate.Rule, sup support, opts translate.Options, sites []site) []translate.Finding {
+func findings(r *translate.Rule, sup support, opts translate.Options, sites []site, view tlsStoreView) []translate.Finding {
 	var out []translate.Finding
 	answer := deadAnswer
 	if redirects(r) {
@@ -30,6 +30,10 @@ func findings(r *translate.Rule, sup support, opts translate.Options, sites []si
 	for _, f := range r.Features() {
 		if ff, ok := filterFinding(r, f, sites); ok {
 			out = append(out, ff)
+			continue
+		}
+		if f == translate.FeatureListenerHTTPS && len(r.Ungenerated) == 0 {
+			out = append(out, httpsFinding(r, sites, view))
 			continue
 		}
 		if u, ok := translate.UntranslatedFinding(r, f, "Traefik", answer); ok {

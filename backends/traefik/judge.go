@@ -69,6 +69,18 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if err != nil {
 		return nil, err
 	}
+	// Which entry points terminate TLS is read in Traefik's terms and
+	// must be the model's: a TLS listener served as plain HTTP (or the
+	// reverse) is no behaviour of the rule's but a broken listener.
+	tobs, err := observeTLS(files)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range m.Listeners {
+		if t, ok := tobs.terminates[l.Name]; ok && t != l.TLS {
+			return nil, fmt.Errorf("entry point %s: terminates TLS %v, but listener %s has TLS %v", l.Name, t, l.Name, l.TLS)
+		}
+	}
 	j := &judge{d: &d, st: &st, v37: sup.StatusRetry}
 	byRule := map[string][]string{}
 	for name := range d.HTTP.Routers {

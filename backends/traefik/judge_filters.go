@@ -15,6 +15,8 @@ import (
 // point: the listener port, the path prefix its PathPrefix match matched
 // (hasPrefix false for other path matches) and its method ("" for any).
 type routerFacts struct {
+	// scheme is "https" for a TLS router, else "http".
+	scheme    string
 	port      int
 	prefix    string
 	hasPrefix bool
@@ -36,6 +38,10 @@ func (j *judge) facts(rt *router) (routerFacts, error) {
 	}
 	if f.port, err = strconv.Atoi(p); err != nil {
 		return f, fmt.Errorf("entry point %s: port %q", rt.EntryPoints[0], p)
+	}
+	f.scheme = "http"
+	if rt.TLS != nil {
+		f.scheme = "https"
 	}
 	x, err := parseRule(rt.Rule)
 	if err != nil {
@@ -243,9 +249,9 @@ type locTemplate struct {
 }
 
 // expectedTemplate is the Location the Gateway API defines for rd on a
-// listener of port port.
-func expectedTemplate(rd *translate.Redirect, port int) locTemplate {
-	t := locTemplate{scheme: rd.Scheme, host: rd.Hostname, port: locationPort(rd, port), keepPath: rd.Path == nil}
+// listener of scheme scheme and port port.
+func expectedTemplate(rd *translate.Redirect, scheme string, port int) locTemplate {
+	t := locTemplate{scheme: rd.Scheme, host: rd.Hostname, port: locationPort(rd, scheme, port), keepPath: rd.Path == nil}
 	if rd.Path != nil {
 		t.path = *rd.Path
 		if t.path.Type == translate.ReplacePrefixMatch {
@@ -312,7 +318,7 @@ func readRedirect(rr *redirectRegex, f routerFacts, want *translate.Redirect) *t
 	default:
 		return unrecognised
 	}
-	if want != nil && t == expectedTemplate(want, f.port) {
+	if want != nil && t == expectedTemplate(want, f.scheme, f.port) {
 		out := *want
 		return &out
 	}

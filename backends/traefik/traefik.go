@@ -107,8 +107,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		Notes: notes(m, sup, b.file()),
 	}
 	sites := sitesOf(m)
+	view := storeView(dyn.TLS)
 	for _, r := range m.Rules {
-		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r])...)
+		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r], view)...)
 	}
 	return out, nil
 }

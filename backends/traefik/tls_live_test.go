@@ -1,0 +1,153 @@
+package traefik
+
+import (
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/internal/flaky"
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestTraefik36HTTPSListenersLive runs the real Traefik v3.6.12 on the
+// configuration of tlsManifest (--listen-https 127.0.0.1:PORT, certificates
+// made at test time) and checks with a Go TLS client: the certificate
+// presented per SNI name (exact, wildcard, none) is the one the finding
+// and the judge say, also where it differs from the Gateway API's; the
+// request reaches the backend over HTTPS, retried onto the live endpoint
+// when the first is refused; a redirect without scheme keeps https and
+// the port; plain HTTP on the TLS port is not served; the HTTP listener
+// still serves plain HTTP.
+func TestTraefik36HTTPSListenersLive(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	for i, tc := range tlsCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, pool, leaves := testCA(t, tc.sans)
+			live := flaky.New(t, "live")
+			dead := proxytest.FreePort(t)
+			httpPort, httpsPort := proxytest.FreePort(t), proxytest.FreePort(t)
+			m := tlsModel(t, dir, httpPort, httpsPort,
+				translate.Endpoint{Host: "127.0.0.1", Port: dead}, translate.Endpoint{Host: "127.0.0.1", Port: live.Port()})
+			out := generate(t, m, translate.Options{Version: v36})
+			static, dyn := files(t, out)
+			httpAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+			httpsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpsPort))
+			cfg := proxytest.WriteTraefikConfig(t, static, dyn, map[string]string{
+				"http-" + strconv.Itoa(httpPort): httpAddr, "https-" + strconv.Itoa(httpsPort): httpsAddr})
+			p := proxytest.StartTraefik(t, cfg.StaticPath, cfg.API)
+			t.Cleanup(p.Stop)
+			if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
+				t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
+			}
+			obs, err := observeTLS(out.Files)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// The certificate per SNI name.
+			for sni, secret := range tc.present {
+				conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", httpsAddr,
+					&tls.Config{ServerName: sni, InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+				if err != nil {
+					t.Fatalf("SNI %q: %v", sni, err)
+				}
+				leaf := conn.ConnectionState().PeerCertificates[0]
+				conn.Close()
+				if !bytes.Equal(leaf.Raw, leaves[secret].Raw) {
+					t.Errorf("SNI %q: Traefik presents %q, want %s", sni, leaf.Subject.CommonName, secret)
+				}
+				// The judge's reading of the files says the same.
+				probe := sni
+				if probe == "" {
+					probe = "127.0.0.1"
+				}
+				if got, _ := obs.store.pick(probe); got == nil || got.CertFile != dir+"/ns/"+secret+"/tls.crt" {
+					t.Errorf("SNI %q: the judge reads %v, Traefik presents %s", sni, got, secret)
+				}
+			}
+			if i > 0 {
+				return
+			}
+
+			// HTTPS requests verified against the test CA reach the
+			// backend; the refused endpoint is retried onto the live one.
+			client := func(sni string) *http.Client {
+				return &http.Client{Timeout: 5 * time.Second,
+					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+					Transport:     &http.Transport{TLSClientConfig: &tls.Config{ServerName: sni, RootCAs: pool}}}
+			}
+			do := func(c *http.Client, url, host, id string) (*http.Response, error) {
+				req, err := http.NewRequest("GET", url, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Host = host
+				req.Header.Set(flaky.RequestHeader, id)
+				resp, err := c.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				return resp, err
+			}
+			for j, host := range []string{"a.example.com", "b.example.com", "a.example.com", "b.example.com"} {
+				id := fmt.Sprintf("tls %d", j)
+				resp, err := do(client(host), "https://"+httpsAddr+"/tls/x", host, id)
+				if err != nil {
+					t.Fatalf("HTTPS %s: %v", host, err)
+				}
+				if resp.StatusCode != 200 || resp.TLS == nil || !bytes.Equal(resp.TLS.PeerCertificates[0].Raw, leaves[tc.present[host]].Raw) {
+					t.Errorf("HTTPS %s: status %d", host, resp.StatusCode)
+				}
+			}
+			if n := len(live.Hits("/tls/x")); n != 4 {
+				t.Errorf("the live endpoint got %d of 4 HTTPS requests (the refused one must be retried onto it)", n)
+			}
+			for _, h := range live.Hits("/tls/x") {
+				if h.Host != "a.example.com" && h.Host != "b.example.com" {
+					t.Errorf("backend got Host %q", h.Host)
+				}
+			}
+			// A certificate that does not name the SNI host fails
+			// verification: the client's check is real.
+			if _, err := do(client("nowhere.invalid"), "https://"+httpsAddr+"/tls/y", "nowhere.invalid", "bad"); err == nil {
+				t.Errorf("SNI nowhere.invalid verified against the test CA")
+			}
+
+			// A redirect without scheme keeps https and the listener port.
+			resp, err := do(client("b.example.com"), "https://"+httpsAddr+"/redir/p?q=1", "b.example.com", "redir")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "https://b.example.com:" + strconv.Itoa(httpsPort) + "/redir/p?q=1"; resp.StatusCode != 302 || resp.Header.Get("Location") != want {
+				t.Errorf("HTTPS redirect: %d %q, want 302 %q", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+			resp, err = do(client(""), "http://"+httpAddr+"/redir/p", "b.example.com", "redir plain")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "http://b.example.com:" + strconv.Itoa(httpPort) + "/redir/p"; resp.StatusCode != 302 || resp.Header.Get("Location") != want {
+				t.Errorf("HTTP redirect: %d %q, want 302 %q", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+
+			// Plain HTTP on the TLS port is not served; the HTTP listener
+			// serves plain HTTP.
+			if resp, err := do(client(""), "http://"+httpsAddr+"/tls/plain", "a.example.com", "plain on tls"); err == nil && resp.StatusCode == 200 {
+				t.Errorf("plain HTTP on the TLS entry point answered 200")
+			}
+			if n := len(live.Hits("/tls/plain")); n != 0 {
+				t.Errorf("plain HTTP on the TLS entry point reached the backend %d times", n)
+			}
+			if resp, err := do(client(""), "http://"+httpAddr+"/tls/http", "a.example.com", "http"); err != nil || resp.StatusCode != 200 {
+				t.Errorf("HTTP listener: %v %v", resp, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,315 @@
+package traefik
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+	"sigs.k8s.io/yaml"
+)
+
+// testCA writes, at test time, a self-signed CA and one leaf per Secret
+// name into DIR/ns/NAME/tls.crt and tls.key (the --tls-dir layout). sans
+// gives each leaf's DNS names (its common name is "leaf NAME", which no
+// SNI matches). It returns DIR, the CA pool and each leaf by name.
+func testCA(t *testing.T, sans map[string][]string) (string, *x509.CertPool, map[string]*x509.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gwretry test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	dir := t.TempDir()
+	leaves := map[string]*x509.Certificate{}
+	serial := int64(2)
+	for name, names := range sans {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf " + name},
+			DNSNames: names, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		serial++
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaves[name], err = x509.ParseCertificate(der); err != nil {
+			t.Fatal(err)
+		}
+		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(dir, "ns", name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		chain := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
+		if err := os.WriteFile(filepath.Join(d, "tls.crt"), chain, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, pool, leaves
+}
+
+// tlsManifest: Gateway ns/gw with an HTTP listener and three HTTPS ones
+// (exact a.example.com, wildcard *.example.com, catch-all), and a route
+// with no hostnames attached to all of them: a retrying rule to Service
+// svc and a redirect without scheme.
+const tlsManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: a, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert-a}]}}
+  - {name: wild, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {certificateRefs: [{name: cert-wild}]}}
+  - {name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: cert-any}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: ns}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /redir}}]
+    filters: [{type: RequestRedirect, requestRedirect: {statusCode: 302}}]
+  - backendRefs: [{name: svc, port: 80}]
+    retry: {attempts: 1}
+`
+
+// tlsModel resolves tlsManifest with --tls-dir dir, --listen 127.0.0.1:http
+// and --listen-https 127.0.0.1:https, Service svc on endpoints.
+func tlsModel(t *testing.T, dir string, http, https int, endpoints ...translate.Endpoint) *translate.Model {
+	t.Helper()
+	in, err := translate.Load([]string{"-"}, strings.NewReader(tlsManifest), translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{TLSDir: dir,
+		Listen:    &translate.Bind{Address: "127.0.0.1", Port: http},
+		ListenTLS: &translate.Bind{Address: "127.0.0.1", Port: https},
+		Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: endpoints}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// tlsCases are the certificate sets of the tests: names per Secret, the
+// status of listener.https, and the Secret Traefik presents per SNI name
+// ("" for no SNI).
+func tlsCases() []struct {
+	name    string
+	sans    map[string][]string
+	status  translate.Status
+	message string
+	present map[string]string
+} {
+	return []struct {
+		name    string
+		sans    map[string][]string
+		status  translate.Status
+		message string
+		present map[string]string
+	}{
+		{"names match the listeners",
+			map[string][]string{"cert-a": {"a.example.com"}, "cert-wild": {"*.example.com"}, "cert-any": {"fallback.test"}},
+			httpsAgreeing, "each certificate names its hostnames",
+			map[string]string{"a.example.com": "cert-a", "b.example.com": "cert-wild", "other.test": "cert-any", "": "cert-any"}},
+		// cert-a does not name a.example.com: Traefik presents cert-wild,
+		// which does; and cert-wild also names c.example.com, served by
+		// the wildcard listener anyway.
+		{"a leaf misses its hostname",
+			map[string][]string{"cert-a": {"elsewhere.example.net"}, "cert-wild": {"*.example.com"}, "cert-any": {"fallback.test"}},
+			translate.Approximated, "for SNI a.example.com Traefik presents the certificate of",
+			map[string]string{"a.example.com": "cert-wild", "b.example.com": "cert-wild", "": "cert-any"}},
+		// cert-a also names other.test, which the catch-all listener
+		// serves with cert-any: Traefik presents cert-a.
+		{"a leaf names a catch-all host",
+			map[string][]string{"cert-a": {"a.example.com", "other.test"}, "cert-wild": {"*.example.com"}, "cert-any": {"fallback.test"}},
+			translate.Approximated, "for SNI other.test, which this listener serves with",
+			map[string]string{"a.example.com": "cert-a", "other.test": "cert-a", "x.test": "cert-any"}},
+	}
+}
+
+// TestHTTPSListenerConfig checks the files, the listener.https finding and
+// what the TLS judge reads back, without running Traefik.
+func TestHTTPSListenerConfig(t *testing.T) {
+	for _, tc := range tlsCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _, _ := testCA(t, tc.sans)
+			m := tlsModel(t, dir, 8080, 8443, translate.Endpoint{Host: "127.0.0.1", Port: 9})
+			out := generate(t, m, translate.Options{Version: v36})
+			n := 0
+			for _, f := range out.Findings {
+				if f.Feature != translate.FeatureListenerHTTPS {
+					continue
+				}
+				n++
+				if f.Status != tc.status || !strings.Contains(f.Message, tc.message) {
+					t.Errorf("rule %d listener.https: %s %q, want %s with %q", f.Rule, f.Status, f.Message, tc.status, tc.message)
+				}
+			}
+			if n != len(m.Rules) {
+				t.Errorf("%d listener.https findings for %d rules", n, len(m.Rules))
+			}
+			static, dyn := files(t, out)
+			for _, want := range []string{"tls: {}", "certFile: " + dir + "/ns/cert-a/tls.crt", "keyFile: " + dir + "/ns/cert-a/tls.key",
+				"defaultCertificate:", "certFile: " + dir + "/ns/cert-any/tls.crt"} {
+				if !strings.Contains(string(dyn), want) {
+					t.Errorf("dynamic.yaml lacks %q:\n%s", want, dyn)
+				}
+			}
+			if strings.Contains(string(static), "tls") {
+				t.Errorf("traefik.yaml mentions tls:\n%s", static)
+			}
+			// The judge: which entry point terminates TLS, which
+			// certificate for which SNI name, read from the files only.
+			obs, err := observeTLS(out.Files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range m.Listeners {
+				if obs.terminates[l.Name] != l.TLS {
+					t.Errorf("entry point %s terminates TLS %v, listener TLS %v", l.Name, obs.terminates[l.Name], l.TLS)
+				}
+			}
+			for sni, secret := range tc.present {
+				probe := sni
+				if probe == "" {
+					probe = "127.0.0.1" // Traefik's name for a ClientHello without SNI
+				}
+				got, amb := obs.store.pick(probe)
+				if amb || got == nil || got.CertFile != filepath.Join(dir, "ns", secret, "tls.crt") {
+					t.Errorf("SNI %q: judge reads %v (ambiguous %v), want %s", sni, got, amb, secret)
+				}
+			}
+			if strings.Contains(tc.message, "each certificate names") {
+				// Honoured: the judge's pick is the model's certificate
+				// for every virtual host of every TLS listener.
+				for _, l := range m.Listeners {
+					for _, vh := range l.VirtualHosts {
+						if !l.TLS {
+							continue
+						}
+						probe := vh.Hostname
+						if probe == "" {
+							probe = "unnamed.invalid"
+						}
+						if got, _ := obs.store.pick(probe); got == nil || got.CertFile != vh.Certificate.CertFile {
+							t.Errorf("%s %q: judge reads %v, model %s", l.Name, vh.Hostname, got, vh.Certificate.CertFile)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHTTPSRedirectKeepsScheme: a redirect without scheme on the HTTPS
+// listener builds https://host:8443, on the HTTP one http://host:8080; the
+// judge reads both back as the model's redirect.
+func TestHTTPSRedirectKeepsScheme(t *testing.T) {
+	dir, _, _ := testCA(t, tlsCases()[0].sans)
+	m := tlsModel(t, dir, 8080, 8443, translate.Endpoint{Host: "127.0.0.1", Port: 9})
+	out := generate(t, m, translate.Options{Version: v36})
+	var d dynamicConfig
+	_, dyn := files(t, out)
+	if err := yamlStrict(dyn, &d); err != nil {
+		t.Fatal(err)
+	}
+	got := map[bool]string{}
+	for name, rt := range d.HTTP.Routers {
+		for _, mw := range rt.Middlewares {
+			if rr := d.HTTP.Middlewares[mw].RedirectRegex; rr != nil {
+				if old, ok := got[rt.TLS != nil]; ok && old != rr.Replacement {
+					t.Errorf("router %s: replacement %q, another router %q", name, rr.Replacement, old)
+				}
+				got[rt.TLS != nil] = rr.Replacement
+			}
+		}
+	}
+	if !strings.HasPrefix(got[true], "${1}://${2}:8443") || !strings.HasPrefix(got[false], "${1}://${2}:8080") {
+		t.Errorf("redirect replacements: TLS %q, plain %q", got[true], got[false])
+	}
+}
+
+// TestHTTPSNotGeneratedStaysUnsupported: without --tls-dir the HTTPS
+// listeners are not generated and listener.https stays unsupported.
+func TestHTTPSNotGeneratedStaysUnsupported(t *testing.T) {
+	m := tlsModel(t, "", 8080, 8443, translate.Endpoint{Host: "127.0.0.1", Port: 9})
+	out := generate(t, m, translate.Options{Version: v36})
+	for _, f := range out.Findings {
+		if f.Feature == translate.FeatureListenerHTTPS && f.Status != translate.Unsupported {
+			t.Errorf("listener.https without --tls-dir: %s %q", f.Status, f.Message)
+		}
+	}
+	_, dyn := files(t, out)
+	if strings.Contains(string(dyn), "tls") {
+		t.Errorf("dynamic.yaml has tls without TLS listeners:\n%s", dyn)
+	}
+}
+
+// TestJudgeRefusesPlainTLSListener: an entry point of a TLS listener whose
+// routers lost tls (served as plain HTTP) is refused by the judge.
+func TestJudgeRefusesPlainTLSListener(t *testing.T) {
+	dir, _, _ := testCA(t, tlsCases()[0].sans)
+	m := tlsModel(t, dir, 8080, 8443, translate.Endpoint{Host: "127.0.0.1", Port: 9})
+	out := generate(t, m, translate.Options{Version: v36})
+	static, dyn := files(t, out)
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"all routers plain", -1}, {"one router plain", 1}} {
+		altered := strings.Replace(string(dyn), "      tls: {}\n", "", tc.n)
+		_, err := New().Observe(m, translate.Options{Version: v36}, []translate.File{{Path: staticPath, Data: static}, {Path: dynamicPath, Data: []byte(altered)}})
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "tls") {
+			t.Errorf("%s: Observe = %v, want the TLS listener refused", tc.name, err)
+		}
+	}
+}
+
+func yamlStrict(data []byte, v any) error {
+	if err := yaml.UnmarshalStrict(data, v); err != nil {
+		return fmt.Errorf("decoding: %w", err)
+	}
+	return nil
+}
