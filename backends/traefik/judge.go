@@ -3,6 +3,7 @@ package traefik
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -88,12 +89,49 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			byRule[sm[1]] = append(byRule[sm[1]], name)
 		}
 	}
+	// The hosts of the TLS routers per entry point: a more specific one
+	// takes the SNI names it covers from a less specific one.
+	tlsHosts := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
+		rt := d.HTTP.Routers[name]
+		if rt.TLS == nil {
+			continue
+		}
+		h, err := routerHost(rt.Rule)
+		if err != nil {
+			return nil, fmt.Errorf("router %s: %w", name, err)
+		}
+		for _, ep := range rt.EntryPoints {
+			tlsHosts[ep] = append(tlsHosts[ep], h)
+		}
+	}
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
 		routers := byRule[r.Name]
 		slices.Sort(routers)
 		if len(routers) == 0 {
 			continue
+		}
+		// The certificate Traefik presents for each TLS entry point and
+		// host that routes to the rule.
+		var tlsBy map[string]translate.Certificate
+		for _, rn := range routers {
+			rt := d.HTTP.Routers[rn]
+			if rt.TLS == nil {
+				continue
+			}
+			f, err := j.facts(rt)
+			if err != nil {
+				return nil, fmt.Errorf("router %s: %w", rn, err)
+			}
+			h, err := routerHost(rt.Rule)
+			if err != nil {
+				return nil, fmt.Errorf("router %s: %w", rn, err)
+			}
+			if tlsBy == nil {
+				tlsBy = map[string]translate.Certificate{}
+			}
+			tlsBy[translate.TLSKey(f.port, h)] = tobs.store.presented(h, tlsHosts[rt.EntryPoints[0]])
 		}
 		perClass := map[translate.MethodClass]translate.Behaviour{}
 		for _, c := range r.MethodClasses() {
@@ -126,6 +164,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			if firstName == "" {
 				continue
 			}
+			first.TLS = tlsBy
 			perClass[c] = first
 		}
 		out[r.Name] = perClass

@@ -180,17 +180,14 @@ func (v tlsStoreView) pick(serverName string) (c *certAndStores, ambiguous bool)
 
 // covered reports whether name is one the Gateway API gives the
 // certificate of virtual host hostname on a listener: hostname itself, or
-// a one-label name under a wildcard hostname.
+// any name below a wildcard hostname ("*.example.com" is a suffix match:
+// a.example.com and a.b.example.com, not example.com).
 func covered(name, hostname string) bool {
 	if name == hostname {
 		return true
 	}
-	d, ok := strings.CutPrefix(hostname, "*.")
-	if !ok {
-		return false
-	}
-	label, rest, ok := strings.Cut(name, ".")
-	return ok && label != "" && label != "*" && rest == d
+	d, ok := strings.CutPrefix(hostname, "*")
+	return ok && strings.HasPrefix(d, ".") && len(name) > len(d) && strings.HasSuffix(name, d)
 }
 
 // certText names a certificate by its files.
@@ -218,6 +215,13 @@ func tlsDiffs(v tlsStoreView, l *translate.Listener, vh *translate.VirtualHost) 
 				"Traefik has one default certificate for all entry points", certText(v.def), certText(&want)))
 		}
 	} else {
+		if strings.HasPrefix(probe, "*.") && (v.def == nil || *v.def != want) {
+			// A certificate's wildcard covers one label; the listener's
+			// hostname covers any number.
+			out = append(out, fmt.Sprintf("for SNI names two or more labels below %s (as a.b%s), which this listener serves, Traefik presents "+
+				"the default certificate, %s, not %s: a wildcard name in a certificate covers one label only",
+				probe[2:], probe[1:], certText(v.def), certText(&want)))
+		}
 		got, amb := v.pick(probe)
 		switch {
 		case amb:
@@ -265,11 +269,24 @@ func coveredElsewhere(l *translate.Listener, vh *translate.VirtualHost, name str
 		if o == vh || o.Hostname == "" {
 			continue
 		}
-		if covered(name, o.Hostname) && (vh.Hostname == "" || strings.HasPrefix(vh.Hostname, "*.") && !strings.HasPrefix(o.Hostname, "*.")) {
+		if covered(name, o.Hostname) && moreSpecific(o.Hostname, vh.Hostname) {
 			return true
 		}
 	}
 	return false
+}
+
+// moreSpecific reports whether hostname a takes the names it covers from
+// b, a distinct hostname covering them too: b is the catch-all, or a
+// wildcard and a an exact name or a longer wildcard.
+func moreSpecific(a, b string) bool {
+	switch {
+	case a == b || a == "":
+		return false
+	case b == "":
+		return true
+	}
+	return strings.HasPrefix(b, "*.") && (!strings.HasPrefix(a, "*.") || len(a) > len(b))
 }
 
 func hostText(h string) string {
@@ -283,10 +300,18 @@ func hostText(h string) string {
 // all generated: its routers on TLS entry points terminate TLS, and the
 // certificate per SNI name is Traefik's pick among the loaded ones, which
 // is the Gateway API's per-listener choice only where the certificates'
-// names say so.
+// names say so. HTTP/2 inside TLS is no difference: an HTTPS listener
+// accepts HTTP/1.1 or HTTP/2 sessions. But HTTP/2 clients coalesce
+// connections across the names a certificate covers, and Traefik routes
+// such a request by its Host header (its 421 check, snicheck, compares TLS
+// options only, and every router here has the default ones), where the
+// Gateway API says a Gateway SHOULD answer 421 Misdirected Request when
+// the Host belongs to another listener than the SNI name: approximated
+// wherever a TLS listener of the rule has more than one hostname.
 func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.Finding {
 	var eps, certs, diffs []string
 	seen := map[*translate.VirtualHost]bool{}
+	misdirected := false
 	for _, s := range sites {
 		l, vh := s.listener, s.vhost
 		if !l.TLS || vh == nil || seen[vh] {
@@ -296,6 +321,7 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 		if !slices.Contains(eps, l.Name) {
 			eps = append(eps, l.Name)
 		}
+		misdirected = misdirected || len(l.VirtualHosts) > 1
 		certs = append(certs, fmt.Sprintf("%s on %s: %s", hostText(vh.Hostname), l.Name, vh.Certificate.CertFile))
 		for _, d := range tlsDiffs(view, l, vh) {
 			if !slices.Contains(diffs, d) {
@@ -311,27 +337,25 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 	}
 	msg := fmt.Sprintf("Traefik terminates TLS on entry point %s (its routers have tls: {}; the certificates are in the dynamic tls "+
 		"section, read from the PEM files at startup) and routes the requests inside by their Host header as on HTTP; "+
-		"its default TLS options offer h2 and http/1.1 by ALPN, so HTTP/2 clients speak HTTP/2; certificates by SNI: %s",
+		"its default TLS options offer h2 and http/1.1 by ALPN, so HTTP/2 clients speak HTTP/2, which an HTTPS listener accepts; "+
+		"certificates by SNI: %s",
 		strings.Join(eps, ", "), strings.Join(certs, "; "))
 	if len(diffs) > 0 {
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
-			"%s; but Traefik picks the certificate by the names in the certificates, not per listener hostname: %s",
+		msg = fmt.Sprintf("%s; but Traefik picks the certificate by the names in the certificates, not per listener hostname: %s",
 			msg, strings.Join(diffs, "; "))
 	}
-	// translate's judge has no Behaviour field for TLS yet and refuses an
-	// honoured listener.https it cannot read back: until it has one, the
-	// claim that would be honoured is reported approximated, saying why.
-	// observeTLS reads it back for this package's tests.
-	return translate.NewFinding(r, translate.FeatureListenerHTTPS, httpsAgreeing,
-		"%s; each certificate names its hostnames, so Traefik's pick by SNI is the listener's certificate%s", msg, httpsAgreeingNote)
+	if misdirected {
+		msg += "; and a request whose Host header and SNI name select different hostnames of the entry point (as HTTP/2 " +
+			"clients send on a coalesced connection) is routed by its Host, not answered 421 Misdirected Request as the " +
+			"Gateway API says a Gateway SHOULD when the two belong to different listeners: Traefik answers 421 only when " +
+			"the TLS options differ, and every router here has the default ones"
+	}
+	if len(diffs) > 0 || misdirected {
+		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated, "%s", msg)
+	}
+	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
+		"%s; each certificate names its hostnames, so Traefik's pick by SNI is the listener's certificate", msg)
 }
-
-// httpsAgreeing is the status of listener.https where Traefik's choice of
-// certificate is the Gateway API's: Honoured once translate's judge reads
-// TLS back (translate.Behaviour has no field for it yet).
-const httpsAgreeing = translate.Approximated
-
-const httpsAgreeingNote = " (reported approximated only because gwretry's judge does not read listener.https back yet)"
 
 // tlsObserved is what the files say about TLS: which entry points
 // terminate it (every router on them has tls), and the default store.
@@ -387,4 +411,99 @@ func sniName(n string) bool {
 		}
 	}
 	return n != ""
+}
+
+// routerHost is the hostname a router's rule selects, in the Gateway
+// API's spelling: "h" for Host(`h`), "*.d" for the HostRegexp that
+// wildcardRegexp writes, "" for a rule without a host matcher.
+func routerHost(rule string) (string, error) {
+	x, err := parseRule(rule)
+	if err != nil {
+		return "", err
+	}
+	parts := []expr{x}
+	if x.Op == "&&" {
+		parts = x.Subs
+	}
+	host, found := "", false
+	for _, p := range parts {
+		if p.Func != "Host" && p.Func != "HostRegexp" {
+			continue
+		}
+		if found || len(p.Args) != 1 {
+			return "", fmt.Errorf("rule %q: more than one host", rule)
+		}
+		found, host = true, strings.ToLower(p.Args[0])
+		if p.Func == "HostRegexp" {
+			mid, ok := strings.CutPrefix(p.Args[0], "^.+")
+			mid, ok2 := strings.CutSuffix(mid, "$")
+			w := "*" + strings.ReplaceAll(mid, "[.]", ".")
+			if !ok || !ok2 || !strings.HasPrefix(w, "*.") || !sniName(w) || wildcardRegexp(w) != p.Args[0] {
+				return "", fmt.Errorf("rule %q: HostRegexp %q is no wildcard hostname", rule, p.Args[0])
+			}
+			host = w
+		}
+	}
+	return host, nil
+}
+
+// presented is the certificate Traefik presents for every SNI name that
+// reaches a TLS router of host (routerHost) on an entry point whose TLS
+// routers have the hosts others: for an exact host its pick for that
+// name; for a wildcard its pick for one label below it and the default
+// for deeper names (a certificate's wildcard covers one label); for the
+// catch-all the default; and in each case its pick for every name a
+// certificate carries that host covers and no more specific host of the
+// entry point takes. Where these differ, or a pick is ambiguous or cannot
+// be known, the certificate returned names no file and says why.
+func (v tlsStoreView) presented(host string, others []string) translate.Certificate {
+	if len(v.unreadable) > 0 {
+		return translate.Certificate{CertFile: "(unknown: gwretry cannot read the names of " + strings.Join(v.unreadable, ", ") + ")"}
+	}
+	type at struct {
+		names string
+		c     *certAndStores
+		amb   bool
+	}
+	var picks []at
+	switch {
+	case host == "":
+		picks = append(picks, at{"names no certificate names", v.def, false})
+	case strings.HasPrefix(host, "*."):
+		c, amb := v.pick(host)
+		picks = append(picks, at{"one label below " + host[2:], c, amb}, at{"deeper names below " + host[2:], v.def, false})
+	default:
+		c, amb := v.pick(host)
+		picks = append(picks, at{host, c, amb})
+	}
+	for _, sc := range v.certs {
+		for _, n := range sc.names {
+			if !sniName(n) || n == host || host != "" && !covered(n, host) ||
+				slices.ContainsFunc(others, func(o string) bool { return covered(n, o) && moreSpecific(o, host) }) {
+				continue
+			}
+			c, amb := v.pick(n)
+			picks = append(picks, at{n, c, amb})
+		}
+	}
+	var why []string
+	for _, p := range picks {
+		switch {
+		case p.amb:
+			why = append(why, "either of two certificates for "+p.names)
+		case !sameCert(p.c, picks[0].c):
+			why = append(why, fmt.Sprintf("%s for %s but %s for %s", certText(picks[0].c), picks[0].names, certText(p.c), p.names))
+		}
+	}
+	switch {
+	case len(why) > 0:
+		return translate.Certificate{CertFile: "(no one certificate: " + strings.Join(why, "; ") + ")"}
+	case picks[0].c == nil:
+		return translate.Certificate{CertFile: "(" + certText(nil) + ")"}
+	}
+	return translate.Certificate{CertFile: picks[0].c.CertFile, KeyFile: picks[0].c.KeyFile}
+}
+
+func sameCert(a, b *certAndStores) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
