@@ -61,6 +61,9 @@ type generator struct {
 	// tlsHosts are, by rule name, the hostnames of TLS listeners that
 	// serve the rule, with their certificates.
 	tlsHosts map[string][]tlsHost
+	// tlsGateways are, by TLS listener name, the Gateway listeners whose
+	// routes it may serve (gatewaysOfTLSListeners).
+	tlsGateways map[string][]string
 }
 
 // bootstrap builds the static bootstrap for m.
@@ -69,6 +72,7 @@ func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error
 	g.placed = map[string]bool{}
 	g.ports = map[string][]listenerSide{}
 	g.tlsHosts = map[string][]tlsHost{}
+	g.tlsGateways = gatewaysOfTLSListeners(m)
 	sr := &bootstrapv3.Bootstrap_StaticResources{}
 	names := map[string]bool{}
 	for _, l := range m.Listeners {

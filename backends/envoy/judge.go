@@ -86,6 +86,9 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 			return nil, fmt.Errorf("listener %s: %w", l.GetName(), err)
 		}
 	}
+	if err := j.observeTLS(bs); err != nil {
+		return nil, err
+	}
 	return j.out, nil
 }
 

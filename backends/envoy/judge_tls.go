@@ -314,3 +314,98 @@ func checkTLSListener(l *translate.Listener, lis *listenerv3.Listener) error {
 	}
 	return nil
 }
+
+// observeTLS fills Behaviour.TLS of every rule from the file: for every
+// listener that terminates TLS (by its address's port) and every hostname
+// one of its route tables names (a domain, "*" being the catch-all ""),
+// Envoy gives a connection with that hostname's SNI (none for "") a filter
+// chain (envoyChainFor), and a request with that Host the virtual host of
+// the chain's route table (envoyVirtualHost); each rule routed there gets,
+// under translate.TLSKey(port, hostname), the certificate files of that
+// chain. A hostname whose SNI gets no chain, or whose Host the chain
+// answers 421 or 404, serves no rule under that key. It runs after the
+// behaviours are derived (j.out).
+func (j *judge) observeTLS(bs *bootstrapv3.Bootstrap) error {
+	tls := map[string]map[string]translate.Certificate{}
+	for _, lis := range bs.GetStaticResources().GetListeners() {
+		chains := chainsOf(lis)
+		if !slices.ContainsFunc(chains, func(fc *listenerv3.FilterChain) bool { return fc.GetTransportSocket() != nil }) {
+			continue
+		}
+		port := int(lis.GetAddress().GetSocketAddress().GetPortValue())
+		var hostnames []string
+		for _, fc := range chains {
+			if fc.GetTransportSocket() == nil {
+				return fmt.Errorf("listener %s: filter chain %q is plain HTTP beside TLS ones, which is not evaluated", lis.GetName(), fc.GetName())
+			}
+			rc, err := chainRoutes(fc)
+			if err != nil {
+				return fmt.Errorf("listener %s filter chain %s: %w", lis.GetName(), fc.GetName(), err)
+			}
+			for _, vh := range rc.GetVirtualHosts() {
+				for _, d := range vh.GetDomains() {
+					h := strings.ToLower(d)
+					if h == "*" {
+						h = ""
+					}
+					if !slices.Contains(hostnames, h) {
+						hostnames = append(hostnames, h)
+					}
+				}
+			}
+		}
+		for _, h := range hostnames {
+			sni, host := probeName(h), probeName(h)
+			if h == "" {
+				host = "gwretry-probe.invalid"
+			}
+			fc, err := envoyChainFor(lis, sni)
+			if err != nil {
+				return fmt.Errorf("listener %s: %w", lis.GetName(), err)
+			}
+			if fc == nil {
+				continue // no handshake
+			}
+			files, err := chainCertificate(fc)
+			if err != nil {
+				return fmt.Errorf("listener %s filter chain %s: %w", lis.GetName(), fc.GetName(), err)
+			}
+			rc, err := chainRoutes(fc)
+			if err != nil {
+				return fmt.Errorf("listener %s filter chain %s: %w", lis.GetName(), fc.GetName(), err)
+			}
+			vh, err := envoyVirtualHost(rc, host)
+			if err != nil {
+				return fmt.Errorf("listener %s filter chain %s: %w", lis.GetName(), fc.GetName(), err)
+			}
+			if vh == nil {
+				continue // 404
+			}
+			key := translate.TLSKey(port, h)
+			cert := translate.Certificate{CertFile: files.cert, KeyFile: files.key}
+			for _, rt := range vh.GetRoutes() {
+				if rt.GetName() == misdirectedRoute {
+					continue
+				}
+				r, err := j.ruleOf(rt.GetName())
+				if err != nil {
+					return err
+				}
+				if tls[r.Name] == nil {
+					tls[r.Name] = map[string]translate.Certificate{}
+				}
+				if prev, ok := tls[r.Name][key]; ok && prev != cert {
+					return fmt.Errorf("two listeners on port %d present %s and %s for %q to rule %s", port, prev.CertFile, cert.CertFile, h, r.Name)
+				}
+				tls[r.Name][key] = cert
+			}
+		}
+	}
+	for name, certs := range tls {
+		for c, b := range j.out[name] {
+			b.TLS = certs
+			j.out[name][c] = b
+		}
+	}
+	return nil
+}

@@ -137,6 +137,72 @@ func (g *generator) tlsListener(l *translate.Listener) (*listenerv3.Listener, er
 	return lis, nil
 }
 
+// gatewaysOfTLSListeners returns, by TLS listener of m, the Gateway
+// listeners whose routes it may serve, sorted. A rule names its HTTPS
+// Gateway listeners (Rule.TLSListeners) but not their ports: a Gateway
+// listener is placed on a TLS listener when a rule on that one listener
+// only names it, or when it is the one unplaced listener of a rule with
+// one TLS listener left that its placed ones do not cover (every TLS
+// listener of a rule serves it for one of its Gateway listeners). A
+// Gateway listener that stays unplaced counts on every TLS listener of
+// its rules, so the result may hold too many, never too few.
+func gatewaysOfTLSListeners(m *translate.Model) map[string][]string {
+	on := map[*translate.Rule][]string{}
+	for _, l := range m.Listeners {
+		if !l.TLS {
+			continue
+		}
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				if rm.Rule != nil && !slices.Contains(on[rm.Rule], l.Name) {
+					on[rm.Rule] = append(on[rm.Rule], l.Name)
+				}
+			}
+		}
+	}
+	home := map[string]string{}
+	for changed := true; changed; {
+		changed = false
+		for _, r := range m.Rules {
+			ls := on[r]
+			if len(ls) == 0 {
+				continue
+			}
+			var unplaced []string
+			left := slices.Clone(ls)
+			for _, gl := range r.TLSListeners {
+				if h, ok := home[gl]; ok {
+					left = slices.DeleteFunc(left, func(l string) bool { return l == h })
+				} else {
+					unplaced = append(unplaced, gl)
+				}
+			}
+			switch {
+			case len(ls) == 1:
+				for _, gl := range unplaced {
+					home[gl], changed = ls[0], true
+				}
+			case len(unplaced) == 1 && len(left) == 1:
+				home[unplaced[0]], changed = left[0], true
+			}
+		}
+	}
+	out := map[string][]string{}
+	for _, r := range m.Rules {
+		for _, l := range on[r] {
+			for _, gl := range r.TLSListeners {
+				if h, ok := home[gl]; (!ok || h == l) && !slices.Contains(out[l], gl) {
+					out[l] = append(out[l], gl)
+				}
+			}
+		}
+	}
+	for _, gls := range out {
+		slices.Sort(gls)
+	}
+	return out
+}
+
 // downstreamTLS is the transport socket that terminates TLS with cert.
 func downstreamTLS(cert *translate.Certificate) (*corev3.TransportSocket, error) {
 	ctx, err := marshalAny(&tlsv3.DownstreamTlsContext{CommonTlsContext: &tlsv3.CommonTlsContext{
@@ -186,39 +252,57 @@ func (g *generator) recordTLS(l *translate.Listener, vh *translate.VirtualHost) 
 	}
 }
 
-// sharedJudgeReadsTLS is whether translate's CheckClaims can check an
-// honoured listener.https claim. translate.Behaviour has no TLS field yet,
-// so CheckClaims refuses such a claim: until it has one the finding is
-// approximated, and this backend's own judge (checkTLS) fails Observe on
-// any difference between the file and the model.
-const sharedJudgeReadsTLS = false
+// sharedJudgeReadsTLS is whether translate's judge checks an honoured
+// listener.https claim: the Envoy judge fills Behaviour.TLS (observeTLS)
+// with the certificate each HTTPS virtual host serving a rule presents,
+// and translate compares it with the model's. checkTLS still fails Observe
+// on any difference in the certificates per SNI and the 421/404 answers.
+const sharedJudgeReadsTLS = true
 
 // httpsFinding says how Envoy serves r on its HTTPS listeners, when every
-// HTTPS listener the rule is attached to is generated.
+// HTTPS listener the rule is attached to is generated. Envoy's SNI names
+// are the hostnames the routes serve, and one Secret is one filter chain:
+// where a port serves the routes of one Gateway listener, that is exactly
+// the Gateway API's choice (one certificate, every SNI name the listener
+// serves gets it, no Host of another listener to answer 421); where the
+// rules of a port come from several Gateway listeners, the differences
+// below may apply and the finding is approximated.
 func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
 	hosts := g.tlsHosts[r.Name]
 	if len(hosts) == 0 {
 		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Unsupported,
 			"the rule is attached to %s, but is on no HTTPS listener of the generated configuration: requests that arrive there are not served", strings.Join(r.TLSListeners, ", "))
 	}
-	var parts []string
+	var parts, shared []string
 	for _, h := range hosts {
 		sni := "SNI " + h.hostname
 		if h.hostname == "" {
 			sni = "any other SNI, or none (default_filter_chain)"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s: Secret %s", h.listener, sni, h.secret))
+		if gws := g.tlsGateways[h.listener]; len(gws) > 1 && !slices.Contains(shared, h.listener) {
+			shared = append(shared, h.listener)
+		}
 	}
 	what := fmt.Sprintf("Envoy terminates TLS for %s (tls_inspector reads the SNI; one filter chain per certificate, matched by server_names, with a DownstreamTlsContext naming the certificate files; ALPN http/1.1, so HTTP/1.1 inside) with the certificate of %s; "+
 		"each filter chain's route table serves the Hosts of its own certificate only: a request whose Host is a hostname of another certificate on the port is answered 421 (Misdirected Request), one whose Host no hostname on the port covers 404",
 		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
-	differs := "; the SNI names are the hostnames that routes serve, not the listeners' own hostnames, so a connection whose SNI only a listener's hostname covers (no route's) gets the catch-all's certificate, or no handshake without one, where the Gateway API presents that listener's certificate and answers 404; " +
-		"hostnames whose certificates are one Secret share one filter chain, so a request whose SNI and Host belong to two listeners with that Secret is served rather than answered 421 (a SHOULD of the Gateway API)"
-	if !sharedJudgeReadsTLS {
+	if len(shared) > 0 || !sharedJudgeReadsTLS {
+		var gws []string
+		for _, l := range shared {
+			gws = append(gws, fmt.Sprintf("%s may serve the routes of %s", l, strings.Join(g.tlsGateways[l], ", ")))
+		}
 		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
-			"%s%s; not claimed honoured: gwretry's shared judge cannot read TLS back yet (the Envoy judge checks the certificate per SNI and the 421/404 answers itself)", what, differs)
+			"%s; but %s (as far as gwretry can tell which port each Gateway listener is on), and Envoy differs from the Gateway API there: "+
+				"the SNI names are the hostnames that routes serve, not the listeners' own hostnames, so a connection whose SNI only a listener's hostname covers (no route's) gets the certificate of a less specific hostname (the catch-all's, or no handshake without one), and its requests reach that hostname's rules, where the Gateway API presents that listener's certificate and answers 404; "+
+				"hostnames whose certificates are one Secret share one filter chain, so a request whose SNI and Host belong to two listeners with that Secret is served rather than answered 421 (a SHOULD of the Gateway API)",
+			what, strings.Join(gws, "; "))
 	}
-	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured, "%s%s", what, differs)
+	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
+		"%s; each of these ports serves the routes of one Gateway listener (of %s), so every SNI name it serves gets that listener's certificate as the Gateway API says "+
+			"(an SNI name the listener's hostname covers but no route serves gets no handshake unless a catch-all route is served, where the Gateway API presents the certificate and answers 404: no request reaches a rule either way; "+
+			"a Gateway listener that no route is attached to is not in gwretry's model and not generated)",
+		what, strings.Join(r.TLSListeners, ", "))
 }
 
 // tlsNotes are the facts of the TLS listeners a user of the file needs.
