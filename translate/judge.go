@@ -526,6 +526,9 @@ func tlsContradiction(r *Rule, b Behaviour, want map[string]Certificate) string 
 	if len(want) == 0 {
 		return "serves the rule on no HTTPS listener"
 	}
+	if len(r.TLSUnrouted) > 0 {
+		return fmt.Sprintf("generates nothing for %s on the same port, whose SNI names get another certificate", strings.Join(r.TLSUnrouted, ", "))
+	}
 	keys := make([]string, 0, len(want))
 	for k := range want {
 		keys = append(keys, k)

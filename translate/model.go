@@ -154,6 +154,13 @@ type Rule struct {
 	// that serve the rule, sorted: with them the rule has a listener.https
 	// finding that each data plane gives for its TLS termination.
 	TLSListeners []string
+	// TLSUnrouted are the Gateway listeners with a hostname on the ports of
+	// the rule's HTTPS listeners that no route attaches to ("Gateway ns/gw
+	// listener l (hostname h)"): gwretry generates nothing for them, so
+	// their SNI names get another listener's certificate and their
+	// requests reach less specific hostnames' rules instead of a 404. A
+	// backend cannot claim listener.https honoured while there are any.
+	TLSUnrouted []string
 }
 
 // Certificate is a Gateway listener's certificateRef, mapped to files

@@ -173,13 +173,19 @@ type resolver struct {
 	bindTLS map[Bind]bindProto
 	certs   map[Bind]map[string]*Certificate
 	warned  map[string]bool
-	sources map[string]Position
-	rules   []*Rule
-	skipped []SkippedRule
-	notes   []Note
-	routes  int
-	nrules  int
-	errs    ErrorList
+	// bindListeners are the Gateway listeners with a hostname on each
+	// bind; attached those that some route attaches to; ruleTLSBinds
+	// the HTTPS binds that serve each rule.
+	bindListeners map[Bind][]string
+	attached      map[string]bool
+	ruleTLSBinds  map[*Rule][]Bind
+	sources       map[string]Position
+	rules         []*Rule
+	skipped       []SkippedRule
+	notes         []Note
+	routes        int
+	nrules        int
+	errs          ErrorList
 }
 
 // placed is a route match with what precedence needs beyond the match.
@@ -194,7 +200,8 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
 		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{},
-		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{}}
+		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{},
+		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}}
 	for _, g := range in.ReferenceGrants {
 		ns := nsOrDefault(g.Obj.Namespace)
 		r.grants[ns] = append(r.grants[ns], g.Obj)
@@ -214,6 +221,9 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 				continue
 			}
 			b := r.listenerBind(key, l)
+			if l.Hostname != nil && *l.Hostname != "" {
+				r.bindListeners[b] = append(r.bindListeners[b], listenerLabel(key, l))
+			}
 			if old, ok := r.bindTLS[b]; ok && old != p {
 				p = bindConflict
 			}
@@ -252,6 +262,15 @@ func (r *resolver) listenerBind(gwKey string, l gwv1.Listener) Bind {
 		return *r.opts.Listen
 	}
 	return Bind{Address: "0.0.0.0", Port: int(l.Port)}
+}
+
+// listenerLabel names a Gateway listener in notes and findings.
+func listenerLabel(gwKey string, l gwv1.Listener) string {
+	h := ""
+	if l.Hostname != nil {
+		h = string(*l.Hostname)
+	}
+	return fmt.Sprintf("Gateway %s listener %s (hostname %s)", gwKey, l.Name, h)
 }
 
 // warnOnce records a warning the first time it is given.
@@ -378,6 +397,7 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 					continue
 				}
 				out = append(out, attachment{bind: b, hostnames: hs, cert: cert, tls: fmt.Sprintf("Gateway %s/%s listener %s", ns, gw.Name, l.Name)})
+				r.attached[listenerLabel(ns+"/"+gw.Name, l)] = true
 				found = true
 				continue
 			}
@@ -387,6 +407,7 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 				continue
 			}
 			out = append(out, attachment{bind: b, hostnames: hs})
+			r.attached[listenerLabel(ns+"/"+gw.Name, l)] = true
 			found = true
 		}
 		if !found {
@@ -549,6 +570,9 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 				r.binds[a.bind] = hosts
 			}
 			if a.cert != nil {
+				if !slices.Contains(r.ruleTLSBinds[out], a.bind) {
+					r.ruleTLSBinds[out] = append(r.ruleTLSBinds[out], a.bind)
+				}
 				if !slices.Contains(out.TLSListeners, a.tls) {
 					out.TLSListeners = append(out.TLSListeners, a.tls)
 					slices.Sort(out.TLSListeners)
@@ -842,6 +866,29 @@ func (r *resolver) model() *Model {
 		binds = append(binds, b)
 	}
 	slices.SortFunc(binds, func(a, b Bind) int { return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Address, b.Address)) })
+	unrouted := map[Bind][]string{}
+	for _, b := range binds {
+		for _, l := range r.bindListeners[b] {
+			if !r.attached[l] {
+				unrouted[b] = append(unrouted[b], l)
+			}
+		}
+		slices.Sort(unrouted[b])
+		for _, l := range unrouted[b] {
+			r.warnOnce(l, fmt.Sprintf("no route attaches to it, so gwretry generates nothing for its hostname on port %d: requests for it are served by the routes of less specific hostnames on that port, not answered 404 (and on HTTPS its SNI gets another listener's certificate)", b.Port))
+		}
+	}
+	for rule, bs := range r.ruleTLSBinds {
+		for _, b := range bs {
+			for _, l := range unrouted[b] {
+				if !slices.Contains(rule.TLSUnrouted, l) {
+					rule.TLSUnrouted = append(rule.TLSUnrouted, l)
+				}
+			}
+		}
+		slices.Sort(rule.TLSUnrouted)
+	}
+	m.Notes = r.notes // the warnings above came after m was made
 	names := map[string]bool{}
 	for _, b := range binds {
 		tls := r.bindTLS[b] == bindHTTPS && r.certs[b] != nil

@@ -154,3 +154,24 @@ func TestJudgeReadsTLSBack(t *testing.T) {
 		}
 	}
 }
+
+// TestUnroutedHTTPSListener: a listener with a hostname that no route
+// attaches to is not generated; rules served on its port learn of it, and
+// a listener.https honoured claim for them is a contradiction.
+func TestUnroutedHTTPSListener(t *testing.T) {
+	gw := strings.Replace(tlsGateway, "  - {name: any, port: 443", "  - {name: lone, port: 443, protocol: HTTPS, hostname: lone.example.com, tls: {certificateRefs: [{name: cert-a}]}}\n  - {name: any, port: 443", 1)
+	route := strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, sectionName: any}]\n", 1)
+	m := build(t, gw+route, ResolveOptions{TLSDir: tlsDir(t, "cert-a", "cert-any")})
+	r := m.Rules[0]
+	want := []string{"Gateway ns/gw listener a (hostname a.example.com)", "Gateway ns/gw listener lone (hostname lone.example.com)"}
+	if strings.Join(r.TLSUnrouted, "|") != strings.Join(want, "|") {
+		t.Errorf("TLSUnrouted %q, want %q", r.TLSUnrouted, want)
+	}
+	if !strings.Contains(NotesText(m.Notes), "no route attaches to it") {
+		t.Errorf("no warning for the unrouted listeners:\n%s", NotesText(m.Notes))
+	}
+	b := Behaviour{TLS: map[string]Certificate{}}
+	if why := tlsContradiction(r, b, map[string]Certificate{TLSKey(443, ""): {}}); !strings.Contains(why, "generates nothing for") {
+		t.Errorf("tlsContradiction = %q", why)
+	}
+}

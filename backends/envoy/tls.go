@@ -298,6 +298,11 @@ func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
 				"hostnames whose certificates are one Secret share one filter chain, so a request whose SNI and Host belong to two listeners with that Secret is served rather than answered 421 (a SHOULD of the Gateway API)",
 			what, strings.Join(gws, "; "))
 	}
+	if len(r.TLSUnrouted) > 0 {
+		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
+			"%s; but gwretry generates nothing for %s (no route attaches to it), so Envoy gives its SNI names another certificate and its requests to this rule, where the Gateway API presents that listener's certificate and answers 404",
+			what, strings.Join(r.TLSUnrouted, ", "))
+	}
 	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
 		"%s; each of these ports serves the routes of one Gateway listener (of %s), so every SNI name it serves gets that listener's certificate as the Gateway API says "+
 			"(an SNI name the listener's hostname covers but no route serves gets no handshake unless a catch-all route is served, where the Gateway API presents the certificate and answers 404: no request reaches a rule either way; "+

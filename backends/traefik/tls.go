@@ -350,7 +350,12 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 			"Gateway API says a Gateway SHOULD when the two belong to different listeners: Traefik answers 421 only when " +
 			"the TLS options differ, and every router here has the default ones"
 	}
-	if len(diffs) > 0 || misdirected {
+	if len(r.TLSUnrouted) > 0 {
+		msg += "; and gwretry generates nothing for " + strings.Join(r.TLSUnrouted, ", ") + " (no route attaches to it), " +
+			"so its SNI names get another certificate and its requests reach this rule, where the Gateway API presents " +
+			"that listener's certificate and answers 404"
+	}
+	if len(diffs) > 0 || misdirected || len(r.TLSUnrouted) > 0 {
 		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated, "%s", msg)
 	}
 	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
