@@ -41,6 +41,25 @@ type HeaderModifier struct {
 	Remove []string
 }
 
+// Touches reports whether the modifier sets, adds or removes header name
+// (compared case-insensitively). A nil modifier touches nothing.
+func (hm *HeaderModifier) Touches(name string) bool {
+	if hm == nil {
+		return false
+	}
+	for _, h := range append(append([]Header(nil), hm.Set...), hm.Add...) {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	for _, n := range hm.Remove {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Header is one header name and value.
 type Header struct {
 	Name  string

@@ -324,7 +324,7 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 			}
 			why = append(why, w)
 		}
-		if which == "response" && touches(hm, "server") {
+		if which == "response" && hm.Touches("server") {
 			why = append(why, "Envoy's connection manager writes its own Server header after the route's mutations (server_header_transformation OVERWRITE), so the backend's or the filter's Server value does not reach the client")
 		}
 		if len(why) > 0 {
@@ -350,24 +350,6 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 		status, msg = mirrorText(r.Filters.Mirrors)
 	}
 	return translate.NewFinding(r, f, status, "%s", msg)
-}
-
-// touches reports whether hm sets, adds or removes header name.
-func touches(hm *translate.HeaderModifier, name string) bool {
-	if hm == nil {
-		return false
-	}
-	for _, h := range append(append([]translate.Header(nil), hm.Set...), hm.Add...) {
-		if strings.EqualFold(h.Name, name) {
-			return true
-		}
-	}
-	for _, n := range hm.Remove {
-		if strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
 }
 
 func headerText(which string, hm *translate.HeaderModifier) string {

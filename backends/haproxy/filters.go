@@ -281,7 +281,7 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 			effect += "; add-header adds its value as another header line, which HTTP reads as the value appended after a comma"
 		}
 		f := headerFinding(r, feat, fl.RequestHeaders, "http-request", effect)
-		if rw := fl.Rewrite; rw != nil && rw.Hostname != "" && f.Status == translate.Honoured && touches(fl.RequestHeaders, "host") {
+		if rw := fl.Rewrite; rw != nil && rw.Hostname != "" && f.Status == translate.Honoured && fl.RequestHeaders.Touches("host") {
 			f.Status = translate.Approximated
 			f.Message += fmt.Sprintf("; the URLRewrite filter then sets Host to %s, which replaces what this filter did to Host", rw.Hostname)
 		}
@@ -385,23 +385,6 @@ func headerConflicts(hm *translate.HeaderModifier) []string {
 		}
 	}
 	return out
-}
-
-func touches(hm *translate.HeaderModifier, name string) bool {
-	if hm == nil {
-		return false
-	}
-	for _, h := range append(append([]translate.Header(nil), hm.Set...), hm.Add...) {
-		if strings.EqualFold(h.Name, name) {
-			return true
-		}
-	}
-	for _, n := range hm.Remove {
-		if strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
 }
 
 func hostRewriteText(rw *translate.Rewrite) string {
