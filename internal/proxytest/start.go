@@ -4,6 +4,7 @@ package proxytest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -21,16 +22,40 @@ const (
 	outputLimit  = 64 << 10
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
+// a proxy to bind. It is drawn at random below Linux's ephemeral range
+// (32768 and up): a port the kernel hands out for ":0" (a test backend, a
+// client connection of a test running in parallel) could otherwise take it
+// between the check and the proxy's bind.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freePort()
 	if err != nil {
-		t.Fatalf("find a free port: %v", err)
+		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
+
+// freePort is FreePort without a test.
+func freePort() (int, error) {
+	for range 200 {
+		p := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		_ = ln.Close()
+		return p, nil
+	}
+	return 0, fmt.Errorf("find a free port: none of 200 random ports in %d-%d is free", freePortLow, freePortHigh)
+}
+
+// The range FreePort draws from: above the registered ports most services
+// use, below the ephemeral range.
+const (
+	freePortLow  = 20000
+	freePortHigh = 32000
+)
 
 // Proxy is a data plane process started by a test. It runs in the
 // foreground in its own process group and is stopped when the test ends.

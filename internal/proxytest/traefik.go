@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,12 +262,11 @@ func (cfg *TraefikConfig) rewriteStatic(static []byte, addrs map[string]string) 
 }
 
 // freeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
-// moment ago.
+// moment ago (see FreePort).
 func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freePort()
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
 }
