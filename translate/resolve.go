@@ -975,16 +975,30 @@ func compareHostnames(a, b string) int {
 }
 
 // covering returns h and every other hostname in hosts that matches all
-// requests h matches, most specific first.
+// requests h matches, most specific first: the wildcards of h's parent
+// domains, longest first, then the catch-all "". It looks each candidate up
+// rather than scanning hosts, so building every virtual host stays linear
+// in the number of hostnames.
 func covering(h string, hosts map[string][]*placed) []string {
 	out := []string{h}
-	for _, other := range sortedHostnames(hosts) {
-		if other == h {
-			continue
+	if h == "" {
+		return out
+	}
+	rest := strings.TrimPrefix(h, "*.")
+	for {
+		i := strings.IndexByte(rest, '.')
+		if i < 0 {
+			break
 		}
-		if other == "" || wildcardCovers(other, h) {
-			out = append(out, other)
+		rest = rest[i+1:]
+		if w := "*." + rest; w != h {
+			if _, ok := hosts[w]; ok && wildcardCovers(w, h) {
+				out = append(out, w)
+			}
 		}
+	}
+	if _, ok := hosts[""]; ok {
+		out = append(out, "")
 	}
 	return out
 }

@@ -433,3 +433,23 @@ func TestNotesHaveSeverityAndObject(t *testing.T) {
 		t.Errorf("Note.String() = %q", got)
 	}
 }
+
+// TestCoveringMatchesTheDefinition: covering looks candidates up by suffix;
+// it must give what scanning every hostname in precedence order gives.
+func TestCoveringMatchesTheDefinition(t *testing.T) {
+	hosts := map[string][]*placed{}
+	for _, h := range []string{"", "a.b.example.com", "b.example.com", "*.b.example.com", "*.example.com", "*.com", "x.org", "*.org", "*.a.b.example.com"} {
+		hosts[h] = nil
+	}
+	for h := range hosts {
+		want := []string{h}
+		for _, other := range sortedHostnames(hosts) {
+			if other != h && (other == "" || wildcardCovers(other, h)) {
+				want = append(want, other)
+			}
+		}
+		if got := covering(h, hosts); !reflect.DeepEqual(got, want) {
+			t.Errorf("covering(%q) = %q, want %q", h, got, want)
+		}
+	}
+}
