@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,6 +28,9 @@ type Model struct {
 	// Sources says where each HTTPRoute ("namespace/name") was read, for
 	// reports that name the file and document of a route.
 	Sources map[string]Position
+	// placements indexes the listeners by rule (PlacementsOf).
+	placementsOnce sync.Once
+	placements     map[*Rule][]Placement
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead
 	// rules).
@@ -370,4 +374,31 @@ func (rt *Retry) SplitCodes(accepted []int) (supported, unsupported []int) {
 		}
 	}
 	return supported, unsupported
+}
+
+// Placement is one match of a rule where the model serves it.
+type Placement struct {
+	Listener    *Listener
+	VirtualHost *VirtualHost
+	Match       *RouteMatch
+}
+
+// PlacementsOf returns the places the model serves rule r, in listener,
+// virtual host and precedence order. The index behind it is built once per
+// Model, on first use, by one walk over the listeners: a backend that needs
+// a rule's matches looks them up here instead of walking every listener for
+// every rule (which grows with the square of the routes). A Model must not
+// change after its placements have been asked for.
+func (m *Model) PlacementsOf(r *Rule) []Placement {
+	m.placementsOnce.Do(func() {
+		m.placements = map[*Rule][]Placement{}
+		for _, l := range m.Listeners {
+			for _, vh := range l.VirtualHosts {
+				for _, rm := range vh.Routes {
+					m.placements[rm.Rule] = append(m.placements[rm.Rule], Placement{Listener: l, VirtualHost: vh, Match: rm})
+				}
+			}
+		}
+	})
+	return m.placements[r]
 }

@@ -44,18 +44,11 @@ type filterPlan struct {
 // ok is false with the reason.
 func rulePrefix(m *translate.Model, r *translate.Rule) (prefix string, why string) {
 	var paths []string
-	for _, l := range m.Listeners {
-		for _, vh := range l.VirtualHosts {
-			for _, rm := range vh.Routes {
-				if rm.Rule != r {
-					continue
-				}
-				if rm.Match.PathType != translate.PathPrefix {
-					return "", fmt.Sprintf("the rule has a %s path match, not a PathPrefix", rm.Match.PathType)
-				}
-				paths = append(paths, strings.TrimRight(rm.Match.Path, "/"))
-			}
+	for _, p := range m.PlacementsOf(r) {
+		if p.Match.Match.PathType != translate.PathPrefix {
+			return "", fmt.Sprintf("the rule has a %s path match, not a PathPrefix", p.Match.Match.PathType)
 		}
+		paths = append(paths, strings.TrimRight(p.Match.Match.Path, "/"))
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)

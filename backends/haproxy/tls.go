@@ -175,19 +175,22 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 	feat := translate.FeatureListenerHTTPS
 	var gaps []string
 	misdirected := false
-	for _, l := range m.Listeners {
+	// One pass over the rule's placements, not over every virtual host of
+	// the model for every rule.
+	seen := map[*translate.VirtualHost]bool{}
+	for _, pl := range m.PlacementsOf(r) {
+		l, vh := pl.Listener, pl.VirtualHost
 		p := tls[l.Name]
-		if !l.TLS || p == nil || !slices.ContainsFunc(l.VirtualHosts, func(vh *translate.VirtualHost) bool { return hasRule(vh, r) }) {
+		if !l.TLS || p == nil || seen[vh] {
 			continue
 		}
+		seen[vh] = true
 		misdirected = misdirected || len(l.VirtualHosts) > 1
-		for _, vh := range l.VirtualHosts {
-			if !strings.HasPrefix(vh.Hostname, "*.") || vh.Certificate == nil || vh.Certificate.Secret == p.defaultSecret || !hasRule(vh, r) {
-				continue
-			}
-			gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
-				vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
+		if !strings.HasPrefix(vh.Hostname, "*.") || vh.Certificate == nil || vh.Certificate.Secret == p.defaultSecret {
+			continue
 		}
+		gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
+			vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
 	}
 	if misdirected {
 		gaps = append(gaps, "a request whose Host header and SNI name select different hostnames of the listener is routed by its Host, not answered 421 Misdirected Request as the Gateway API recommends when they belong to different Gateway listeners")
@@ -199,16 +202,7 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 		return translate.NewFinding(r, feat, translate.Approximated, "%s; %s", what, strings.Join(gaps, "; "))
 	case !tlsClaimsJudged:
 		return translate.NewFinding(r, feat, translate.Approximated,
-			"%s; not claimed honoured: gwretry's report judge does not read TLS termination back yet (gwretry's HAProxy reader checks the certificate of every SNI name against the Gateway listeners)", what)
+			"%s; not claimed honoured: gwretry's HAProxy judge checks the certificate of every SNI name against the Gateway listeners but does not yet report it to the report's shared check (Behaviour.TLS)", what)
 	}
 	return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
-}
-
-func hasRule(vh *translate.VirtualHost, r *translate.Rule) bool {
-	for _, rm := range vh.Routes {
-		if rm.Rule == r {
-			return true
-		}
-	}
-	return false
 }

@@ -49,7 +49,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		return nil, fmt.Errorf("TLS read back from %s: %w", b.path(), err)
 	}
 	ups := map[string]upstreamSeen{}
-	type scope struct{ server, location crossplane.Directives }
+	type scope struct{ server, serverLeaves, location crossplane.Directives }
 	locations := map[string][]scope{}
 	for _, d := range http {
 		switch d.Directive {
@@ -58,19 +58,22 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 				ups[d.Args[0]] = readUpstream(d.Block)
 			}
 		case "server":
+			serverLeaves := leaves(d.Block)
 			for _, l := range d.Block {
 				if l.Directive == "location" && len(l.Args) == 1 {
-					locations[l.Args[0]] = append(locations[l.Args[0]], scope{d.Block, l.Block})
+					locations[l.Args[0]] = append(locations[l.Args[0]], scope{d.Block, serverLeaves, l.Block})
 				}
 			}
 		}
 	}
+	httpLeaves := leaves(http)
 	blocks, servers := variableBlocks(http), upstreamServers(http)
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
 		var first map[translate.MethodClass]translate.Behaviour
 		for i, sc := range locations["@"+locationName(r)] {
-			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.server, http}, blocks: blocks, servers: servers, v: v, tls: listensSSL(sc.server)}
+			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.serverLeaves, httpLeaves}, server: sc.server,
+				blocks: blocks, servers: servers, v: v, tls: listensSSL(sc.server)}
 			bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
 			if err != nil {
 				return nil, fmt.Errorf("rule %s: %w", r.Name, err)

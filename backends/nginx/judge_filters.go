@@ -21,8 +21,13 @@ import (
 
 // filterScope is what the judge reads a rule's filters from.
 type filterScope struct {
-	// scopes are the location, its server and http, innermost first.
+	// scopes are the location, its server and http, innermost first; the
+	// server and http levels hold only their simple directives (leaves),
+	// read once, so that looking a directive up does not walk every
+	// location and server of the file for every rule.
 	scopes []crossplane.Directives
+	// server is the location's whole server block (its locations).
+	server crossplane.Directives
 	// blocks are the http-level map and split_clients blocks by the
 	// variable they define.
 	blocks map[string]*crossplane.Directive
@@ -432,7 +437,7 @@ func (fs filterScope) mirrors(r *translate.Rule) ([]*translate.Mirror, error) {
 			continue
 		}
 		var loc *crossplane.Directive
-		for _, l := range fs.scopes[1] {
+		for _, l := range fs.server {
 			if l.Directive == "location" && len(l.Args) == 2 && l.Args[0] == "=" && l.Args[1] == d.Args[0] {
 				loc = l
 			}
@@ -557,14 +562,10 @@ func variableBlocks(http crossplane.Directives) map[string]*crossplane.Directive
 // reads them (trailing '/' ignored), longest first, unique.
 func judgePrefixes(m *translate.Model, r *translate.Rule) []string {
 	var out []string
-	for _, l := range m.Listeners {
-		for _, vh := range l.VirtualHosts {
-			for _, rm := range vh.Routes {
-				if rm.Rule == r && rm.Match.PathType == translate.PathPrefix {
-					if p := strings.TrimRight(rm.Match.Path, "/"); !slices.Contains(out, p) {
-						out = append(out, p)
-					}
-				}
+	for _, pl := range m.PlacementsOf(r) {
+		if pl.Match.Match.PathType == translate.PathPrefix {
+			if p := strings.TrimRight(pl.Match.Match.Path, "/"); !slices.Contains(out, p) {
+				out = append(out, p)
 			}
 		}
 	}
@@ -579,4 +580,16 @@ func cutBoth(s, head, tail string) (string, bool) {
 		return "", false
 	}
 	return strings.CutSuffix(s, tail)
+}
+
+// leaves returns the directives of ds that have no block: the settings a
+// level passes down, without its maps, upstreams, servers or locations.
+func leaves(ds crossplane.Directives) crossplane.Directives {
+	var out crossplane.Directives
+	for _, d := range ds {
+		if d.Block == nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }

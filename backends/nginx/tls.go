@@ -36,35 +36,41 @@ func tlsFindings(m *translate.Model, fs []translate.Finding) []translate.Finding
 // tlsFinding describes the TLS termination of rule r: per generated TLS
 // listener that routes to it, the certificate each SNI name gets.
 func tlsFinding(m *translate.Model, r *translate.Rule) translate.Finding {
+	// The rule's placements, in listener order: one pass over them, not
+	// over every virtual host of the model for every rule.
 	var parts []string
-	for _, l := range m.Listeners {
-		if !l.TLS {
-			continue
-		}
-		var certs []string
-		catchAll := false
-		for _, vh := range l.VirtualHosts {
-			if vh.Hostname == "" {
-				catchAll = true
-			}
-			if !slices.ContainsFunc(vh.Routes, func(rm *translate.RouteMatch) bool { return rm.Rule == r }) || vh.Certificate == nil {
-				continue
-			}
-			name := "SNI " + vh.Hostname
-			if vh.Hostname == "" {
-				name = "any other SNI name or none (default_server)"
-			}
-			certs = append(certs, fmt.Sprintf("%s gets Secret %s", name, vh.Certificate.Secret))
-		}
-		if len(certs) == 0 {
-			continue
+	var l *translate.Listener
+	var certs []string
+	seen := map[*translate.VirtualHost]bool{}
+	flush := func() {
+		if l == nil || len(certs) == 0 {
+			return
 		}
 		refused := ""
-		if !catchAll {
+		if vhs := l.VirtualHosts; len(vhs) == 0 || vhs[len(vhs)-1].Hostname != "" {
+			// The catch-all host "" sorts last; without it nginx refuses
+			// unknown SNI names.
 			refused = "; a client whose SNI names no hostname of the listener, or that sends none, has its handshake refused (ssl_reject_handshake on)"
 		}
 		parts = append(parts, fmt.Sprintf("listener %s (listen %s ssl): %s%s", l.Name, hostPort(l.Address, l.Port), strings.Join(certs, ", "), refused))
 	}
+	for _, pl := range m.PlacementsOf(r) {
+		if pl.Listener != l {
+			flush()
+			l, certs = pl.Listener, nil
+		}
+		vh := pl.VirtualHost
+		if !l.TLS || vh.Certificate == nil || seen[vh] {
+			continue
+		}
+		seen[vh] = true
+		name := "SNI " + vh.Hostname
+		if vh.Hostname == "" {
+			name = "any other SNI name or none (default_server)"
+		}
+		certs = append(certs, fmt.Sprintf("%s gets Secret %s", name, vh.Certificate.Secret))
+	}
+	flush()
 	if len(parts) == 0 {
 		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Unsupported,
 			"the rule is on %s, but no generated HTTPS server of nginx routes to it", strings.Join(r.TLSListeners, ", "))
