@@ -47,7 +47,10 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `gwretry reads Kubernetes Gateway API manifests (HTTPRoutes with rules[].retry and
 rules[].timeouts, and the Gateways, Services and EndpointSlices around them) and writes the
 equivalent configuration for each data plane. For every rule and every data plane it reports
-what is honoured, approximated, or cannot be honoured, and why.`,
+what is honoured, approximated, or cannot be honoured, and why.
+
+Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error
+(a bug in gwretry: a configuration that contradicts its own report, a panic).`,
 		Example: `  gwretry translate route.yaml --target envoy
   gwretry translate manifests/ --target all -o out/
   gwretry check manifests/ --target nginx@1.22 --fail-on unsupported`,

@@ -68,7 +68,7 @@ stderr as a table unless --report says otherwise.`,
 		cmd.Short = "Validate manifests and report, without writing configurations"
 		cmd.Long = `check reads and validates PATH... like translate and prints the report of what each
 target honours on stdout, but writes no configuration. Problems and notes go to stderr.
-Exit code 1 means invalid input, 3 that --fail-on was reached.`
+Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error of gwretry.`
 		cmd.Example = `  gwretry check manifests/
   gwretry check route.yaml --target nginx@1.22,haproxy@3.2 --report json
   cat route.yaml | gwretry check - --fail-on approximated`
