@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,31 +24,54 @@ const (
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
-// a proxy to bind. It is drawn at random below Linux's ephemeral range
-// (32768 and up): a port the kernel hands out for ":0" (a test backend, a
-// client connection of a test running in parallel) could otherwise take it
-// between the check and the proxy's bind.
+// a proxy to bind, and that no other caller of FreePort holds until t ends
+// (in this test binary or another one running at the same time, as go test
+// runs packages in parallel): each port handed out is reserved by an
+// exclusive flock(2) on a file named after it in a shared directory, held
+// until the test's cleanup. flock locks belong to the open file, so a
+// second reservation of the same port fails in the same process too.
+//
+// The port is drawn at random below Linux's ephemeral range (32768 and up):
+// a port the kernel hands out for ":0" (a test backend, a client
+// connection) could otherwise take it between the check and the proxy's
+// bind.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	p, err := freePort()
-	if err != nil {
-		t.Fatal(err)
+	dir := filepath.Join(os.TempDir(), "gwretry-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatalf("FreePort: %v", err)
 	}
-	return p
-}
-
-// freePort is FreePort without a test.
-func freePort() (int, error) {
-	for range 200 {
+	for range 500 {
 		p := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		lock, ok := reservePort(dir, p)
+		if !ok {
+			continue
+		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
+			_ = lock.Close()
 			continue
 		}
 		_ = ln.Close()
-		return p, nil
+		t.Cleanup(func() { _ = lock.Close() })
+		return p
 	}
-	return 0, fmt.Errorf("find a free port: none of 200 random ports in %d-%d is free", freePortLow, freePortHigh)
+	t.Fatalf("FreePort: none of 500 random ports in %d-%d is free", freePortLow, freePortHigh)
+	return 0
+}
+
+// reservePort takes the exclusive lock on port's file in dir; closing the
+// file releases it. ok is false when another open file holds it.
+func reservePort(dir string, port int) (lock *os.File, ok bool) {
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, false
+	}
+	return f, true
 }
 
 // The range FreePort draws from: above the registered ports most services

@@ -182,3 +182,32 @@ func (r *startRecorder) Skipf(format string, args ...any) {
 	r.skipped, r.msg = true, fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
+
+// A port FreePort handed out stays reserved until its test ends: another
+// reservation of it fails (in this process, as in another), and FreePort
+// never hands it out twice.
+func TestFreePortReserves(t *testing.T) {
+	dir := t.TempDir()
+	lock, ok := reservePort(dir, 20001)
+	if !ok {
+		t.Fatal("first reservation failed")
+	}
+	if _, again := reservePort(dir, 20001); again {
+		t.Fatal("a reserved port was reserved again")
+	}
+	_ = lock.Close()
+	relock, ok := reservePort(dir, 20001)
+	if !ok {
+		t.Fatal("a released port could not be reserved")
+	}
+	_ = relock.Close()
+
+	seen := map[int]bool{}
+	for range 300 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("FreePort handed out %d twice", p)
+		}
+		seen[p] = true
+	}
+}

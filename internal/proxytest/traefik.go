@@ -78,7 +78,7 @@ func WriteTraefikConfig(t testing.TB, static, dynamic []byte, addrs map[string]s
 	if err := os.WriteFile(cfg.DynamicPath, dynamic, 0o644); err != nil {
 		t.Fatalf("WriteTraefikConfig: %v", err)
 	}
-	testStatic, err := cfg.rewriteStatic(static, addrs)
+	testStatic, err := cfg.rewriteStatic(t, static, addrs)
 	if err != nil {
 		t.Fatalf("WriteTraefikConfig: rewriting traefik.yaml for the test: %v", err)
 	}
@@ -218,7 +218,7 @@ func compareTraefikObjects(want, got *traefikRuntime) error {
 
 // rewriteStatic returns the test copy of a static configuration and sets
 // cfg's addresses.
-func (cfg *TraefikConfig) rewriteStatic(static []byte, addrs map[string]string) ([]byte, error) {
+func (cfg *TraefikConfig) rewriteStatic(t testing.TB, static []byte, addrs map[string]string) ([]byte, error) {
 	var st map[string]any
 	if err := yaml.Unmarshal(static, &st); err != nil {
 		return nil, err
@@ -238,18 +238,12 @@ func (cfg *TraefikConfig) rewriteStatic(static []byte, addrs map[string]string) 
 		}
 		addr := addrs[name]
 		if addr == "" {
-			var err error
-			if addr, err = freeLoopbackAddr(); err != nil {
-				return nil, err
-			}
+			addr = freeLoopbackAddr(t)
 		}
 		ep["address"] = addr
 		cfg.EntryPoints[name] = addr
 	}
-	api, err := freeLoopbackAddr()
-	if err != nil {
-		return nil, err
-	}
+	api := freeLoopbackAddr(t)
 	cfg.API = api
 	eps[traefikAPIEntryPoint] = map[string]any{"address": api}
 	st["entryPoints"] = eps
@@ -261,12 +255,7 @@ func (cfg *TraefikConfig) rewriteStatic(static []byte, addrs map[string]string) 
 	return yaml.Marshal(st)
 }
 
-// freeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
-// moment ago (see FreePort).
-func freeLoopbackAddr() (string, error) {
-	p, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
+// freeLoopbackAddr returns a 127.0.0.1 address with a port from FreePort.
+func freeLoopbackAddr(t testing.TB) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
 }
