@@ -225,23 +225,32 @@ func startEndpoints(t *testing.T, sc Scenario) ([]*flaky.Server, string) {
 // generate runs the CLI on the scenario's manifest and returns the report.
 func generate(t *testing.T, dir string, sc Scenario, target, listen string, endpoints ...string) *translate.Report {
 	t.Helper()
-	manifest := filepath.Join(dir, "route.yaml")
-	if err := os.WriteFile(manifest, []byte(sc.Manifest()), 0o644); err != nil {
+	var flags []string
+	if sc.RetryNonIdempotent {
+		flags = append(flags, "--retry-non-idempotent")
+	}
+	return generateManifest(t, dir, sc.Manifest(), target, listen, endpoints, flags...)
+}
+
+// generateManifest runs the CLI on manifest for target into dir/out and
+// returns its report.
+func generateManifest(t *testing.T, dir, manifest, target, listen string, endpoints []string, flags ...string) *translate.Report {
+	t.Helper()
+	file := filepath.Join(dir, "route.yaml")
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	args := []string{"translate", manifest, "--target", target, "--listen", listen, "-o", out, "--report", "none"}
+	args := []string{"translate", file, "--target", target, "--listen", listen, "-o", out, "--report", "none"}
 	for _, e := range endpoints {
 		args = append(args, "--endpoint", e)
 	}
-	if sc.RetryNonIdempotent {
-		args = append(args, "--retry-non-idempotent")
-	}
+	args = append(args, flags...)
 	cmd := exec.Command(gwretryBin, args...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("gwretry %s: %v\n%s\nmanifest:\n%s", strings.Join(args, " "), err, stderr.String(), sc.Manifest())
+		t.Fatalf("gwretry %s: %v\n%s\nmanifest:\n%s", strings.Join(args, " "), err, stderr.String(), manifest)
 	}
 	var report translate.Report
 	if err := json.Unmarshal(readFile(t, filepath.Join(out, "report.json")), &report); err != nil {

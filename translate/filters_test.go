@@ -110,9 +110,11 @@ func TestRedirectOnlyRule(t *testing.T) {
 // make the model ambiguous, is an input error naming the field.
 func TestFilterInputErrors(t *testing.T) {
 	tests := []struct{ name, filters, field, want string }{
-		{"header value with $", "[{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: $host}]}}]",
+		{"header value with a line break", "[{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: \"a\\nb\"}]}}]",
 			"spec.rules[1].filters[0].requestHeaderModifier.set[0].value", "filter header value"},
-		{"header value with %", "[{type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-A, value: \"%[src]\"}]}}]",
+		{"header value with a trailing space", "[{type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-A, value: \"a \"}]}}]",
+			"spec.rules[1].filters[0].responseHeaderModifier.add[0].value", "filter header value"},
+		{"header value not ASCII", "[{type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-A, value: \"caf\u00e9\"}]}}]",
 			"spec.rules[1].filters[0].responseHeaderModifier.add[0].value", "filter header value"},
 		{"header name with quote", "[{type: RequestHeaderModifier, requestHeaderModifier: {remove: [\"X'A\"]}}]",
 			"spec.rules[1].filters[0].requestHeaderModifier.remove[0]", "header name"},

@@ -51,7 +51,7 @@ func headerMutations(hm *translate.HeaderModifier) (add []*corev3.HeaderValueOpt
 			return
 		}
 		add = append(add, &corev3.HeaderValueOption{
-			Header:       &corev3.HeaderValue{Key: h.Name, Value: h.Value},
+			Header:       &corev3.HeaderValue{Key: h.Name, Value: envoyText(h.Value)},
 			AppendAction: action,
 		})
 	}
@@ -448,4 +448,27 @@ func mirrorText(ms []*translate.Mirror) (translate.Status, string) {
 		parts = append(parts, fmt.Sprintf("mirror %d: request_mirror_policies to %s:%d, %s, chosen at random per request; the mirror's responses are ignored and it gets the request's own Host (disable_shadow_host_suffix_append)", i, m.Backend.Service, m.Backend.Port, share))
 	}
 	return status, strings.Join(parts, "; ")
+}
+
+// envoyText is the header value Envoy sends as the text v: Envoy reads
+// %COMMAND% operators in header values, and "%%" as one '%'.
+func envoyText(v string) string { return strings.ReplaceAll(v, "%", "%%") }
+
+// readEnvoyText reads a header value back into the text Envoy sends; false
+// when it holds a %COMMAND% operator (a lone '%').
+func readEnvoyText(v string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' {
+			b.WriteByte(v[i])
+			continue
+		}
+		if i+1 < len(v) && v[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		return "", false
+	}
+	return b.String(), true
 }

@@ -66,7 +66,9 @@ func readHeaders(add []*corev3.HeaderValueOption, remove []string) *translate.He
 		if raw := o.GetHeader().GetRawValue(); len(raw) > 0 {
 			h.Value = string(raw)
 		}
-		if strings.Contains(h.Value, "%") {
+		if text, ok := readEnvoyText(h.Value); ok {
+			h.Value = text
+		} else {
 			// Envoy substitutes %COMMAND% operators in header values.
 			h.Value += " (with Envoy's %-substitution)"
 		}

@@ -119,19 +119,22 @@ func headerActions(hm *translate.HeaderModifier, ck *tokenChecker) []types.Actio
 	return out
 }
 
-// headerFmt writes a header value as a log-format string in double quotes:
-// the value is words separated by single spaces, without '%', '$',
-// quotes or backslashes (translate.KindFilterHeaderValue), so inside
-// double quotes every character stands for itself, and log-format keeps
-// single spaces.
+// headerFmt writes a header value as a log-format string that HAProxy
+// reads as the text itself: each '%' doubled (log-format's escape), in
+// single quotes (strong quoting: no escape, no '$' expansion, no comment
+// or word break inside), a single quote written as '\” (close, an escaped
+// quote, reopen). translate.KindFilterHeaderValue allows printable ASCII.
 func headerFmt(h translate.Header, ck *tokenChecker) string {
-	for _, w := range strings.Split(h.Value, " ") {
-		ck.pattern("header "+h.Name+" value", w)
+	if err := checkText(h.Value); err != nil {
+		ck.fail(fmt.Errorf("header %s value: %w", h.Name, err))
 	}
-	if strings.ContainsAny(h.Value, "%$") {
-		ck.fail(fmt.Errorf("header %s value %q contains '%%' or '$'", h.Name, shorten(h.Value)))
-	}
-	return quoteFmt(h.Value)
+	return textFmt(h.Value)
+}
+
+// textFmt is the log-format word for the text s (see headerFmt).
+func textFmt(s string) string {
+	s = strings.ReplaceAll(s, "%", "%%")
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // formatWord checks a value written into a log-format string (a path, a

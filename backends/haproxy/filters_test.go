@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	hostilevalues "github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -88,10 +89,10 @@ func TestFilters(t *testing.T) {
 	proxytest.HAProxyCheck(t, []byte(cfg))
 	for _, want := range []string{
 		"http-request del-header X-Gone\n",
-		`http-request set-header X-Set "set value"` + "\n",
-		`http-request set-header X-If "if"` + "\n",
-		`http-request add-header X-Add "a,b <c> [d]|^e"` + "\n",
-		`http-after-response set-header X-Resp "r1"` + "\n",
+		`http-request set-header X-Set 'set value'` + "\n",
+		`http-request set-header X-If 'if'` + "\n",
+		`http-request add-header X-Add 'a,b <c> [d]|^e'` + "\n",
+		`http-after-response set-header X-Resp 'r1'` + "\n",
 		`http-after-response del-header X-Backend` + "\n",
 		`http-request replace-path ^/r01(.*) /new\1` + "\n",
 		`http-request set-header Host "rewritten.example"` + "\n",
@@ -169,11 +170,14 @@ func TestJudgeCatchesFilters(t *testing.T) {
 		edit  func(string) string
 		claim func([]translate.Finding)
 	}{
-		"set value changed":            {replace(`set-header X-Set "set value"`, `set-header X-Set "other"`), nil},
+		"set value changed":            {replace(`set-header X-Set 'set value'`, `set-header X-Set 'other'`), nil},
 		"removal dropped":              {replace("  http-request del-header X-Gone\n", ""), nil},
 		"add made set":                 {replace(`add-header X-Add`, `set-header X-Add`), nil},
-		"conditional add":              {replace(`add-header X-Add "a,b <c> [d]|^e"`, `add-header X-Add "a,b <c> [d]|^e" if { ssl_fc }`), nil},
-		"response set dropped":         {replace("  http-after-response set-header X-Resp \"r1\"\n", ""), nil},
+		"set value made a fetch":       {replace(`set-header X-Set 'set value'`, `set-header X-Set '%[src]'`), nil},
+		"set value made an env var":    {replace(`set-header X-Set 'set value'`, `set-header X-Set "${HOME}"`), nil},
+		"set value unquoted":           {replace(`set-header X-Set 'set value'`, `set-header X-Set set value`), nil},
+		"conditional add":              {replace(`add-header X-Add 'a,b <c> [d]|^e'`, `add-header X-Add 'a,b <c> [d]|^e' if { ssl_fc }`), nil},
+		"response set dropped":         {replace("  http-after-response set-header X-Resp 'r1'\n", ""), nil},
 		"prefix of another match":      {replace(`replace-path ^/r01(.*)`, `replace-path ^/r0(.*)`), nil},
 		"prefix without slash keeping": {replace(`replace-path ^/r02/?(.*) /\1`, `replace-path ^/r02(.*) \1`), nil},
 		"full path changed":            {replace(`set-path /full(1)`, `set-path /full(2)`), nil},
@@ -222,6 +226,9 @@ func TestFilterValuesChecked(t *testing.T) {
 			if name == "header name" && (v == "a%b" || v == "a$b") {
 				continue // a header name is not a log-format string: HAProxy reads both as they are
 			}
+			if (name == "header value" || name == "response value") && !strings.ContainsAny(v, "\né") {
+				continue // quoted text (headerFmt); see TestTextFmt
+			}
 			r := rule(0, nil, translate.Timeouts{})
 			set(&r.Filters, v)
 			var ck tokenChecker
@@ -229,6 +236,22 @@ func TestFilterValuesChecked(t *testing.T) {
 			if ck.err == nil {
 				t.Errorf("%s = %q: own check passed", name, v)
 			}
+		}
+	}
+}
+
+// TestTextFmt: every printable text survives textFmt and the judge's
+// reading (readWord, then log-format's %%), as HAProxy reads it; live
+// proof in e2e's TestFilterHeaderValuesLive.
+func TestTextFmt(t *testing.T) {
+	for _, v := range hostilevalues.HeaderValues() {
+		if got := fmtValue(textFmt(v)); got != v {
+			t.Errorf("%q: written %s, read back %q", v, textFmt(v), got)
+		}
+	}
+	for _, bad := range []string{`'a`, `"a`, `a b`, `a#b`, `"$HOME"`, `'%[src]'`, `a\`, `'%'`} {
+		if got := fmtValue(bad); !strings.HasPrefix(got, "<") {
+			t.Errorf("%s read as the constant %q", bad, got)
 		}
 	}
 }

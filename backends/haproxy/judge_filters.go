@@ -80,20 +80,30 @@ func readHeaderOp(a types.Action) (*headerOp, error) {
 	return &op, nil
 }
 
-// fmtValue reads a log-format string that should be a constant: without
-// its double quotes. A format with a '%' (a sample or a variable) or an
-// escape is not constant: it is returned marked, so that it equals no
-// model value.
+// fmtValue reads a log-format word that should be a constant text: the
+// word as HAProxy's tokenizer reads it (readWord), then log-format's "%%"
+// as '%'. Anything else (a sample fetch, a log variable, an environment
+// variable, several words) is returned marked, which no Gateway API value
+// equals.
 func fmtValue(s string) string {
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
-	} else if strings.ContainsAny(s, " \"") {
+	w, ok := readWord(s)
+	if !ok {
 		return "<unreadable " + s + ">"
 	}
-	if strings.ContainsAny(s, "%\\$") {
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		if w[i] != '%' {
+			b.WriteByte(w[i])
+			continue
+		}
+		if i+1 < len(w) && w[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
 		return "<dynamic " + s + ">"
 	}
-	return s
+	return b.String()
 }
 
 // foldHeaders returns the header modifier that ops amount to, run in

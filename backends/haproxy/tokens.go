@@ -73,3 +73,63 @@ func (c *tokenChecker) fail(err error) {
 		c.err = err
 	}
 }
+
+// checkText accepts a text that textFmt can quote: printable ASCII,
+// spaces and tabs, at most maxTokenLen bytes.
+func checkText(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("empty value")
+	case len(s) > maxTokenLen:
+		return fmt.Errorf("value of %d bytes is longer than %d", len(s), maxTokenLen)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return fmt.Errorf("value %q contains %q, which cannot be written safely", shorten(s), c)
+		}
+	}
+	return nil
+}
+
+// readWord reads one word of haproxy.cfg as HAProxy's tokenizer does:
+// single quotes keep everything, double quotes keep all but '\' escapes
+// and '$' (environment variables), a backslash outside quotes escapes the
+// next character. ok is false for what would not be one constant word:
+// an unquoted space or '#', a '$' in double quotes, an unterminated quote.
+func readWord(s string) (string, bool) {
+	var b strings.Builder
+	quote := byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				b.WriteByte(c)
+			}
+		case c == '\\':
+			if i+1 == len(s) {
+				return "", false
+			}
+			i++
+			b.WriteByte(s[i])
+		case quote == '"':
+			switch c {
+			case '"':
+				quote = 0
+			case '$':
+				return "", false
+			default:
+				b.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == ' ' || c == '\t' || c == '#':
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), quote == 0
+}

@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -146,6 +147,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	if serverIndex > 128 {
 		http = append(http, directive("server_names_hash_max_size", strconv.Itoa(nextPow2(8*serverIndex))))
 	}
+	// Variable names are hashed too: nginx refuses to start when the
+	// longest does not fit a bucket of 64 bytes (with its pointer and
+	// length), as rules of long route names make them.
+	if longest := longestVariable(slices.Concat(maps, filterMaps)); longest > 32 {
+		http = append(http, directive("variables_hash_bucket_size", strconv.Itoa(nextPow2(longest+32))))
+	}
 	if n := len(maps) + len(filterMaps); n > 256 {
 		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*n))))
 	}
@@ -153,6 +160,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	if portMap {
 		maps = append(maps, portMapBlock(anyTLS))
 	}
+	http = append(http, textConstBlocks(slices.Concat(filterMaps, servers))...)
 	http = append(http, maps...)
 	http = append(http, filterMaps...)
 	http = append(http, upstreams...)
@@ -347,4 +355,16 @@ func portMapBlock(tls bool) *crossplane.Directive {
 		directive("https:443", ""),
 		directive("default", ":$server_port"),
 	})
+}
+
+// longestVariable is the length of the longest variable name that the map,
+// geo and split_clients blocks of ds define.
+func longestVariable(ds crossplane.Directives) int {
+	longest := 0
+	for _, d := range ds {
+		if (d.Directive == "map" || d.Directive == "split_clients" || d.Directive == "geo") && len(d.Args) > 0 {
+			longest = max(longest, len(d.Args[len(d.Args)-1]))
+		}
+	}
+	return longest
 }

@@ -104,7 +104,29 @@ func nginxHeaderVar(name string) (string, bool) {
 }
 
 // addVar is the map variable that appends the k-th added request header.
-func addVar(r *translate.Rule, k int) string { return "$gw_" + r.Name + "_add" + strconv.Itoa(k) }
+func addVar(r *translate.Rule, k int) string { return ruleVar(r, "add"+strconv.Itoa(k)) }
+
+// ruleVar is the name of rule r's variable suffix: "$gw_", the rule's
+// name, '_' and suffix. nginx variable names hold only letters, digits and
+// '_', so the rule's name is escaped one to one ('_' as "__", '-' as
+// "_h", '.' as "_d"): two rules never share a variable.
+func ruleVar(r *translate.Rule, suffix string) string {
+	var b strings.Builder
+	b.WriteString("$gw_")
+	for i := 0; i < len(r.Name); i++ {
+		switch c := r.Name[i]; c {
+		case '_':
+			b.WriteString("__")
+		case '-':
+			b.WriteString("_h")
+		case '.':
+			b.WriteString("_d")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String() + "_" + suffix
+}
 
 // planFilters maps the rule-level filters of rule r, which forwards or
 // redirects, to nginx directives and findings. It writes nothing for the
@@ -127,23 +149,23 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		names, twice := headerNames(hm)
 		for _, h := range hm.Set {
 			if strings.EqualFold(h.Name, "host") {
-				p.Headers[0] = directive("proxy_set_header", "Host", h.Value)
+				p.Headers[0] = directive("proxy_set_header", "Host", textArg(h.Value))
 				continue
 			}
-			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, h.Value))
+			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
 			what = append(what, fmt.Sprintf("sets %s (proxy_set_header %s %q)", h.Name, h.Name, h.Value))
 		}
 		for k, h := range hm.Add {
 			src, ok := nginxHeaderVar(h.Name)
 			if !ok {
-				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, h.Value))
+				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
 				caveats = append(caveats, fmt.Sprintf("nginx drops a client header named %s ('_' or '.' in the name: underscores_in_headers off, ignore_invalid_headers on), so the add only sets %q", h.Name, h.Value))
 				continue
 			}
 			vr := addVar(r, k)
 			p.Maps = append(p.Maps, block("map", []string{src, vr}, crossplane.Directives{
-				directive("", h.Value),
-				directive("default", src+","+h.Value),
+				directive("", textArg(h.Value)),
+				directive("default", src+","+textArg(h.Value)),
 			}))
 			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, vr))
 			what = append(what, fmt.Sprintf("adds %q to %s (the client's value, ',' and the value; the value alone when the client sent none)", h.Value, h.Name))
@@ -190,11 +212,11 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		}
 		for _, h := range hm.Set {
 			hide(h.Name)
-			p.Location = append(p.Location, directive("add_header", h.Name, h.Value, "always"))
+			p.Location = append(p.Location, directive("add_header", h.Name, textArg(h.Value), "always"))
 			what = append(what, fmt.Sprintf("sets %s (proxy_hide_header %s; add_header %s %q always)", h.Name, h.Name, h.Name, h.Value))
 		}
 		for _, h := range hm.Add {
-			p.Location = append(p.Location, directive("add_header", h.Name, h.Value, "always"))
+			p.Location = append(p.Location, directive("add_header", h.Name, textArg(h.Value), "always"))
 			what = append(what, fmt.Sprintf("adds %s (add_header %s %q always: a further header line after the backend's, which HTTP reads as the values joined by commas)", h.Name, h.Name, h.Value))
 		}
 		for _, n := range hm.Remove {
@@ -287,7 +309,7 @@ func orRoot(s string) string {
 }
 
 // prefixMapName is the variable of the rule's prefix replacement map.
-func prefixMapName(r *translate.Rule, kind string) string { return "$gw_" + r.Name + "_" + kind }
+func prefixMapName(r *translate.Rule, kind string) string { return ruleVar(r, kind) }
 
 // planRedirect answers the rule's requests with return CODE LOCATION.
 func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, matches ruleMatches, served schemes) {
@@ -436,7 +458,7 @@ func mirrorUpstream(r *translate.Rule, k int) string { return r.Name + "_mirror"
 
 // mirrorSkipVar is 1 for the requests the k-th mirror leaves out.
 func mirrorSkipVar(r *translate.Rule, k int) string {
-	return "$gw_" + r.Name + "_mirror" + strconv.Itoa(k) + "_skip"
+	return ruleVar(r, "mirror"+strconv.Itoa(k)+"_skip")
 }
 
 // planMirrors writes a mirror directive per valid RequestMirror, its

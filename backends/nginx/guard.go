@@ -16,7 +16,8 @@ import (
 )
 
 // checkArgs rejects any directive name or argument that nginx-go-crossplane
-// cannot write safely: a backslash (it can escape the closing quote), a
+// cannot write safely: a backslash that does not escape a backslash or a
+// tab (another can escape the closing quote), a
 // leading '#' (written bare, it starts a comment), a control character or a
 // non-ASCII byte. Values come from an allowlisted Model; this is the second
 // line of defence.
@@ -42,6 +43,11 @@ func checkArg(s string) error {
 		return fmt.Errorf("argument %q starts with '#'", s)
 	}
 	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '\\' || s[i+1] == 't') {
+			// An escaped backslash or tab (textArg): nginx reads one.
+			i++
+			continue
+		}
 		if c := s[i]; c == '\\' || c < 0x20 || c >= 0x7f {
 			return fmt.Errorf("argument %q has a backslash, control or non-ASCII character", s)
 		}

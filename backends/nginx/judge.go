@@ -67,13 +67,13 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		}
 	}
 	httpLeaves := leaves(http)
-	blocks, servers := variableBlocks(http), upstreamServers(http)
+	blocks, servers, consts := variableBlocks(http), upstreamServers(http), textConsts(http)
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
 		var first map[translate.MethodClass]translate.Behaviour
 		for i, sc := range locations["@"+locationName(r)] {
 			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.serverLeaves, httpLeaves}, server: sc.server,
-				blocks: blocks, servers: servers, v: v, tls: listensSSL(sc.server)}
+				blocks: blocks, servers: servers, consts: consts, v: v, tls: listensSSL(sc.server)}
 			bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
 			if err != nil {
 				return nil, fmt.Errorf("rule %s: %w", r.Name, err)

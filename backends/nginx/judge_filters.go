@@ -33,6 +33,8 @@ type filterScope struct {
 	blocks map[string]*crossplane.Directive
 	// servers are the server entries of each upstream.
 	servers map[string][]string
+	// consts are the http-level constants textArg uses, by variable.
+	consts map[string]string
 	// v is the nginx version the file is for.
 	v version
 	// tls: the server listens with ssl, so $scheme is https there.
@@ -67,13 +69,14 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 			return nil, "", fmt.Errorf("proxy_set_header %q", d.Args)
 		}
 		name, val := d.Args[0], d.Args[1]
+		text, isText := readTextArg(val, fs.consts)
 		if strings.EqualFold(name, "host") {
 			switch {
 			case val == "$http_host":
 			case val == "":
 				hm.Remove = append(hm.Remove, name)
-			case !strings.Contains(val, "$"):
-				host = val
+			case isText:
+				host = text
 			default:
 				return nil, "", fmt.Errorf("proxy_set_header Host %q", val)
 			}
@@ -82,8 +85,8 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 		switch {
 		case val == "":
 			hm.Remove = append(hm.Remove, name)
-		case !strings.Contains(val, "$"):
-			hm.Set = append(hm.Set, translate.Header{Name: name, Value: val})
+		case isText:
+			hm.Set = append(hm.Set, translate.Header{Name: name, Value: text})
 		default:
 			added, ok := fs.appended(name, val)
 			if !ok {
@@ -120,10 +123,11 @@ func (fs filterScope) appended(name, variable string) (string, bool) {
 		return "", false
 	}
 	v := empty.Args[0]
-	if strings.Contains(v, "$") || def.Args[0] != src+","+v {
+	text, ok := readTextArg(v, fs.consts)
+	if !ok || def.Args[0] != src+","+v {
 		return "", false
 	}
-	return v, true
+	return text, true
 }
 
 // nginxOwnHeader reports whether nginx writes a response header of this
@@ -152,11 +156,15 @@ func (fs filterScope) responseHeaders() *translate.HeaderModifier {
 	}
 	set := map[string]bool{}
 	for _, d := range innermost(fs.scopes, "add_header") {
-		if len(d.Args) != 3 || d.Args[2] != "always" || strings.Contains(d.Args[1], "$") {
+		if len(d.Args) != 3 || d.Args[2] != "always" {
 			// Without always nginx adds it to a few statuses only.
 			continue
 		}
-		h := translate.Header{Name: d.Args[0], Value: d.Args[1]}
+		text, ok := readTextArg(d.Args[1], fs.consts)
+		if !ok {
+			continue
+		}
+		h := translate.Header{Name: d.Args[0], Value: text}
 		if _, ok := hidden[strings.ToLower(h.Name)]; ok && !nginxOwnHeader(h.Name) {
 			hm.Set = append(hm.Set, h)
 			set[strings.ToLower(h.Name)] = true

@@ -296,7 +296,7 @@ func TestJudgeCatchesFilterTampering(t *testing.T) {
 		{name: "mirror share", from: `50% "";`, to: `20% "";`},
 		{name: "mirror elsewhere", from: "server 127.0.0.1:18082 max_fails=0;", to: "server 127.0.0.1:18083 max_fails=0;"},
 		{name: "mirror removed", from: "mirror /_gwretry_mirror_default_filters_r11_0;", to: ""},
-		{name: "mirror skips all", from: "if ($gw_default_filters_r12_mirror0_skip) {", to: "if ($gw_default_filters_r12_mirror0_skip) {\n}\nif ($request_id) {"},
+		{name: "mirror skips all", from: "if ($gw_default__filters__r12_mirror0_skip) {", to: "if ($gw_default__filters__r12_mirror0_skip) {\n}\nif ($request_id) {"},
 		{name: "1.22 add claimed", version: "1.22", finding: translate.FeatureRequestHeaderModifier, rule: 0},
 	} {
 		for layout, b := range layouts(t) {
