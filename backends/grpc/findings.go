@@ -30,14 +30,18 @@ func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling) []tra
 			continue
 		}
 		if !r.Forwards() {
-			out = append(out, translate.DeadRuleFinding(r, f, deadAnswer))
+			out = append(out, translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s), "+
+				"so the Gateway API answers its requests itself and %s never takes effect; %s",
+				r.NoForwardReason(), f, deadAnswer))
 			continue
 		}
 		if len(p.Names) == 0 {
-			out = append(out, translate.NewFinding(r, f, translate.Unsupported,
-				"no methodConfig is written for this rule, as no service config name selects its calls: %s; "+
-					"split the rule so that each gRPC method or service has an Exact /package.Service/Method or "+
-					"PathPrefix /package.Service match without headers or query parameters", p.partial()))
+			msg := "no methodConfig is written for this rule, as no service config name selects its calls: " + p.partial()
+			if len(p.Untranslatable) > 0 {
+				msg += "; give each gRPC method or service its own match, an Exact /package.Service/Method or a " +
+					"PathPrefix /package.Service, without headers or query parameters"
+			}
+			out = append(out, translate.NewFinding(r, f, translate.Unsupported, "%s", msg))
 			continue
 		}
 		status, msg := assess(r, f, throttling)
@@ -46,7 +50,7 @@ func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling) []tra
 			if status == translate.Honoured {
 				status = translate.Approximated
 			}
-			msg += "; but only for the calls these names select: " + part
+			msg += "; and the methodConfig covers only the calls these names select, not those of: " + part
 		}
 		out = append(out, translate.NewFinding(r, f, status, "%s", msg))
 	}
