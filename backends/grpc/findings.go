@@ -31,7 +31,7 @@ func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling) []tra
 		}
 		if !r.Forwards() {
 			out = append(out, translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s), "+
-				"so the Gateway API answers its requests itself and %s never takes effect; %s",
+				"so %s never takes effect; %s",
 				r.NoForwardReason(), f, deadAnswer))
 			continue
 		}
@@ -122,6 +122,14 @@ func filterFinding(r *translate.Rule, f translate.Feature) translate.Finding {
 	}[f]
 	if why == "" {
 		why = "a gRPC service config has no such filter: calls are sent without it"
+	}
+	switch {
+	case f == translate.FeatureRequestRedirect && r.Filters.Redirect != nil:
+		return translate.NewFinding(r, f, translate.Unsupported, "instead of redirecting (%s): %s, so gwretry "+
+			"writes no methodConfig for the rule", r.Filters.Redirect, why)
+	case !r.Forwards():
+		return translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s): %s: %s",
+			r.NoForwardReason(), base, why)
 	}
 	return translate.NewFinding(r, f, translate.Unsupported, "%s: %s", base, why)
 }

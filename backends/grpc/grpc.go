@@ -96,7 +96,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	return out, nil
 }
 
-// notes are the target-wide lines of the report, and a warning per rule
+// notes are the target-wide lines of the report, and a line per rule
 // served only for some hostnames.
 func notes(m *translate.Model, plans map[*translate.Rule]*rulePlan) []translate.Note {
 	out := translate.InfoNotes(
@@ -112,7 +112,7 @@ func notes(m *translate.Model, plans map[*translate.Rule]*rulePlan) []translate.
 	)
 	for _, r := range m.Rules {
 		if p := plans[r]; len(p.Names) > 0 && len(p.Hostnames) > 0 {
-			out = append(out, translate.Warning(translate.RuleObject(r), "served only for the hostnames %s, but a "+
+			out = append(out, translate.Info(translate.RuleObject(r), "served only for the hostnames %s, but a "+
 				"service config applies to every call of the channel that loads it: give it only to channels "+
 				"whose target authority is one of them", strings.Join(p.Hostnames, ", ")))
 		}
