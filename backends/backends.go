@@ -4,6 +4,7 @@ package backends
 
 import (
 	"github.com/gwretry/gwretry/backends/envoy"
+	"github.com/gwretry/gwretry/backends/grpc"
 	"github.com/gwretry/gwretry/backends/haproxy"
 	"github.com/gwretry/gwretry/backends/nginx"
 	"github.com/gwretry/gwretry/backends/traefik"
@@ -13,7 +14,7 @@ import (
 // All returns every backend with its default settings, in the order
 // --target all runs them.
 func All() []translate.Backend {
-	return []translate.Backend{envoy.New(), haproxy.New(), nginx.New(), traefik.New()}
+	return []translate.Backend{envoy.New(), grpc.New(), haproxy.New(), nginx.New(), traefik.New()}
 }
 
 // Settings are the choices that concern one data plane's output files
@@ -25,6 +26,9 @@ type Settings struct {
 	// TraefikDynamicFile is where traefik.yaml loads dynamic.yaml from;
 	// "" keeps the default.
 	TraefikDynamicFile string
+	// GRPCRetryThrottling is the gRPC service config's retryThrottling,
+	// "MAXTOKENS,TOKENRATIO"; "" for none.
+	GRPCRetryThrottling string
 }
 
 // Configured returns every backend with the given settings, in the order
@@ -38,5 +42,9 @@ func Configured(s Settings) ([]translate.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []translate.Backend{envoy.New(), haproxy.New(), ngx, tr}, nil
+	g, err := grpc.NewWithConfig(grpc.Config{RetryThrottling: s.GRPCRetryThrottling})
+	if err != nil {
+		return nil, err
+	}
+	return []translate.Backend{envoy.New(), g, haproxy.New(), ngx, tr}, nil
 }

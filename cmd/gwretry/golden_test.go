@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	ggrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/internal/proxytest"
@@ -132,6 +134,16 @@ func checkWithDataPlanes(t *testing.T, files map[string][]byte) {
 		} else {
 			t.Logf("traefik@%s output is checked by strict decoding only: Traefik 3.6.12 is the binary here", version["traefik"])
 		}
+	}
+	if sc, ok := files["grpc/service-config.json"]; ok {
+		t.Run("grpc-go loads", func(t *testing.T) {
+			cc, err := ggrpc.NewClient("passthrough:///127.0.0.1:1", ggrpc.WithTransportCredentials(insecure.NewCredentials()),
+				ggrpc.WithDefaultServiceConfig(string(sc)))
+			if err != nil {
+				t.Fatalf("grpc-go refuses grpc/service-config.json: %v", err)
+			}
+			cc.Close()
+		})
 	}
 	if conf, ok := files["envoy/envoy.yaml"]; ok {
 		t.Run("envoy", func(t *testing.T) { checkEnvoy(t, conf) })

@@ -107,6 +107,7 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	f.StringVar(&o.settings.NginxLayout, "nginx-layout", nginx.LayoutFull, "nginx output: full (nginx/nginx.conf, a whole configuration) or conf.d (nginx/gwretry.conf, what goes inside http {}, for include /etc/nginx/conf.d/*.conf)")
 	f.StringVar(&o.settings.TraefikDynamicFile, "traefik-dynamic-file", traefik.DynamicFile, "`PATH` traefik.yaml loads dynamic.yaml from (providers.file.filename)")
+	f.StringVar(&o.settings.GRPCRetryThrottling, "grpc-retry-throttling", "", "`MAXTOKENS,TOKENRATIO` of the gRPC service config's retryThrottling (e.g. 10,0.1); none by default")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
