@@ -99,7 +99,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 			}
 		}
 		if !isMeshed {
-			out.Notes = append(out.Notes, translate.Warning("HTTPRoute "+key, "no parentRef is a Service: Linkerd does not apply the route (it implements no Gateway); its annotations take effect only for a route attached to the Service its clients call"))
+			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "no parentRef is a Service: Linkerd does not apply the route (it implements no Gateway); its annotations take effect only for a route attached to the Service its clients call"))
 		}
 		routes = append(routes, written...)
 	}
@@ -154,7 +154,7 @@ func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup su
 		}
 		groups[g].obj = obj
 		if g > 0 {
-			notes = append(notes, translate.Warning("HTTPRoute "+key, "split for Linkerd, whose annotations apply to a whole route: rule(s) %s written to HTTPRoute %s/%s; a new route is newer than the others, which can change which of two equally specific matches of different routes wins", obj.Annotations[annRules], ns, name))
+			notes = append(notes, translate.Info("HTTPRoute "+key, "split for Linkerd, whose annotations apply to a whole route: rule(s) %s written to HTTPRoute %s/%s; a new route is newer than the others, which can change which of two equally specific matches of different routes wins", obj.Annotations[annRules], ns, name))
 		}
 	}
 	return groups, notes, nil
