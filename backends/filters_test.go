@@ -90,6 +90,11 @@ func TestEveryBackendReportsUntranslatedFeatures(t *testing.T) {
 					t.Errorf("%s@%s rule 0: no %s finding", be.Name(), v, f)
 				}
 			}
+			if be.Name() == "linkerd" {
+				// Linkerd ignores routes attached to Gateways only (every
+				// finding unsupported, as backends/linkerd tests).
+				continue
+			}
 			red := byRule[1]
 			if _, ok := red[translate.FeatureBackendRefs]; ok {
 				t.Errorf("%s@%s: the redirect-only rule has a backendRefs finding", be.Name(), v)

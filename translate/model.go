@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Model is the data-plane-neutral intent of a set of manifests: where the
@@ -28,6 +30,12 @@ type Model struct {
 	// Sources says where each HTTPRoute ("namespace/name") was read, for
 	// reports that name the file and document of a route.
 	Sources map[string]Position
+	// HTTPRoutes are the input HTTPRoutes by "namespace/name", translated
+	// or not, as read: for a backend that writes the routes themselves
+	// back out (Linkerd). Unlike the rest of the Model, their strings
+	// have passed only the Gateway API's CRD validation, not the
+	// allowlists in allow.go. Backends must not modify them.
+	HTTPRoutes map[string]*gwv1.HTTPRoute
 	// placements indexes the listeners by rule (PlacementsOf).
 	placementsOnce sync.Once
 	placements     map[*Rule][]Placement

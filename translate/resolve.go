@@ -180,6 +180,7 @@ type resolver struct {
 	attached      map[string]bool
 	ruleTLSBinds  map[*Rule][]Bind
 	sources       map[string]Position
+	routeObjs     map[string]*gwv1.HTTPRoute
 	rules         []*Rule
 	skipped       []SkippedRule
 	notes         []Note
@@ -199,7 +200,7 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 	r := &resolver{in: in, opts: opts, gateways: map[string]*gwv1.Gateway{},
 		services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{},
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
-		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{},
+		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{}, routeObjs: map[string]*gwv1.HTTPRoute{},
 		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{},
 		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}}
 	for _, g := range in.ReferenceGrants {
@@ -523,6 +524,7 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 	rt := o.Obj
 	key := routeKey(rt)
 	r.sources[key] = o.Pos
+	r.routeObjs[key] = rt
 	r.routes++
 	r.nrules += len(rt.Spec.Rules)
 	atts, ungenerated, why := r.attachments(rt)
@@ -860,7 +862,7 @@ func safeName(parts ...string) string {
 
 func (r *resolver) model() *Model {
 	m := &Model{Rules: r.rules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes,
-		Sources: r.sources}
+		Sources: r.sources, HTTPRoutes: r.routeObjs}
 	binds := make([]Bind, 0, len(r.binds))
 	for b := range r.binds {
 		binds = append(binds, b)

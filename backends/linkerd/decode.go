@@ -1,0 +1,38 @@
+package linkerd
+
+import (
+	"bytes"
+	"fmt"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// decode reads the documents of httproutes.yaml strictly (unknown fields
+// and duplicate keys are errors) as gateway-api HTTPRoutes.
+func decode(data []byte) ([]*gwv1.HTTPRoute, error) {
+	var out []*gwv1.HTTPRoute
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	for i, doc := range bytes.Split(data, []byte("\n---\n")) {
+		j, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		var rt gwv1.HTTPRoute
+		strict, err := sigsjson.UnmarshalStrict(j, &rt)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		if len(strict) > 0 {
+			return nil, fmt.Errorf("document %d: %v", i+1, strict)
+		}
+		if rt.APIVersion != gwv1.GroupVersion.String() || rt.Kind != "HTTPRoute" {
+			return nil, fmt.Errorf("document %d: %s %s, not an HTTPRoute", i+1, rt.APIVersion, rt.Kind)
+		}
+		out = append(out, &rt)
+	}
+	return out, nil
+}

@@ -1,0 +1,183 @@
+package linkerd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// ruleContext is what the findings of one rule depend on beyond its plan.
+type ruleContext struct {
+	// meshed: Linkerd applies the route (a Service parent).
+	meshed bool
+	// written is "namespace/name" of the output route holding the rule;
+	// split is true when the input route was split.
+	written string
+	split   bool
+}
+
+// findings returns one finding per feature of rule r.
+func findings(p rulePlan, c ruleContext) []translate.Finding {
+	r := p.rule
+	var out []translate.Finding
+	for _, f := range r.Features() {
+		fd := finding(p, c, f)
+		if c.split {
+			fd.Message = joinMessage(fd.Message, fmt.Sprintf("annotations apply to a whole route, so HTTPRoute %s is split for Linkerd and this rule is written to HTTPRoute %s", r.Route, c.written))
+		}
+		out = append(out, fd)
+	}
+	return out
+}
+
+func joinMessage(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
+	r := p.rule
+	un := func(format string, args ...any) translate.Finding {
+		return translate.NewFinding(r, f, translate.Unsupported, format, args...)
+	}
+	if !c.meshed {
+		return un("Linkerd applies an HTTPRoute only when one of its parentRefs is a Service (or an EgressNetwork); this route's parents are Gateways, which Linkerd does not implement, so Linkerd ignores the route and its annotations (the Gateway's own implementation serves it)")
+	}
+	if p.rejected != "" {
+		if f.IsFilter() && !isBackendRefFeature(f) {
+			if name := filterName(f); name == p.rejected {
+				return un("Linkerd does not support the %s filter and refuses a route that has one (\"Failed to convert route\"); the rule is written to a route of its own, which Linkerd ignores, so the route's other rules still apply", p.rejected)
+			}
+		}
+		return un("Linkerd ignores the route this rule is written to, because the rule has a %s filter, which Linkerd refuses", p.rejected)
+	}
+	switch {
+	case f == translate.FeatureListenerHTTPS:
+		return un("Linkerd implements no Gateway listener: it applies the route to meshed clients' requests to its Service parents, over its own mTLS, and never presents the listener's certificate")
+	case f == translate.FeatureBackendRefs:
+		if r.NoBackendRefs {
+			return un("Linkerd sends the requests of a rule with no backendRefs to the parent Service, instead of answering 500")
+		}
+		var why []string
+		for _, b := range r.Invalid {
+			why = append(why, fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason))
+		}
+		return translate.NewFinding(r, f, translate.Approximated, "Linkerd fails the share of requests of a backendRef it cannot use with its own error response, which gwretry does not know to be 500 in every case (%s)", strings.Join(why, "; "))
+	case f.IsFilter():
+		return filterFinding(p, f)
+	}
+	if !r.Forwards() {
+		return translate.DeadRuleFinding(r, f, "Linkerd does not send them to a backend")
+	}
+	return retryFinding(p, f)
+}
+
+func isBackendRefFeature(f translate.Feature) bool {
+	return len(f) > len("backendRefs.") && f[:len("backendRefs.")] == "backendRefs."
+}
+
+// filterName is the HTTPRoute filter type of a rule-level filter feature.
+func filterName(f translate.Feature) string {
+	switch f {
+	case translate.FeatureRequestHeaderModifier:
+		return "RequestHeaderModifier"
+	case translate.FeatureResponseHeaderModifier:
+		return "ResponseHeaderModifier"
+	case translate.FeatureRequestRedirect:
+		return "RequestRedirect"
+	case translate.FeatureURLRewrite:
+		return "URLRewrite"
+	case translate.FeatureRequestMirror:
+		return "RequestMirror"
+	case translate.FeatureExtensionRef:
+		return "ExtensionRef"
+	case translate.FeatureCORS:
+		return "CORS"
+	case translate.FeatureExternalAuth:
+		return "ExternalAuth"
+	}
+	return ""
+}
+
+func filterFinding(p rulePlan, f translate.Feature) translate.Finding {
+	r := p.rule
+	switch f {
+	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier, translate.FeatureRequestRedirect:
+		return translate.NewFinding(r, f, translate.Honoured, "the route is written back with the filter, which Linkerd applies")
+	}
+	if isBackendRefFeature(f) {
+		base := translate.Feature(f[len("backendRefs."):])
+		switch base {
+		case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
+			return translate.NewFinding(r, f, translate.Approximated, "the route is written back with the filter, which Linkerd applies to the requests sent to that backend; gwretry's judge does not read backendRef filters back, so it does not claim more")
+		}
+		return translate.NewFinding(r, f, translate.Unsupported, "Linkerd does not support the %s filter on a backendRef: it treats that backend as invalid and fails its share of the requests", filterName(base))
+	}
+	// Rule-level filters Linkerd refuses make the rule rejected; this is
+	// not reached for them.
+	return translate.NewFinding(r, f, translate.Unsupported, "Linkerd does not support the %s filter", filterName(f))
+}
+
+func retryFinding(p rulePlan, f translate.Feature) translate.Finding {
+	r := p.rule
+	ok := func(format string, args ...any) translate.Finding {
+		return translate.NewFinding(r, f, translate.Honoured, format, args...)
+	}
+	approx := func(format string, args ...any) translate.Finding {
+		return translate.NewFinding(r, f, translate.Approximated, format, args...)
+	}
+	un := func(format string, args ...any) translate.Finding {
+		return translate.NewFinding(r, f, translate.Unsupported, format, args...)
+	}
+	attempts := 0
+	if r.Retry != nil {
+		attempts = r.Retry.Attempts
+	}
+	be, req := r.Timeouts.BackendRequest, r.Timeouts.Request
+	const body = "Linkerd never retries a request whose body is larger than 64 KiB"
+	if f.IsRetry() && attempts == 0 {
+		return ok("attempts is 0: no retry annotation is written, so Linkerd does not retry (unless the Service itself has retry annotations or a ServiceProfile)")
+	}
+	limit := fmt.Sprintf("%s %q", annRetryLimit, p.ann[annRetryLimit])
+	if p.clamped {
+		limit += fmt.Sprintf(" (attempts %d is more than Linkerd's largest limit, %d)", attempts, maxLimit)
+	}
+	switch f {
+	case translate.FeatureRetryAttempts:
+		if !retries(r) {
+			return un("the rule retries only on connection failures, which Linkerd cannot be configured to retry, so no retry annotation is written")
+		}
+		return approx("%s retries up to that many times on the listed codes and cut tries; %s, and has no setting to retry connection failures", limit, body)
+	case translate.FeatureRetryCodes:
+		return approx("%s %q with %s; %s", annRetryHTTP, p.ann[annRetryHTTP], limit, body)
+	case translate.FeatureRetryConnectionErrors:
+		return un("Linkerd has no setting to retry connection failures (refused, reset, closed)")
+	case translate.FeatureRetryBackoff:
+		return un("Linkerd has no backoff setting: its proxy waits by its own fixed exponential backoff (25 ms to 250 ms, jittered), whatever backoff is (%s)", r.Retry.Backoff.Text)
+	case translate.FeatureRetryBackendTimeout:
+		if be.IsZero() {
+			return ok("backendRequest is 0s: no try is cut")
+		}
+		return approx("%s %q cuts each try and retries it (%s); %s", annRetryTimeout, p.ann[annRetryTimeout], limit, body)
+	case translate.FeatureBackendRequestTimeout:
+		switch {
+		case be.IsZero():
+			return ok("backendRequest is 0s: no try is cut")
+		case retries(r):
+			return approx("%s %q cuts each try, but it is part of Linkerd's retry policy, which does not take requests whose body is larger than 64 KiB: gwretry does not know such a request's try to be cut", annRetryTimeout, p.ann[annRetryTimeout])
+		}
+		return approx("%s %q waits for the response headers only, not for the whole response: retry.linkerd.io/timeout would be a total per try but always comes with a retry policy, which the rule does not ask for", annResponseTimeout, p.ann[annResponseTimeout])
+	case translate.FeatureRequestTimeout:
+		switch {
+		case req.IsZero():
+			return ok("request is 0s: Linkerd sets no request timeout")
+		case p.ann[annRequestTimeout] != "":
+			return ok("%s %q (Linkerd does not read timeouts.request from this route itself, or not as written)", annRequestTimeout, p.ann[annRequestTimeout])
+		}
+		return ok("Linkerd reads timeouts.request from the route")
+	}
+	return un("gwretry does not translate %s for Linkerd", f)
+}

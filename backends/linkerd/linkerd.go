@@ -1,0 +1,289 @@
+// Package linkerd writes the input HTTPRoutes back out with the annotations
+// Linkerd 2.16 and later reads for retries and timeouts
+// (linkerd/httproutes.yaml).
+//
+// Linkerd reads neither rules[].retry nor timeouts.backendRequest, and
+// timeouts.request only from 2.20 on: its retries, per-try timeouts and (up
+// to 2.19) request timeouts come from route annotations, which apply to
+// every rule of the route. A route whose rules need different annotations
+// is therefore split into one route per group of rules. Linkerd applies a
+// route only when a parentRef is a Service; it implements no Gateway, so
+// the findings of routes attached to Gateways only say that Linkerd ignores
+// them. What each feature becomes is in findings.go; judge.go reads the
+// file back as Linkerd's policy controller does.
+package linkerd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// routesPath is the output file.
+const routesPath = "linkerd/httproutes.yaml"
+
+// Backend generates Linkerd annotated HTTPRoutes.
+type Backend struct{}
+
+// New returns the Linkerd backend.
+func New() *Backend { return &Backend{} }
+
+// Name returns "linkerd".
+func (*Backend) Name() string { return "linkerd" }
+
+// Versions returns the Linkerd versions known, oldest first.
+func (*Backend) Versions() []string {
+	var vs []string
+	for _, s := range versionTable() {
+		vs = append(vs, s.Version)
+	}
+	return vs
+}
+
+// outRoute is one route written: its object and the rules it holds.
+type outRoute struct {
+	obj   *gwv1.HTTPRoute
+	plans []rulePlan
+}
+
+// Generate writes linkerd/httproutes.yaml for m and reports, per rule and
+// feature, what Linkerd does with it.
+func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	sup, err := lookupVersion(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	byRoute := map[string][]*translate.Rule{}
+	var keys []string
+	for _, r := range m.Rules {
+		if _, ok := byRoute[r.Route]; !ok {
+			keys = append(keys, r.Route)
+		}
+		byRoute[r.Route] = append(byRoute[r.Route], r)
+	}
+	slices.Sort(keys)
+	taken := map[string]bool{} // "namespace/name" of every input route and every route written
+	for k := range m.HTTPRoutes {
+		taken[k] = true
+	}
+	out := &translate.Output{}
+	var routes []outRoute
+	for _, key := range keys {
+		src := m.HTTPRoutes[key]
+		if src == nil {
+			return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: not among the model's input routes", key)}
+		}
+		rules := byRoute[key]
+		if len(rules) != len(src.Spec.Rules) {
+			return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: %d rules translated of %d", key, len(rules), len(src.Spec.Rules))}
+		}
+		written, notes, err := splitRoute(key, src, rules, sup, taken)
+		if err != nil {
+			return nil, err
+		}
+		out.Notes = append(out.Notes, notes...)
+		isMeshed := meshed(src)
+		for _, w := range written {
+			wkey := w.obj.Namespace + "/" + w.obj.Name
+			for _, p := range w.plans {
+				out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, written: wkey, split: len(written) > 1})...)
+			}
+		}
+		if !isMeshed {
+			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "no parentRef is a Service: Linkerd does not apply the route (it implements no Gateway); its annotations take effect only for a route attached to the Service its clients call"))
+		}
+		routes = append(routes, written...)
+	}
+	data, err := encode(routes)
+	if err != nil {
+		return nil, err
+	}
+	if err := verify(data, routes); err != nil {
+		return nil, &translate.InternalError{Err: fmt.Errorf("%s: %w", routesPath, err)}
+	}
+	out.Files = []translate.File{{Path: routesPath, Data: data}}
+	out.Notes = append(out.Notes, translate.InfoNotes(
+		"Linkerd applies "+routesPath+" itself (kubectl apply -f): the annotations act on meshed clients' requests to each route's Service parents",
+		"a Service's own retry.linkerd.io and timeout.linkerd.io annotations apply to the routes that set none, and a ServiceProfile of the Service makes Linkerd ignore these annotations altogether",
+		"the input routes' own annotations are not carried over, so that only the ones gwretry writes apply",
+	)...)
+	return out, nil
+}
+
+// splitRoute groups the rules of route key by the annotations they need
+// and returns one route per group, in the order of the groups' first
+// rules. The group of rule 0 keeps the route's name; the others are named
+// after their first rule, unique against taken.
+func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup support, taken map[string]bool) ([]outRoute, []translate.Note, error) {
+	var groups []outRoute
+	index := map[string]int{}
+	for i, r := range rules {
+		if r.Index != i {
+			return nil, nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: rule %d out of order", key, r.Index)}
+		}
+		p := plan(r, src.Spec.Rules[i], sup)
+		k := p.groupKey()
+		g, ok := index[k]
+		if !ok {
+			g = len(groups)
+			index[k] = g
+			groups = append(groups, outRoute{})
+		}
+		groups[g].plans = append(groups[g].plans, p)
+	}
+	ns, _, _ := strings.Cut(key, "/")
+	var notes []translate.Note
+	for g := range groups {
+		name := src.Name
+		if g > 0 {
+			name = uniqueName(ns, splitName(src.Name, groups[g].plans[0].rule), taken)
+		}
+		taken[ns+"/"+name] = true
+		obj, err := routeObject(ns, name, key, src, groups[g].plans)
+		if err != nil {
+			return nil, nil, err
+		}
+		groups[g].obj = obj
+		if g > 0 {
+			notes = append(notes, translate.Info("HTTPRoute "+key, "split for Linkerd, whose annotations apply to a whole route: rule(s) %s written to HTTPRoute %s/%s; a new route is newer than the others, which can change which of two equally specific matches of different routes wins", obj.Annotations[annRules], ns, name))
+		}
+	}
+	return groups, notes, nil
+}
+
+// splitName is the name of a split route whose first rule is r: the
+// route's name and the rule's name, or "rule-N".
+func splitName(route string, r *translate.Rule) string {
+	suffix := "-rule-" + strconv.Itoa(r.Index)
+	if r.RuleName != "" {
+		suffix = "-" + r.RuleName
+	}
+	if len(route)+len(suffix) > validation.DNS1123SubdomainMaxLength {
+		route = strings.TrimRight(route[:validation.DNS1123SubdomainMaxLength-len(suffix)], ".-")
+	}
+	return route + suffix
+}
+
+// uniqueName returns name, or name with "-2", "-3"... when a route of that
+// name exists in the namespace, shortened to stay a valid name.
+func uniqueName(ns, name string, taken map[string]bool) string {
+	cand := name
+	for n := 2; taken[ns+"/"+cand] || !validName(cand); n++ {
+		suffix := "-" + strconv.Itoa(n)
+		base := name
+		if len(base)+len(suffix) > validation.DNS1123SubdomainMaxLength {
+			base = strings.TrimRight(base[:validation.DNS1123SubdomainMaxLength-len(suffix)], ".-")
+		}
+		cand = base + suffix
+	}
+	return cand
+}
+
+// validName reports whether s is a valid object name (DNS-1123
+// subdomain).
+func validName(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+
+// routeObject builds the output route of one group: the input route's
+// parentRefs and hostnames, the group's rules in order, and the
+// annotations.
+func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*gwv1.HTTPRoute, error) {
+	ann := map[string]string{annSource: key}
+	var idx []string
+	for k, v := range plans[0].ann {
+		ann[k] = v
+	}
+	spec := gwv1.HTTPRouteSpec{CommonRouteSpec: *src.Spec.CommonRouteSpec.DeepCopy(), Hostnames: slices.Clone(src.Spec.Hostnames)}
+	for _, p := range plans {
+		idx = append(idx, strconv.Itoa(p.rule.Index))
+		spec.Rules = append(spec.Rules, *src.Spec.Rules[p.rule.Index].DeepCopy())
+	}
+	ann[annRules] = strings.Join(idx, ",")
+	for k, v := range ann {
+		if err := checkAnnotation(k, v); err != nil {
+			return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: %w", key, err)}
+		}
+	}
+	if !validName(name) || len(validation.IsDNS1123Label(ns)) > 0 {
+		return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: name %s/%s is not valid", key, ns, name)}
+	}
+	labels := map[string]string{}
+	for k, v := range src.Labels {
+		if len(validation.IsQualifiedName(k)) > 0 || len(validation.IsValidLabelValue(v)) > 0 {
+			return nil, fmt.Errorf("HTTPRoute %s: metadata.labels[%q]: not a valid label", key, k)
+		}
+		labels[k] = v
+	}
+	if len(labels) == 0 {
+		labels = nil
+	}
+	obj := &gwv1.HTTPRoute{Spec: spec}
+	obj.APIVersion = gwv1.GroupVersion.String()
+	obj.Kind = "HTTPRoute"
+	obj.Name, obj.Namespace, obj.Labels, obj.Annotations = name, ns, labels, ann
+	return obj, nil
+}
+
+// document is what is written of a route: no status.
+type document struct {
+	APIVersion string             `json:"apiVersion"`
+	Kind       string             `json:"kind"`
+	Metadata   metadata           `json:"metadata"`
+	Spec       gwv1.HTTPRouteSpec `json:"spec"`
+}
+
+type metadata struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+func toDocument(o *gwv1.HTTPRoute) document {
+	return document{APIVersion: o.APIVersion, Kind: o.Kind, Spec: o.Spec,
+		Metadata: metadata{Name: o.Name, Namespace: o.Namespace, Labels: o.Labels, Annotations: o.Annotations}}
+}
+
+// encode writes the routes as YAML documents.
+func encode(routes []outRoute) ([]byte, error) {
+	var buf bytes.Buffer
+	for i, r := range routes {
+		data, err := yaml.Marshal(toDocument(r.obj))
+		if err != nil {
+			return nil, fmt.Errorf("encoding HTTPRoute %s/%s: %w", r.obj.Namespace, r.obj.Name, err)
+		}
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(data)
+	}
+	return buf.Bytes(), nil
+}
+
+// verify decodes data strictly as HTTPRoutes and compares them with what
+// was meant to be written.
+func verify(data []byte, routes []outRoute) error {
+	got, err := decode(data)
+	if err != nil {
+		return err
+	}
+	if len(got) != len(routes) {
+		return fmt.Errorf("decoded %d routes, wrote %d", len(got), len(routes))
+	}
+	for i, r := range routes {
+		a, err1 := json.Marshal(toDocument(got[i]))
+		b, err2 := json.Marshal(toDocument(r.obj))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			return fmt.Errorf("route %d (%s/%s) does not read back as written", i, r.obj.Namespace, r.obj.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package linkerd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// build loads and resolves input as gwretry does.
+func build(t *testing.T, input string) (*translate.Input, *translate.Model) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(p, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, m
+}
+
+const base = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: shop}
+spec:
+  gatewayClassName: any
+  listeners:
+  - {name: http, protocol: HTTP, port: 8080}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: cart, namespace: shop}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: cart-1, namespace: shop, labels: {kubernetes.io/service-name: cart}}
+addressType: IPv4
+ports: [{name: http, port: 80}]
+endpoints: [{addresses: [10.0.0.1]}]
+`
+
+func route(name string, rules ...string) string {
+	return fmt.Sprintf(`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %s, namespace: shop}
+spec:
+  parentRefs: [{name: gw}, {name: cart, kind: Service, group: "", port: 80}]
+  hostnames: [cart.example.com]
+  rules:
+%s`, name, strings.Join(rules, ""))
+}
+
+func rule(path, extra string) string {
+	return fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: cart, port: 80}]\n%s", path, extra)
+}
+
+const retry2 = "    retry: {attempts: 2, codes: [502, 503]}\n"
+
+// TestSplit: a route is split only when its rules need different
+// annotations, and the output decodes strictly as HTTPRoutes.
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		version string
+		want    []string // output routes, "name: rule indices"
+	}{
+		{"no retry nor timeout: not split", route("a", rule("/x", ""), rule("/y", "")), "", []string{"a: 0,1"}},
+		{"same retry: not split", route("a", rule("/x", retry2), rule("/y", retry2)), "", []string{"a: 0,1"}},
+		{"request field Linkerd reads (2.20): not split", route("a", rule("/x", "    timeouts: {request: 5s}\n"), rule("/y", "")), "2.20", []string{"a: 0,1"}},
+		{"request field before 2.20: split", route("a", rule("/x", "    timeouts: {request: 5s}\n"), rule("/y", "")), "2.19", []string{"a: 0", "a-rule-1: 1"}},
+		{"request Linkerd cannot parse: split", route("a", rule("/x", "    timeouts: {request: 1m30s}\n"), rule("/y", "")), "2.20", []string{"a: 0", "a-rule-1: 1"}},
+		{"different retries: split, groups keep rule order", route("a", rule("/x", retry2), rule("/y", ""), rule("/z", retry2)), "", []string{"a: 0,2", "a-rule-1: 1"}},
+		{"split name taken by an input route", route("a", rule("/x", retry2), rule("/y", "")) + route("a-rule-1", rule("/q", "")), "", []string{"a: 0", "a-rule-1-2: 1", "a-rule-1: 0"}},
+		{"a refused filter isolates its rule", route("a", rule("/x", ""), rule("/y", "    filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com}}]\n")), "", []string{"a: 0", "a-rule-1: 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := build(t, base+tt.input)
+			out, err := New().Generate(m, translate.Options{Version: tt.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			routes, err := decode(out.Files[0].Data)
+			if err != nil {
+				t.Fatalf("strict decoding: %v", err)
+			}
+			var got []string
+			for _, rt := range routes {
+				got = append(got, rt.Name+": "+rt.Annotations[annRules])
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("routes %q, want %q", got, tt.want)
+			}
+			// Run checks one finding per feature and the honoured claims.
+			if _, err := translate.Run(m, []translate.Target{{Backend: New(), Version: out0(tt.version)}}, false); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func out0(v string) string {
+	if v == "" {
+		return "2.20"
+	}
+	return v
+}
+
+// TestReread feeds the generated routes back through gwretry's own load,
+// validation and resolution, with the rest of the input: the rules,
+// matches, backends, retries and timeouts come out the same, in the same
+// precedence.
+func TestReread(t *testing.T) {
+	input := base + route("a", rule("/x", retry2+"    timeouts: {request: 10s, backendRequest: 1s}\n"), rule("/y", "    timeouts: {request: 1m30s}\n"), rule("/x", ""), rule("/z", retry2))
+	in, m := build(t, input)
+	for _, v := range []string{"2.16", "2.20"} {
+		out, err := New().Generate(m, translate.Options{Version: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "routes.yaml")
+		if err := os.WriteFile(p, out.Files[0].Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		again, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		in2 := *in
+		in2.Routes = again.Routes
+		m2, err := translate.Build(&in2, translate.ResolveOptions{})
+		if err != nil {
+			t.Fatalf("%s: re-reading: %v", v, err)
+		}
+		if a, b := routing(m), routing(m2); !slices.Equal(a, b) {
+			t.Errorf("%s: routing differs after re-reading:\n%s\nwant\n%s", v, strings.Join(b, "\n"), strings.Join(a, "\n"))
+		}
+	}
+}
+
+// routing describes every virtual host's matches in precedence order with
+// what each rule does, without rule or route names.
+func routing(m *translate.Model) []string {
+	var out []string
+	dur := func(d *translate.Duration) string {
+		if d == nil {
+			return "-"
+		}
+		return d.Text
+	}
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				r := rm.Rule
+				var bs []string
+				for _, b := range r.Backends {
+					bs = append(bs, fmt.Sprintf("%s:%d w%d %v", b.Service, b.Port, b.Weight, b.Endpoints))
+				}
+				rt := "-"
+				if r.Retry != nil {
+					rt = fmt.Sprintf("%d %v %v", r.Retry.Attempts, r.Retry.Codes, dur(r.Retry.Backoff))
+				}
+				out = append(out, fmt.Sprintf("%s %s %+v backends %v retry %s timeouts %s/%s filters %v", l.Name, vh.Hostname, rm.Match, bs, rt,
+					dur(r.Timeouts.Request), dur(r.Timeouts.BackendRequest), r.Filters.Features()))
+			}
+		}
+	}
+	return out
+}
+
+// TestGatewayOnlyIgnored: a route whose parents are Gateways only is not
+// Linkerd's; every finding says so.
+func TestGatewayOnlyIgnored(t *testing.T) {
+	in := base + strings.Replace(route("a", rule("/x", retry2)), `, {name: cart, kind: Service, group: "", port: 80}`, "", 1)
+	_, m := build(t, in)
+	out, err := New().Generate(m, translate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range out.Findings {
+		if f.Status != translate.Unsupported || !strings.Contains(f.Message, "Linkerd ignores the route") {
+			t.Errorf("%s: %s %q", f.Feature, f.Status, f.Message)
+		}
+	}
+}
+
+func TestSyntax(t *testing.T) {
+	tests := []struct {
+		codes []int
+		want  string
+	}{
+		{[]int{500}, "500"},
+		{[]int{500, 502, 503, 504}, "500,502-504"},
+		{[]int{429, 500, 501}, "429,500-501"},
+	}
+	for _, tt := range tests {
+		got := codesText(tt.codes)
+		if got != tt.want {
+			t.Errorf("codesText(%v) = %q, want %q", tt.codes, got, tt.want)
+		}
+		back, err := parseCodes(got)
+		if err != nil || !slices.Equal(back, tt.codes) {
+			t.Errorf("parseCodes(%q) = %v, %v", got, back, err)
+		}
+	}
+	for _, s := range []string{"0s", "1500ms", "2s", "3m", "4h"} {
+		d, err := parseDuration(s)
+		if err != nil || durationText(d) != s {
+			t.Errorf("%s: parsed %v %v, written %q", s, d, err, durationText(d))
+		}
+	}
+	for _, s := range []string{"1m30s", "1.5s", "5", "s"} {
+		if _, err := parseDuration(s); err == nil {
+			t.Errorf("parseDuration(%q) accepted", s)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package linkerd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// rulePlan is what one rule needs on the route that holds it.
+type rulePlan struct {
+	rule *translate.Rule
+	// ann are the Linkerd annotations the rule needs. They apply to a
+	// whole route, so only rules with equal ann share a route.
+	ann map[string]string
+	// rejected names the rule-level filter for which Linkerd's policy
+	// controller refuses the whole route ("" when none): such a rule gets
+	// a route of its own, so that the others are still applied.
+	rejected string
+	// clamped: attempts is more than retry.linkerd.io/limit can hold.
+	clamped bool
+}
+
+// retries reports whether Linkerd retries the rule: attempts > 0 and
+// something Linkerd can retry on (a status code or a try timeout).
+func retries(r *translate.Rule) bool {
+	if r.Retry == nil || r.Retry.Attempts == 0 {
+		return false
+	}
+	be := r.Timeouts.BackendRequest
+	return len(r.Retry.Codes) > 0 || (be != nil && !be.IsZero())
+}
+
+// plan computes the annotations of rule r on Linkerd version sup.
+func plan(r *translate.Rule, src gwv1.HTTPRouteRule, sup support) rulePlan {
+	p := rulePlan{rule: r, ann: map[string]string{}}
+	be, req := r.Timeouts.BackendRequest, r.Timeouts.Request
+	if retries(r) {
+		limit := r.Retry.Attempts
+		if limit > maxLimit {
+			limit, p.clamped = maxLimit, true
+		}
+		p.ann[annRetryLimit] = fmt.Sprint(limit)
+		if len(r.Retry.Codes) > 0 {
+			p.ann[annRetryHTTP] = codesText(r.Retry.Codes)
+		}
+		if be != nil && !be.IsZero() {
+			p.ann[annRetryTimeout] = durationText(be.Value)
+		}
+	} else if be != nil && !be.IsZero() {
+		// retry.linkerd.io/timeout alone would make a retry policy
+		// (limit 1): a try timer that is not retried is the response
+		// timeout, which waits for the response headers only.
+		p.ann[annResponseTimeout] = durationText(be.Value)
+	}
+	if req != nil && !req.IsZero() && !(sup.ReadsRequestField && fieldReadable(src)) {
+		p.ann[annRequestTimeout] = durationText(req.Value)
+	}
+	p.rejected = rejectedFilter(src.Filters)
+	return p
+}
+
+// fieldReadable reports whether Linkerd's duration parser reads the rule's
+// timeouts.request as written (one integer and one unit; "1m30s" is
+// ignored by Linkerd).
+func fieldReadable(rule gwv1.HTTPRouteRule) bool {
+	if rule.Timeouts == nil || rule.Timeouts.Request == nil {
+		return false
+	}
+	_, err := parseDuration(string(*rule.Timeouts.Request))
+	return err == nil
+}
+
+// rejectedFilter returns the type of the first rule-level filter Linkerd's
+// policy controller does not convert (it then drops the whole route:
+// "Failed to convert route"), or "".
+func rejectedFilter(fs []gwv1.HTTPRouteFilter) string {
+	for _, f := range fs {
+		switch f.Type {
+		case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier, gwv1.HTTPRouteFilterRequestRedirect:
+		default:
+			return string(f.Type)
+		}
+	}
+	return ""
+}
+
+// groupKey is equal for rules that can share a route.
+func (p rulePlan) groupKey() string {
+	keys := make([]string, 0, len(p.ann))
+	for k := range p.ann {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + p.ann[k] + "\n")
+	}
+	if p.rejected != "" {
+		b.WriteString("rejected\n")
+	}
+	return b.String()
+}
+
+// meshed reports whether Linkerd applies the route: some parentRef is a
+// Service (group "" or core) or a policy.linkerd.io EgressNetwork. Linkerd
+// implements no Gateway; a route whose parents are Gateways only is not
+// its to apply.
+func meshed(rt *gwv1.HTTPRoute) bool {
+	for _, p := range rt.Spec.ParentRefs {
+		group, kind := "", "Gateway"
+		if p.Group != nil {
+			group = string(*p.Group)
+		}
+		if p.Kind != nil {
+			kind = string(*p.Kind)
+		}
+		if (kind == "Service" && (group == "" || group == "core")) || (kind == "EgressNetwork" && group == "policy.linkerd.io") {
+			return true
+		}
+	}
+	return false
+}
