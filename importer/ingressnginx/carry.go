@@ -70,9 +70,10 @@ func carryInto(rule *gwv1.HTTPRouteRule, owner *ingress, ings []*ingress, route 
 	for _, ig := range ings {
 		for _, f := range findings(ig.s, p) {
 			f.Ingress, f.Route, f.Rule = ig.key, route, index
-			if ig != owner && !ig.s.equal(owner.s) {
+			name := strings.TrimPrefix(strings.TrimPrefix(f.Annotation, Prefix), "configmap:")
+			if ig != owner && ig.s.values[name].raw != owner.s.values[name].raw {
 				f.Status = NotCarried
-				f.Message = fmt.Sprintf("the rule also serves the same path of Ingress %s and carries its settings (the first Ingress in input order wins): this Ingress's value is not carried", owner.key)
+				f.Message = fmt.Sprintf("the rule also serves the same path of Ingress %s and carries its settings (the first Ingress in input order wins): this Ingress's value (%s) is not carried: the rule has %s", owner.key, ig.s.values[name].raw, owner.s.values[name].raw)
 			}
 			res.Report.Findings = append(res.Report.Findings, f)
 		}
@@ -159,11 +160,13 @@ func nextUpstreamFinding(s *settings, p plan) (Status, string) {
 	} else {
 		changed = append(changed, "without non_idempotent ingress-nginx did not retry POST, LOCK and PATCH requests once sent; the Gateway API retries every method (gwretry translate keeps the exemption unless given --retry-non-idempotent, and its report says so)")
 	}
-	msg := "carries " + strings.Join(carried, "; ")
 	if len(changed) == 0 {
-		return Carried, msg
+		return Carried, "carries " + strings.Join(carried, "; ")
 	}
-	return Approximated, msg + "; but " + strings.Join(changed, "; ")
+	if len(carried) == 0 {
+		return Approximated, "retry.attempts only, no condition maps exactly: " + strings.Join(changed, "; ")
+	}
+	return Approximated, "carries " + strings.Join(carried, "; ") + "; but " + strings.Join(changed, "; ")
 }
 
 func triesFinding(s *settings, p plan) (Status, string) {

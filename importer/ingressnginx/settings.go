@@ -115,12 +115,6 @@ func (s *settings) codes() []int {
 	return out
 }
 
-// equal reports whether two Ingresses' settings behave the same.
-func (s *settings) equal(o *settings) bool {
-	return slices.Equal(s.tokens, o.tokens) && s.nonIdempotent == o.nonIdempotent && s.tries == o.tries &&
-		s.nextTimeout == o.nextTimeout && s.connect == o.connect && s.read == o.read && s.send == o.send
-}
-
 // maxSeconds bounds the timers: 99999 hours, the largest GEP-2257 value.
 const maxSeconds = 99999 * 3600
 
