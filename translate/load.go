@@ -139,22 +139,8 @@ func IsInputError(err error) bool {
 // error (a file that cannot be read, a limit reached) comes with a nil Input.
 func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 	l := &loader{lim: lim, in: &Input{Skipped: map[string]int{}}, seen: map[objectKey]seenObject{}}
-	for _, p := range paths {
-		if p == "-" {
-			if err := l.readStream("<stdin>", stdin); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		files, err := expand(p)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			if err := l.readFile(f); err != nil {
-				return nil, err
-			}
-		}
+	if err := l.readPaths(paths, stdin); err != nil {
+		return nil, err
 	}
 	kinds := make([]string, 0, len(l.in.Skipped))
 	for k := range l.in.Skipped {
@@ -168,6 +154,28 @@ func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 		return l.in, l.errs
 	}
 	return l.in, nil
+}
+
+// readPaths reads every file of paths ("-" is stdin).
+func (l *loader) readPaths(paths []string, stdin io.Reader) error {
+	for _, p := range paths {
+		if p == "-" {
+			if err := l.readStream("<stdin>", stdin); err != nil {
+				return err
+			}
+			continue
+		}
+		files, err := expand(p)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := l.readFile(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Found says what the input holds, for a message when it has no HTTPRoute:
@@ -245,6 +253,8 @@ type loader struct {
 	docs int
 	// seen holds every object read, to find the same object twice.
 	seen map[objectKey]seenObject
+	// raw, when set, receives every object undecoded (ReadDocuments).
+	raw *[]Document
 }
 
 // objectKey identifies an object as the API server does: kind, namespace
@@ -350,6 +360,9 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 	switch {
 	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && isKnownList(tm):
 		return l.decodeList(pos, j)
+	case l.raw != nil:
+		l.collect(pos, j, tm)
+		return nil
 	case group == "gateway.networking.k8s.io" && (tm.APIVersion == "gateway.networking.k8s.io/v1" || tm.APIVersion == "gateway.networking.k8s.io/v1beta1"):
 		switch tm.Kind {
 		case "HTTPRoute":

@@ -64,6 +64,7 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal 
 		return &exitError{code: exitUsage, err: err}
 	})
 	root.AddCommand(newTranslateCmd(stdin, stdout, stderr, false), newTranslateCmd(stdin, stdout, stderr, true), newVersionCmd(stdout))
+	root.AddCommand(newImportCmd(stdin, stdout, stderr))
 	return root
 }
 

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gwretry/gwretry/importer/ingressnginx"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// importOptions are the flags of import ingress-nginx.
+type importOptions struct {
+	output     string
+	configMap  string
+	class      string
+	report     string
+	reportFile string
+	quiet      bool
+	limits     translate.Limits
+}
+
+func newImportCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import SOURCE PATH...",
+		Short: "Write Gateway API HTTPRoutes from another controller's objects",
+		Long: `import reads another controller's objects and writes the Gateway API HTTPRoutes and
+Gateways that gwretry translate reads, with a report of what each setting becomes.`,
+		Example: "  gwretry import ingress-nginx ingresses.yaml > routes.yaml",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErrorf("import needs a source: ingress-nginx")
+		},
+	}
+	cmd.AddCommand(newImportIngressNginxCmd(stdin, stdout, stderr))
+	return cmd
+}
+
+func newImportIngressNginxCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	o := &importOptions{limits: translate.DefaultLimits()}
+	cmd := &cobra.Command{
+		Use:   "ingress-nginx PATH...",
+		Short: "Write HTTPRoutes and Gateways from Ingresses with ingress-nginx annotations",
+		Long: `ingress-nginx reads Ingresses (networking.k8s.io/v1) and Services from PATH... (files,
+directories searched recursively for *.yaml, *.yml and *.json, or - for stdin) and writes one
+HTTPRoute per namespace, IngressClass and host and one Gateway per namespace and IngressClass,
+as ingress2gateway maps them, whose rules[].retry and rules[].timeouts carry ingress-nginx's
+proxy-next-upstream, proxy-next-upstream-tries, proxy-next-upstream-timeout,
+proxy-connect-timeout, proxy-read-timeout and proxy-send-timeout, from the annotations, else
+from the controller's ConfigMap (--configmap), else ingress-nginx's defaults. The YAML goes to
+stdout (or -o FILE), ready for gwretry translate; the report of every setting (carried,
+approximated or not-carried, and how the behaviour changes) goes to stderr.
+Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
+		Example: `  gwretry import ingress-nginx ingresses.yaml > routes.yaml
+  gwretry import ingress-nginx manifests/ --configmap ingress-nginx-controller.yaml -o routes.yaml
+  kubectl get ingress -A -o yaml | gwretry import ingress-nginx - | gwretry translate - --target nginx`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("ingress-nginx needs at least one PATH (a file, a directory or - for stdin)")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runImportIngressNginx(o, args, stdin, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "", "write the HTTPRoutes and Gateways to `FILE` instead of stdout")
+	f.StringVar(&o.configMap, "configmap", "", "the ingress-nginx controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
+	f.StringVar(&o.class, "ingress-class", "nginx", "IngressClass of the Ingresses that name none (the Gateway they attach to)")
+	f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
+	f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
+	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
+	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
+	return cmd
+}
+
+func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch o.report {
+	case "text", "json", "none":
+	default:
+		return usageErrorf("--report %q: want text, json or none", o.report)
+	}
+	if err := checkOutDir(o.output); err != nil {
+		return err
+	}
+	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
+		return usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
+	}
+	opts := ingressnginx.Options{DefaultClass: o.class}
+	if o.configMap != "" {
+		cm, err := ingressnginx.LoadConfigMap(o.configMap, o.limits)
+		if err != nil {
+			return inputError(fmt.Errorf("--configmap: %w", err))
+		}
+		opts.ConfigMap = cm
+	}
+	in, err := ingressnginx.Load(paths, stdin, o.limits)
+	if err != nil {
+		return inputError(err)
+	}
+	if len(in.Ingresses) == 0 {
+		return inputError(fmt.Errorf("no Ingress (networking.k8s.io/v1) in %v", paths))
+	}
+	res, err := ingressnginx.Import(in, opts)
+	if err != nil {
+		return inputError(err)
+	}
+	out, err := res.YAML()
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	if err := validateImported(out, o.limits); err != nil {
+		return err
+	}
+	for _, n := range translate.GroupNotes(slices.Concat(in.Notes, res.Notes)) {
+		if !o.quiet || n.Severity != translate.SeverityInfo {
+			fmt.Fprintln(stderr, n.String())
+		}
+	}
+	if o.output != "" {
+		if err := os.WriteFile(o.output, out, 0o644); err != nil {
+			return err
+		}
+	} else if _, err := stdout.Write(out); err != nil {
+		return err
+	}
+	var data []byte
+	switch o.report {
+	case "none":
+		return nil
+	case "json":
+		b, err := json.MarshalIndent(res.Report, "", "  ")
+		if err != nil {
+			return err
+		}
+		data = append(b, '\n')
+	default:
+		data = importReportText(res.Report, res.Sources)
+	}
+	if o.reportFile != "" {
+		return os.WriteFile(o.reportFile, data, 0o644)
+	}
+	_, err = stderr.Write(data)
+	return err
+}
+
+// validateImported reads the output back as gwretry translate does: it
+// must load strictly, validate against the CRDs and resolve.
+func validateImported(out []byte, lim translate.Limits) error {
+	in, err := translate.Load([]string{"-"}, bytes.NewReader(out), lim)
+	if err == nil {
+		_, err = translate.Build(in, translate.ResolveOptions{})
+	}
+	if err == nil {
+		return nil
+	}
+	if translate.IsInputError(err) {
+		// A value the input carried (a regular expression, a name) that
+		// gwretry translate refuses.
+		return &exitError{code: exitInput, err: fmt.Errorf("the imported HTTPRoutes do not pass gwretry's validation (fix the Ingresses and import again):\n%w", err)}
+	}
+	return &exitError{code: exitInternal, err: &translate.InternalError{Err: err}}
+}
+
+// importReportText is the readable report: the findings grouped by
+// Ingress, each headed by the file and document it was read from.
+func importReportText(r *ingressnginx.Report, sources map[string]translate.Position) []byte {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "gwretry import ingress-nginx: %d Ingress(es) -> %d HTTPRoute(s), %d Gateway(s); defaults: ", r.Ingresses, r.Routes, r.Gateways)
+	if r.ConfigMap != "" {
+		fmt.Fprintf(&buf, "ConfigMap %s, then ingress-nginx's built-in ones\n", r.ConfigMap)
+	} else {
+		buf.WriteString("ingress-nginx's built-in ones (no --configmap)\n")
+	}
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+	for i, f := range r.Findings {
+		if i == 0 || f.Ingress != r.Findings[i-1].Ingress {
+			tw.Flush()
+			header := "\nIngress " + f.Ingress
+			if pos, ok := sources[f.Ingress]; ok {
+				header += " (" + pos.String() + ")"
+			}
+			fmt.Fprintln(&buf, header)
+			fmt.Fprintln(tw, "  HTTPROUTE\tRULE\tANNOTATION\tSOURCE\tVALUE\tSTATUS\tMESSAGE")
+		}
+		route, rule := f.Route, strconv.Itoa(f.Rule)
+		if f.Rule < 0 {
+			route, rule = "-", "-"
+		}
+		v := f.Value
+		if v == "" {
+			v = `""`
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", route, rule, f.Annotation, f.Source, v, f.Status, f.Message)
+	}
+	tw.Flush()
+	return buf.Bytes()
+}

@@ -1,0 +1,521 @@
+package ingressnginx
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// Options tune the import.
+type Options struct {
+	// ConfigMap holds the controller's defaults; nil means ingress-nginx's
+	// built-in ones.
+	ConfigMap *ConfigMap
+	// DefaultClass is the IngressClass of Ingresses that name none (the
+	// class ingress-nginx serves them under; "nginx" when empty).
+	DefaultClass string
+}
+
+// Result is the Gateway API output and its report.
+type Result struct {
+	Gateways []*gwv1.Gateway
+	Routes   []*gwv1.HTTPRoute
+	Report   *Report
+	Notes    []translate.Note
+	// Sources locates each Ingress ("namespace/name") in the input.
+	Sources map[string]translate.Position
+}
+
+// ingress is one Ingress being imported, with its effective settings.
+type ingress struct {
+	obj   *networkingv1.Ingress
+	pos   translate.Position
+	ns    string
+	key   string // namespace/name
+	class string
+	s     *settings
+	regex bool
+}
+
+func (ig *ingress) annotationField(name string) string {
+	return fmt.Sprintf("metadata.annotations[%q]", Prefix+name)
+}
+
+// path is one Ingress path on its way to a rule.
+type path struct {
+	ing     *ingress
+	ruleIdx int
+	pathIdx int
+	p       networkingv1.HTTPIngressPath
+}
+
+// group is the Ingress rules of one namespace, class and host: one
+// HTTPRoute (ingress2gateway's ingressRuleGroup).
+type group struct {
+	ns, class, host string
+	name            string
+	tls             []networkingv1.IngressTLS
+	paths           []path
+}
+
+// Import converts the Ingresses of in.
+func Import(in *Input, opts Options) (*Result, error) {
+	if opts.DefaultClass == "" {
+		opts.DefaultClass = "nginx"
+	}
+	defaults, errs := defaultsFrom(opts.ConfigMap)
+	res := &Result{Report: &Report{SchemaVersion: 1}, Sources: map[string]translate.Position{}}
+	if opts.ConfigMap != nil {
+		res.Report.ConfigMap = opts.ConfigMap.Name
+	}
+	ports := servicePorts(in)
+	var ings []*ingress
+	for _, o := range in.Ingresses {
+		ig, e := newIngress(o, defaults, opts.DefaultClass, res)
+		errs = append(errs, e...)
+		if ig != nil {
+			ings = append(ings, ig)
+		}
+	}
+	res.Report.Ingresses = len(in.Ingresses)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	// use-regex (or rewrite-target) on one Ingress makes every path of its
+	// host a regular expression: ingress-nginx writes one server per host.
+	regexHosts := map[string]*ingress{} // class/host -> the first Ingress that asks
+	for _, ig := range ings {
+		if !ig.regex {
+			continue
+		}
+		for _, r := range ig.obj.Spec.Rules {
+			if _, ok := regexHosts[ig.class+"/"+r.Host]; !ok {
+				regexHosts[ig.class+"/"+r.Host] = ig
+			}
+		}
+	}
+	groups, order := groupRules(ings)
+	gateways := map[string]*gwv1.Gateway{}
+	var gwOrder []string
+	for _, k := range order {
+		g := groups[k]
+		gwKey := g.ns + "/" + g.class
+		gw, ok := gateways[gwKey]
+		if !ok {
+			gw = newGateway(g.ns, g.class)
+			gateways[gwKey] = gw
+			gwOrder = append(gwOrder, gwKey)
+		}
+		addListeners(gw, g)
+		route, e := toRoute(g, ports, regexHosts, res)
+		errs = append(errs, e...)
+		if route != nil {
+			res.Routes = append(res.Routes, route)
+		}
+	}
+	for _, ig := range ings {
+		db := ig.obj.Spec.DefaultBackend
+		if db == nil {
+			continue
+		}
+		gwKey := ig.ns + "/" + ig.class
+		if _, ok := gateways[gwKey]; !ok {
+			gateways[gwKey] = newGateway(ig.ns, ig.class)
+			gwOrder = append(gwOrder, gwKey)
+		}
+		route := newRoute(ig.ns, ig.obj.Name+"-default-backend", ig.class, "")
+		ref, e := backendRef(ig, *db, "spec.defaultBackend", ports)
+		if e != nil {
+			errs = append(errs, e)
+			continue
+		}
+		rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: *ref}}}
+		carryInto(&rule, ig, []*ingress{ig}, routeKey(route), 0, res)
+		route.Spec.Rules = append(route.Spec.Rules, rule)
+		res.Routes = append(res.Routes, route)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	sort.Strings(gwOrder)
+	for _, k := range gwOrder {
+		gw := gateways[k]
+		if len(gw.Spec.Listeners) == 0 {
+			gw.Spec.Listeners = []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}
+		}
+		res.Gateways = append(res.Gateways, gw)
+	}
+	slices.SortStableFunc(res.Routes, func(a, b *gwv1.HTTPRoute) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	res.Report.Routes = len(res.Routes)
+	res.Report.Gateways = len(res.Gateways)
+	sortFindings(res.Report.Findings)
+	if res.Report.Findings == nil {
+		res.Report.Findings = []Finding{}
+	}
+	return res, nil
+}
+
+// newIngress reads one Ingress's class and settings. Canary Ingresses are
+// not imported (nil, with a finding).
+func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]value, defaultClass string, res *Result) (*ingress, translate.ErrorList) {
+	obj := o.Obj
+	ns := obj.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	ig := &ingress{obj: obj, pos: o.Pos, ns: ns, key: ns + "/" + obj.Name, s: &settings{values: map[string]value{}}}
+	res.Sources[ig.key] = o.Pos
+	object := "Ingress " + ig.key
+	var errs translate.ErrorList
+	bad := func(name, msg string) {
+		errs = append(errs, &translate.InputError{Pos: o.Pos, Object: object, Field: ig.annotationField(name), Msg: msg})
+	}
+	ann := obj.Annotations
+	if v, ok := ann[Prefix+Canary]; ok {
+		if b, err := strconv.ParseBool(v); err != nil {
+			bad(Canary, fmt.Sprintf("%q: want true or false", v))
+		} else if b {
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + Canary, Source: FromAnnotation, Value: v, Rule: -1,
+				Status: NotCarried, Message: "canary Ingresses are not imported: their share of the traffic is a weight on the main Ingress's backendRefs (ingress2gateway converts it)"})
+			return nil, errs
+		}
+	}
+	switch {
+	case obj.Spec.IngressClassName != nil && *obj.Spec.IngressClassName != "":
+		ig.class = *obj.Spec.IngressClassName
+	case ann["kubernetes.io/ingress.class"] != "":
+		ig.class = ann["kubernetes.io/ingress.class"]
+	default:
+		ig.class = defaultClass
+		res.Notes = append(res.Notes, translate.Info(object, "names no IngressClass: imported under %q (--ingress-class)", defaultClass))
+	}
+	if !nameRE.MatchString(ig.class) {
+		errs = append(errs, &translate.InputError{Pos: o.Pos, Object: object, Field: "spec.ingressClassName", Msg: fmt.Sprintf("%q is not a valid Gateway name", ig.class)})
+	}
+	for _, name := range retrySettings {
+		if raw, ok := ann[Prefix+name]; ok {
+			if msg := ig.s.parseSetting(name, raw); msg != "" {
+				bad(name, msg)
+				continue
+			}
+			ig.s.values[name] = value{raw: raw, source: FromAnnotation}
+			continue
+		}
+		d := defaults[name]
+		ig.s.parseSetting(name, d.raw) // checked by defaultsFrom
+		ig.s.values[name] = d
+	}
+	if d := defaults[RetryNonIdempotent]; d.source == FromConfigMap {
+		ig.s.parseSetting(RetryNonIdempotent, d.raw)
+		ig.s.values[RetryNonIdempotent] = d
+	}
+	if v, ok := ann[Prefix+UseRegex]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad(UseRegex, fmt.Sprintf("%q: want true or false", v))
+		}
+		ig.regex = b
+		f := Finding{Ingress: ig.key, Annotation: Prefix + UseRegex, Source: FromAnnotation, Value: v, Rule: -1, Status: Carried,
+			Message: "paths are matched as their pathType says"}
+		if b {
+			f.Status = Approximated
+			f.Message = "every Prefix and ImplementationSpecific path of the Ingress's hosts, from every Ingress, becomes a RegularExpression (?i)PATH.* (see each rule)"
+		}
+		res.Report.Findings = append(res.Report.Findings, f)
+	}
+	if ann[Prefix+RewriteTarget] != "" {
+		ig.regex = true
+	}
+	// Every other ingress-nginx annotation is reported as not carried.
+	names := make([]string, 0, len(ann))
+	for k := range ann {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		name, ok := strings.CutPrefix(k, Prefix)
+		if !ok || slices.Contains(retrySettings, name) || name == UseRegex || name == Canary {
+			continue
+		}
+		msg := "gwretry import reads the retry, timeout and path annotations only: this one is dropped (ingress2gateway converts some others)"
+		if name == RewriteTarget {
+			msg = "the path rewrite is dropped (an HTTPRoute URLRewrite filter can do part of it); as in ingress-nginx, it makes the paths of the host regular expressions (see use-regex)"
+		}
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: k, Source: FromAnnotation, Value: ann[k], Rule: -1, Status: NotCarried, Message: msg})
+	}
+	return ig, errs
+}
+
+// nameRE is what a Gateway name and parentRef accept (a DNS subdomain).
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// groupRules groups the Ingress rules by namespace, class and host, in the
+// sorted order of those keys, as ingress2gateway does.
+func groupRules(ings []*ingress) (map[string]*group, []string) {
+	groups := map[string]*group{}
+	var order []string
+	for _, ig := range ings {
+		for ri, r := range ig.obj.Spec.Rules {
+			k := ig.ns + "/" + ig.class + "/" + r.Host
+			g, ok := groups[k]
+			if !ok {
+				g = &group{ns: ig.ns, class: ig.class, host: r.Host, name: ig.obj.Name}
+				groups[k] = g
+				order = append(order, k)
+			}
+			g.tls = append(g.tls, ig.obj.Spec.TLS...)
+			if r.HTTP == nil {
+				continue
+			}
+			for pi, p := range r.HTTP.Paths {
+				g.paths = append(g.paths, path{ing: ig, ruleIdx: ri, pathIdx: pi, p: p})
+			}
+		}
+	}
+	sort.Strings(order)
+	return groups, order
+}
+
+func newGateway(ns, class string) *gwv1.Gateway {
+	gw := &gwv1.Gateway{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: class},
+		Spec:       gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(class)},
+	}
+	return gw
+}
+
+// addListeners adds the group's HTTP listener (and HTTPS listener when its
+// Ingresses have TLS) to the Gateway, once per host.
+func addListeners(gw *gwv1.Gateway, g *group) {
+	host := g.host
+	if host == "" && len(g.tls) == 1 && len(g.tls[0].Hosts) == 1 {
+		host = g.tls[0].Hosts[0]
+	}
+	prefix := ""
+	var hostname *gwv1.Hostname
+	if host != "" {
+		prefix = nameFromHost(host) + "-"
+		h := gwv1.Hostname(host)
+		hostname = &h
+	}
+	has := func(name string) bool {
+		return slices.ContainsFunc(gw.Spec.Listeners, func(l gwv1.Listener) bool { return string(l.Name) == name })
+	}
+	if !has(prefix + "http") {
+		gw.Spec.Listeners = append(gw.Spec.Listeners, gwv1.Listener{Name: gwv1.SectionName(prefix + "http"), Hostname: hostname, Port: 80, Protocol: gwv1.HTTPProtocolType})
+	}
+	if len(g.tls) == 0 {
+		return
+	}
+	var certs []string
+	for _, t := range g.tls {
+		if t.SecretName != "" && !slices.Contains(certs, t.SecretName) {
+			certs = append(certs, t.SecretName)
+		}
+	}
+	sort.Strings(certs)
+	name := prefix + "https"
+	i := slices.IndexFunc(gw.Spec.Listeners, func(l gwv1.Listener) bool { return string(l.Name) == name })
+	if i < 0 {
+		gw.Spec.Listeners = append(gw.Spec.Listeners, gwv1.Listener{Name: gwv1.SectionName(name), Hostname: hostname, Port: 443,
+			Protocol: gwv1.HTTPSProtocolType, TLS: &gwv1.ListenerTLSConfig{}})
+		i = len(gw.Spec.Listeners) - 1
+	}
+	tls := gw.Spec.Listeners[i].TLS
+	for _, c := range certs {
+		if !slices.ContainsFunc(tls.CertificateRefs, func(r gwv1.SecretObjectReference) bool { return string(r.Name) == c }) {
+			group, kind := gwv1.Group(""), gwv1.Kind("Secret")
+			tls.CertificateRefs = append(tls.CertificateRefs, gwv1.SecretObjectReference{Group: &group, Kind: &kind, Name: gwv1.ObjectName(c)})
+		}
+	}
+}
+
+var nonAlnum = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// nameFromHost is ingress2gateway's NameFromHost: "foo.example.com" ->
+// "foo-example-com", "" or "*" -> "all-hosts".
+func nameFromHost(host string) string {
+	if host == "" || host == "*" {
+		return "all-hosts"
+	}
+	return strings.TrimLeft(nonAlnum.ReplaceAllString(host, "-"), "-")
+}
+
+func newRoute(ns, name, class, host string) *gwv1.HTTPRoute {
+	r := &gwv1.HTTPRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "HTTPRoute"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	}
+	r.Spec.ParentRefs = []gwv1.ParentReference{{Name: gwv1.ObjectName(class)}}
+	if host != "" {
+		r.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(host)}
+	}
+	return r
+}
+
+func routeKey(r *gwv1.HTTPRoute) string { return r.Namespace + "/" + r.Name }
+
+// toRoute builds the group's HTTPRoute: one rule per distinct path type
+// and path, with the backends of every Ingress path that has them.
+func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, translate.ErrorList) {
+	route := newRoute(g.ns, g.name+"-"+nameFromHost(g.host), g.class, g.host)
+	var errs translate.ErrorList
+	type ruleAt struct {
+		rule gwv1.HTTPRouteRule
+		ings []*ingress
+	}
+	var keys []string
+	rules := map[string]*ruleAt{}
+	regexBy, regex := regexHosts[g.class+"/"+g.host]
+	regexAnn, regexVal := Prefix+UseRegex, ""
+	if regex {
+		regexVal = regexBy.obj.Annotations[regexAnn]
+		if b, _ := strconv.ParseBool(regexVal); !b {
+			regexAnn = Prefix + RewriteTarget
+			regexVal = regexBy.obj.Annotations[regexAnn]
+		}
+	}
+	for _, p := range g.paths {
+		field := fmt.Sprintf("spec.rules[%d].http.paths[%d]", p.ruleIdx, p.pathIdx)
+		if p.p.PathType == nil {
+			errs = append(errs, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".pathType", Msg: "required"})
+			continue
+		}
+		key := string(*p.p.PathType) + "/" + p.p.Path
+		ra, ok := rules[key]
+		if !ok {
+			match, err := toMatch(p, regex)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ra = &ruleAt{rule: gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{match}}}
+			rules[key] = ra
+			keys = append(keys, key)
+			if *p.p.PathType == networkingv1.PathTypeImplementationSpecific && !regex {
+				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".pathType", Source: FromSpec,
+					Value: "ImplementationSpecific", Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
+					Message: fmt.Sprintf("PathPrefix %s: ingress-nginx matched ImplementationSpecific paths as a plain string prefix (%s also matched %sx), PathPrefix matches whole path segments", pathValue(p.p.Path), pathValue(p.p.Path), strings.TrimSuffix(pathValue(p.p.Path), "/"))})
+			}
+			if regex && *p.p.PathType != networkingv1.PathTypeExact {
+				where := ""
+				if regexBy != p.ing {
+					where = fmt.Sprintf(" (set on Ingress %s, for every path of the host)", regexBy.key)
+				}
+				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: regexAnn, Source: FromAnnotation, Value: regexVal,
+					Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
+					Message: fmt.Sprintf("RegularExpression %s, as ingress2gateway writes it%s: ingress-nginx matched ~* \"^%s\", case-insensitive and from the start of the path; how a RegularExpression is anchored is up to the data plane", *match.Path.Value, where, pathValue(p.p.Path))})
+			}
+		}
+		if !slices.Contains(ra.ings, p.ing) {
+			ra.ings = append(ra.ings, p.ing)
+		}
+		if p.p.Backend.Service == nil && p.p.Backend.Resource == nil {
+			errs = append(errs, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".backend", Msg: "required: a service or a resource"})
+			continue
+		}
+		ref, err := backendRef(p.ing, p.p.Backend, field+".backend", ports)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ra.rule.BackendRefs = append(ra.rule.BackendRefs, gwv1.HTTPBackendRef{BackendRef: *ref})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	for i, k := range keys {
+		ra := rules[k]
+		carryInto(&ra.rule, ra.ings[0], ra.ings, routeKey(route), i, res)
+		route.Spec.Rules = append(route.Spec.Rules, ra.rule)
+	}
+	return route, nil
+}
+
+func pathValue(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// toMatch converts an Ingress path: Prefix and Exact as they are,
+// ImplementationSpecific as PathPrefix, and every path but Exact ones as
+// "(?i)PATH.*" on a host with use-regex (ingress2gateway's forms).
+func toMatch(p path, regex bool) (gwv1.HTTPRouteMatch, *translate.InputError) {
+	v := pathValue(p.p.Path)
+	var t gwv1.PathMatchType
+	switch *p.p.PathType {
+	case networkingv1.PathTypeExact:
+		t = gwv1.PathMatchExact
+	case networkingv1.PathTypePrefix, networkingv1.PathTypeImplementationSpecific:
+		t = gwv1.PathMatchPathPrefix
+		if regex {
+			t = gwv1.PathMatchRegularExpression
+			v = "(?i)" + v + ".*"
+		}
+	default:
+		return gwv1.HTTPRouteMatch{}, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key,
+			Field: fmt.Sprintf("spec.rules[%d].http.paths[%d].pathType", p.ruleIdx, p.pathIdx),
+			Msg:   fmt.Sprintf("%q: want Exact, Prefix or ImplementationSpecific", *p.p.PathType)}
+	}
+	return gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: &t, Value: &v}}, nil
+}
+
+// servicePorts maps "namespace/name" of each Service to its port numbers
+// by port name.
+func servicePorts(in *Input) map[string]map[string]int32 {
+	out := map[string]map[string]int32{}
+	for _, o := range in.Services {
+		ns := o.Obj.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		m := map[string]int32{}
+		for _, p := range o.Obj.Spec.Ports {
+			m[p.Name] = p.Port
+		}
+		out[ns+"/"+o.Obj.Name] = m
+	}
+	return out
+}
+
+// backendRef converts an Ingress backend; a named port is looked up in
+// the Services of the input.
+func backendRef(ig *ingress, b networkingv1.IngressBackend, field string, ports map[string]map[string]int32) (*gwv1.BackendRef, *translate.InputError) {
+	if b.Service == nil {
+		if b.Resource == nil {
+			return nil, &translate.InputError{Pos: ig.pos, Object: "Ingress " + ig.key, Field: field, Msg: "required: a service or a resource"}
+		}
+		kind := gwv1.Kind(b.Resource.Kind)
+		ref := &gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Kind: &kind, Name: gwv1.ObjectName(b.Resource.Name)}}
+		if b.Resource.APIGroup != nil {
+			g := gwv1.Group(*b.Resource.APIGroup)
+			ref.Group = &g
+		}
+		return ref, nil
+	}
+	port := b.Service.Port.Number
+	if b.Service.Port.Name != "" {
+		n, ok := ports[ig.ns+"/"+b.Service.Name][b.Service.Port.Name]
+		if !ok {
+			return nil, &translate.InputError{Pos: ig.pos, Object: "Ingress " + ig.key, Field: field + ".service.port.name",
+				Msg: fmt.Sprintf("port %q of Service %s/%s: give the Service in the input (or a port number) to resolve it", b.Service.Port.Name, ig.ns, b.Service.Name)}
+		}
+		port = n
+	}
+	p := gwv1.PortNumber(port)
+	return &gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(b.Service.Name), Port: &p}}, nil
+}
