@@ -3,12 +3,14 @@ module github.com/gwretry/gwretry
 go 1.26.0
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/envoyproxy/go-control-plane/envoy v1.40.0
 	github.com/google/go-cmp v0.7.0
 	github.com/haproxytech/client-native/v5 v5.1.27
 	github.com/nginxinc/nginx-go-crossplane v0.4.89
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/term v0.45.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.36.1
 	k8s.io/apiextensions-apiserver v0.36.1
