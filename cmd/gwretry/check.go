@@ -16,21 +16,21 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// exitDrift is translate --check's verdict: DIR differs from what translate
-// would write.
-const exitDrift = 4
-
 // drift compares files, what translate -o dir would write, with what dir
 // holds, and prints a unified diff per differing file to w, in path order.
 // Paths in the diff are relative to dir ("a/nginx/nginx.conf",
 // "b/nginx/nginx.conf"), so that the diff is the same wherever dir is and
-// `patch -p1 -d DIR` brings DIR up to date. A file under one of the
-// top-level directories that files write into ("nginx/") that translate
-// would not write is stale: drift too. It returns the number of files that
-// differ and writes nothing under dir.
-func drift(dir string, files []translate.File, w io.Writer) (int, error) {
+// `patch -p1 -d DIR` brings DIR up to date. A file that translate would
+// not write under a target's directory (each name of targets, and each
+// top-level directory that files write into: "nginx/") is stale: drift
+// too. It returns the number of files that differ and writes nothing under
+// dir.
+func drift(dir string, files []translate.File, targets []string, w io.Writer) (int, error) {
 	want := map[string][]byte{}
 	owned := map[string]bool{}
+	for _, t := range targets {
+		owned[t] = true
+	}
 	for _, f := range files {
 		want[f.Path] = f.Data
 		if top, _, ok := strings.Cut(f.Path, "/"); ok {

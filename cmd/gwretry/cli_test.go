@@ -377,3 +377,22 @@ func TestIsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestDriftTargetDirectories: a target's directory is its own even when
+// translate writes no file there (no route attached to a generated
+// listener), so what it holds is stale; another target's is not looked at.
+func TestDriftTargetDirectories(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "nginx/nginx.conf"), "old\n")
+	write(t, filepath.Join(dir, "haproxy/haproxy.cfg"), "other target\n")
+	write(t, filepath.Join(dir, "report.json"), "{}\n")
+	var out bytes.Buffer
+	n, err := drift(dir, []translate.File{{Path: "report.json", Data: []byte("{}\n")}}, []string{"nginx"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--- a/nginx/nginx.conf\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n"
+	if n != 1 || out.String() != want {
+		t.Errorf("%d file(s) differ:\n%s\nwant 1:\n%s", n, out.String(), want)
+	}
+}

@@ -25,6 +25,7 @@ const (
 	exitInput  = 1 // invalid input, or a file that cannot be read or written
 	exitUsage  = 2 // bad flags or arguments
 	exitFailOn = 3 // --fail-on reached
+	exitDrift  = 4 // translate --check: DIR differs from what translate writes
 	// exitInternal is a bug in gwretry (sysexits' EX_SOFTWARE): a backend
 	// broke its contract, a configuration contradicts its report, or a
 	// panic. Never 1, which would blame the input.

@@ -275,7 +275,11 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		if err != nil {
 			return err
 		}
-		if differ, err = drift(o.outDir, files, stdout); err != nil {
+		var names []string
+		for _, t := range targets {
+			names = append(names, t.Backend.Name())
+		}
+		if differ, err = drift(o.outDir, files, names, stdout); err != nil {
 			return inputError(err)
 		}
 	case o.outDir != "":
