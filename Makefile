@@ -10,7 +10,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 
-.PHONY: all build run test unit e2e matrix bench fuzz deps nginx haproxy traefik fmt vet check-fmt clean
+.PHONY: all build run test unit e2e matrix docs bench fuzz deps nginx haproxy traefik fmt vet check-fmt clean
 
 all: build
 
@@ -36,6 +36,10 @@ e2e: deps
 ## matrix: run the end-to-end suite and write docs/matrix.md from its results.
 matrix: deps
 	GWRETRY_MATRIX=$(CURDIR)/docs/matrix.md $(GO) test -count=1 -timeout 5m ./e2e/
+
+## docs: write docs/cli.md (every command's --help) from the cobra commands.
+docs:
+	$(GO) test -count=1 -run '^TestCLIDoc$$' ./cmd/gwretry/ -update
 
 ## bench: speed and memory of loading, resolving and generating.
 bench:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"strconv"
 	"text/tabwriter"
 
@@ -90,7 +91,7 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 	default:
 		return usageErrorf("--report %q: want text, json or none", o.report)
 	}
-	if err := checkOutDir(o.output); err != nil {
+	if err := checkOutFile(o.output); err != nil {
 		return err
 	}
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
@@ -205,4 +206,13 @@ func importReportText(r *ingressnginx.Report, sources map[string]translate.Posit
 	}
 	tw.Flush()
 	return buf.Bytes()
+}
+
+// checkOutFile refuses an -o that names a format (kubectl's -o yaml) rather
+// than a file: import always writes YAML.
+func checkOutFile(file string) error {
+	if !slices.Contains(formatWords, strings.ToLower(file)) && !isFormat(file) {
+		return nil
+	}
+	return usageErrorf("-o %s: import's -o takes a FILE to write the routes into (they are always YAML); for the report's format use --report text|json, or -o ./%s for a file of that name", file, file)
 }

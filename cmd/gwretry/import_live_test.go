@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -94,7 +95,7 @@ func TestImportRoundTrip(t *testing.T) {
 		fmt.Fprintf(&manifest, "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: %q\n  namespace: default\n", c.name)
 		if len(c.annotations) > 0 {
 			manifest.WriteString("  annotations:\n")
-			for _, k := range sortedKeys(c.annotations) {
+			for _, k := range slices.Sorted(maps.Keys(c.annotations)) {
 				fmt.Fprintf(&manifest, "    nginx.ingress.kubernetes.io/%s: %q\n", k, c.annotations[k])
 			}
 		}
@@ -188,13 +189,4 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runAs(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // Exit codes.
@@ -21,6 +25,7 @@ const (
 	exitInput  = 1 // invalid input, or a file that cannot be read or written
 	exitUsage  = 2 // bad flags or arguments
 	exitFailOn = 3 // --fail-on reached
+	exitDrift  = 4 // translate --check: DIR differs from what translate writes
 	// exitInternal is a bug in gwretry (sysexits' EX_SOFTWARE): a backend
 	// broke its contract, a configuration contradicts its report, or a
 	// panic. Never 1, which would blame the input.
@@ -28,7 +33,14 @@ const (
 )
 
 // run executes the command line and returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runAs("gwretry", args, stdin, stdout, stderr)
+}
+
+// runAs is run for the executable named name: as kubectl-gwretry (or
+// kubectl-gwretry.exe), kubectl runs it for "kubectl gwretry", which its
+// help then names.
+func runAs(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "gwretry: internal error: %v\n%s\nPlease report this with the input that caused it.\n", p, debug.Stack())
@@ -36,6 +48,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	cmd := newRootCmd(stdin, stdout, stderr)
+	if strings.TrimSuffix(name, ".exe") == kubectlPluginName {
+		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gwretry"}
+	}
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	return exitCode(err, stderr)

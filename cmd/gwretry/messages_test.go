@@ -173,21 +173,30 @@ func TestTextReportByRoute(t *testing.T) {
 	}
 }
 
-// TestOutputDirNamedLikeAFormat: -o json is refused, unless a directory
-// json exists.
+// TestOutputDirNamedLikeAFormat: -o json is always the stdout format, even
+// beside a directory json, which is -o ./json; -o wide is refused unless a
+// directory wide exists.
 func TestOutputDirNamedLikeAFormat(t *testing.T) {
 	example, err := filepath.Abs(example)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir())
-	if err := os.Mkdir("json", 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"json", "wide"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if code, _, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "-o", "json", "-q"); code != exitOK {
-		t.Errorf("exit %d with an existing directory json:\n%s", code, stderr)
+	code, stdout, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "-o", "json", "-q")
+	if code != exitOK || !strings.HasPrefix(stdout, "{") {
+		t.Errorf("-o json: exit %d, stdout not JSON:\n%s\n%s", code, stdout, stderr)
 	}
-	if _, err := os.Stat("json/envoy/envoy.yaml"); err != nil {
-		t.Error(err)
+	for _, dir := range []string{"./json", "wide"} {
+		if code, _, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "-o", dir, "-q"); code != exitOK {
+			t.Errorf("-o %s: exit %d with an existing directory:\n%s", dir, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "envoy/envoy.yaml")); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -26,8 +26,9 @@ func reportJSON(r *translate.Report) ([]byte, error) {
 
 // reportText is the readable report: the findings grouped by route, each
 // route headed by the file and document it was read from (sources, by
-// "namespace/name"), and in each route by rule, target and feature.
-func reportText(r *translate.Report, sources map[string]translate.Position) []byte {
+// "namespace/name"), and in each route by rule, target and feature. With
+// colour, the header is bold and each status green, yellow or red.
+func reportText(r *translate.Report, sources map[string]translate.Position, colour bool) []byte {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "gwretry report: %d route(s), %d rule(s); targets:", r.Routes, r.Rules)
 	for _, t := range r.Targets {
@@ -51,7 +52,11 @@ func reportText(r *translate.Report, sources map[string]translate.Position) []by
 				header += " (" + pos.String() + ")"
 			}
 			fmt.Fprintln(&buf, header)
-			fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\tSTATUS\tMESSAGE")
+			status := "STATUS"
+			if colour {
+				status = ansiBold + status + ansiReset
+			}
+			fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tMESSAGE")
 		}
 		rule := strconv.Itoa(f.Rule)
 		if f.RuleName != "" {
@@ -61,14 +66,18 @@ func reportText(r *translate.Report, sources map[string]translate.Position) []by
 		if msg == "" {
 			msg = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, f.Status, msg)
+		status := string(f.Status)
+		if colour {
+			status = statusColour(f.Status) + status + ansiReset
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, status, msg)
 	}
 	tw.Flush()
 	return buf.Bytes()
 }
 
 // writeReport writes the report in the chosen format to --report-file, or
-// else to w.
+// else to w; the text report is coloured only on a terminal (see console).
 func (o *options) writeReport(r *translate.Report, sources map[string]translate.Position, w io.Writer) error {
 	var data []byte
 	switch o.report {
@@ -80,7 +89,7 @@ func (o *options) writeReport(r *translate.Report, sources map[string]translate.
 			return err
 		}
 	default:
-		data = reportText(r, sources)
+		data = reportText(r, sources, o.reportFile == "" && o.console.colour(w))
 	}
 	if o.reportFile != "" {
 		return os.WriteFile(o.reportFile, data, 0o644)

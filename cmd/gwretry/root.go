@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -49,11 +48,17 @@ rules[].timeouts, and the Gateways, Services and EndpointSlices around them) and
 equivalent configuration for each data plane. For every rule and every data plane it reports
 what is honoured, approximated, or cannot be honoured, and why.
 
-Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error
-(a bug in gwretry: a configuration that contradicts its own report, a panic).`,
+Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 translate --check found
+a difference, 70 an internal error (a bug in gwretry: a configuration that contradicts its own
+report, a panic).
+
+Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl gwretry".`,
 		Example: `  gwretry translate route.yaml --target envoy
   gwretry translate manifests/ --target all -o out/
-  gwretry check manifests/ --target nginx@1.22 --fail-on unsupported`,
+  gwretry check manifests/ --target nginx@1.22 --fail-on unsupported
+  gwretry translate manifests/ --target all -o out/ --check
+  gwretry matrix --target haproxy
+  source <(gwretry completion bash)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -65,24 +70,9 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal 
 	})
 	root.AddCommand(newTranslateCmd(stdin, stdout, stderr, false), newTranslateCmd(stdin, stdout, stderr, true), newVersionCmd(stdout))
 	root.AddCommand(newImportCmd(stdin, stdout, stderr))
+	root.AddCommand(newMatrixCmd(stdout))
+	finishCommands(root)
 	return root
-}
-
-func newVersionCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:     "version",
-		Short:   "Print the gwretry version",
-		Example: "  gwretry version",
-		Args:    noArgs,
-		RunE: func(*cobra.Command, []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			_, err := fmt.Fprintf(stdout, "gwretry %s\n", v)
-			return err
-		},
-	}
 }
 
 func noArgs(_ *cobra.Command, args []string) error {

@@ -38,10 +38,16 @@ type options struct {
 	available func(backends.Settings) ([]translate.Backend, error)
 	quiet     bool
 	limits    translate.Limits
+	// check is translate --check: compare outDir with what would be
+	// written, write nothing.
+	check bool
+	// format is "yaml" or "json" when -o names a stdout format.
+	format  string
+	console console
 }
 
 func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
-	o := &options{limits: translate.DefaultLimits(), available: backends.Configured}
+	o := &options{limits: translate.DefaultLimits(), available: backends.Configured, console: realConsole()}
 	cmd := &cobra.Command{
 		Use:   "translate PATH...",
 		Short: "Write data plane configurations and the report",
@@ -49,7 +55,20 @@ func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) 
 *.json in sorted order, or - for stdin), validates the manifests as the API server would, and
 writes each target's configuration. Without -o the configuration of the single target goes to
 stdout; with -o DIR every target's files and DIR/report.json are written. The report goes to
-stderr as a table unless --report says otherwise.`,
+stderr as a table unless --report says otherwise (coloured on a terminal, unless NO_COLOR is set).
+
+-o yaml and -o json print the single target's configuration on stdout in that format, where its
+data plane reads it (Envoy's bootstrap, Traefik's static and dynamic files); nginx and HAProxy
+have their own syntax, so -o yaml|json is a usage error for them. A directory named yaml or json
+is -o ./yaml or -o ./json.
+
+--check (with -o DIR) writes nothing: it compares what translate would write with what DIR
+holds and prints a unified diff per file that differs (paths relative to DIR: patch -p1 -d DIR
+applies it). A file missing from DIR differs, and so does a file DIR holds under a target's
+directory (DIR/nginx/...) that translate would no longer write. It exits 4 when a file differs.
+
+Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 --check found a difference
+(it wins over 3), 70 an internal error of gwretry.`,
 		Example: `  # Envoy bootstrap on stdout, report table on stderr
   gwretry translate route.yaml --target envoy
 
@@ -61,7 +80,13 @@ stderr as a table unless --report says otherwise.`,
       --listen 127.0.0.1:8080 --endpoint infra-backend-v1:8080=127.0.0.1:3000
 
   # fail the build when something cannot be honoured
-  gwretry translate manifests/ --target traefik@3.6 -o out/ --fail-on unsupported`,
+  gwretry translate manifests/ --target traefik@3.6 -o out/ --fail-on unsupported
+
+  # CI: exit 4 with a diff when the committed out/ is not what gwretry writes
+  gwretry translate manifests/ --target all -o out/ --check
+
+  # Traefik's configuration as JSON on stdout
+  gwretry translate route.yaml --target traefik -o json`,
 	}
 	if checkOnly {
 		cmd.Use = "check PATH..."
@@ -88,7 +113,8 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 		f.StringVar(&o.target, "target", "all", "comma list of NAME or NAME@VERSION ("+names+") or all")
 	} else {
 		f.StringVar(&o.target, "target", "", "comma list of NAME or NAME@VERSION ("+names+") or all (required)")
-		f.StringVarP(&o.outDir, "output", "o", "", "write every target's files and report.json under `DIR` (a directory, not a format: see --report)")
+		f.StringVarP(&o.outDir, "output", "o", "", formatHelp())
+		f.BoolVar(&o.check, "check", false, "with -o DIR: write nothing, print a diff of what would change in DIR and exit 4 if anything would")
 	}
 	if checkOnly {
 		f.StringVar(&o.report, "report", "text", "report format on stdout: text, json or none")
@@ -142,8 +168,17 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 	if err != nil {
 		return nil, ro, &exitError{code: exitUsage, err: err}
 	}
+	if isFormat(o.outDir) {
+		o.format, o.outDir = o.outDir, ""
+		if len(targets) != 1 {
+			return nil, ro, usageErrorf("-o %s prints one target's configuration on stdout; %d targets need -o DIR (./%s for a directory named %s)", o.format, len(targets), o.format, o.format)
+		}
+	}
 	if err := checkOutDir(o.outDir); err != nil {
 		return nil, ro, err
+	}
+	if o.check && o.outDir == "" {
+		return nil, ro, usageErrorf("--check compares with a directory: it needs -o DIR")
 	}
 	if !checkOnly && o.outDir == "" && len(targets) != 1 {
 		return nil, ro, usageErrorf("%d targets need -o DIR; without it one target's configuration goes to stdout", len(targets))
@@ -233,10 +268,27 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 			fmt.Fprintln(stderr, n.String())
 		}
 	}
+	differ := 0
 	switch {
 	case checkOnly:
+	case o.check:
+		files, err := outputFiles(res)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, t := range targets {
+			names = append(names, t.Backend.Name())
+		}
+		if differ, err = drift(o.outDir, files, names, stdout); err != nil {
+			return inputError(err)
+		}
 	case o.outDir != "":
 		if err := writeFiles(o.outDir, res); err != nil {
+			return err
+		}
+	case o.format != "":
+		if err := writeFormat(stdout, targets[0].Backend.Name(), o.format, res.Files); err != nil {
 			return err
 		}
 	default:
@@ -253,12 +305,16 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err := o.writeReport(res.Report, m.Sources, reportTo); err != nil {
 		return err
 	}
+	if differ > 0 {
+		return &exitError{code: exitDrift, err: fmt.Errorf("--check: %d file(s) in %s differ from what translate writes (the diff is on stdout)", differ, o.outDir)}
+	}
 	return o.checkFailOn(res.Report)
 }
 
-// formatWords are what users give -o in other tools (kubectl -o yaml): a
-// format, where gwretry wants a directory.
-var formatWords = []string{"yaml", "yml", "json", "text", "table", "wide", "name"}
+// formatWords are what users give -o in other tools (kubectl -o wide): a
+// format gwretry has not, where it wants a directory. yaml and json are
+// formats gwretry has (isFormat).
+var formatWords = []string{"yml", "text", "table", "wide", "name"}
 
 // checkOutDir refuses an -o that names a format rather than a directory,
 // unless a directory of that name exists.
@@ -269,7 +325,7 @@ func checkOutDir(dir string) error {
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
 		return nil
 	}
-	return usageErrorf("-o %s: -o takes a directory to write the configurations and report.json into; for the report's format use --report text|json (and --report-file FILE), or -o ./%s for a directory of that name", dir, dir)
+	return usageErrorf("-o %s: -o takes a directory to write the configurations and report.json into, or yaml|json for one target's configuration on stdout; for the report's format use --report text|json (and --report-file FILE), or -o ./%s for a directory of that name", dir, dir)
 }
 
 // inputError marks err as a problem with the input: exit code 1, unless it
@@ -286,13 +342,21 @@ func inputError(err error) error {
 	return &exitError{code: exitInput, err: err}
 }
 
-func writeFiles(dir string, res *translate.Result) error {
+// outputFiles are what -o DIR holds: every target's files and report.json.
+func outputFiles(res *translate.Result) ([]translate.File, error) {
 	files := append([]translate.File(nil), res.Files...)
 	report, err := reportJSON(res.Report)
 	if err != nil {
+		return nil, err
+	}
+	return append(files, translate.File{Path: "report.json", Data: report}), nil
+}
+
+func writeFiles(dir string, res *translate.Result) error {
+	files, err := outputFiles(res)
+	if err != nil {
 		return err
 	}
-	files = append(files, translate.File{Path: "report.json", Data: report})
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestCheckDrift: translate --check exits 0 on a directory that translate
+// wrote, 4 with one unified diff per differing file otherwise, and never
+// writes.
+func TestCheckDrift(t *testing.T) {
+	base := []string{"translate", example, "--target", "envoy,haproxy,nginx,traefik", "-q", "--report", "none"}
+	tests := []struct {
+		name string
+		// change alters a directory translate wrote; nil leaves it.
+		change func(t *testing.T, dir string)
+		// missing: the directory is not created at all.
+		missing bool
+		code    int
+		// headers are the diff's file headers, in order.
+		headers []string
+		// contains are further lines the diff must hold.
+		contains []string
+	}{
+		{name: "up to date", code: exitOK},
+		{name: "files of untargeted data planes are not drift", code: exitOK, change: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "linkerd/other.yaml"), "x\n") // a target not chosen
+			write(t, filepath.Join(dir, "README.md"), "x\n")
+		}},
+		{name: "changed line", code: exitDrift, change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "haproxy/haproxy.cfg")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, p, strings.Replace(string(data), "retries", "retries-old", 1))
+		}, headers: []string{"--- a/haproxy/haproxy.cfg", "+++ b/haproxy/haproxy.cfg"}, contains: []string{"-", "+", "retries-old"}},
+		{name: "missing file", code: exitDrift, change: func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "report.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, headers: []string{"--- /dev/null", "+++ b/report.json"}, contains: []string{`+  "schemaVersion": 1,`}},
+		{name: "stale file in a target's directory", code: exitDrift, change: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "nginx/conf.d/old.conf"), "server {}\n")
+		}, headers: []string{"--- a/nginx/conf.d/old.conf", "+++ /dev/null"}, contains: []string{"@@ -1 +0,0 @@", "-server {}"}},
+		{name: "no newline at end", code: exitDrift, change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "traefik/traefik.yaml")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, p, strings.TrimSuffix(string(data), "\n"))
+		}, headers: []string{"--- a/traefik/traefik.yaml", "+++ b/traefik/traefik.yaml"}, contains: []string{`\ No newline at end of file`}},
+		{name: "no directory: every file differs", missing: true, code: exitDrift, headers: []string{
+			"--- /dev/null", "+++ b/envoy/envoy.yaml", "--- /dev/null", "+++ b/haproxy/haproxy.cfg",
+			"--- /dev/null", "+++ b/nginx/nginx.conf", "--- /dev/null", "+++ b/report.json",
+			"--- /dev/null", "+++ b/traefik/dynamic.yaml", "--- /dev/null", "+++ b/traefik/traefik.yaml",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			if !tt.missing {
+				if code, _, stderr := gwretry(t, "", append(base, "-o", dir)...); code != exitOK {
+					t.Fatalf("translate: exit %d\n%s", code, stderr)
+				}
+			}
+			if tt.change != nil {
+				tt.change(t, dir)
+			}
+			before := snapshot(t, dir)
+			code, stdout, stderr := gwretry(t, "", append(base, "-o", dir, "--check")...)
+			if code != tt.code {
+				t.Fatalf("--check: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("--check changed %s:\nbefore:\n%s\nafter:\n%s", dir, before, after)
+			}
+			var headers []string
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") {
+					headers = append(headers, l)
+				}
+			}
+			if strings.Join(headers, "\n") != strings.Join(tt.headers, "\n") {
+				t.Errorf("diff headers:\n%s\nwant:\n%s\nstdout:\n%s", strings.Join(headers, "\n"), strings.Join(tt.headers, "\n"), stdout)
+			}
+			for _, w := range tt.contains {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("diff lacks %q:\n%s", w, stdout)
+				}
+			}
+			if tt.code == exitDrift {
+				if !strings.Contains(stderr, "--check: ") || !strings.Contains(stderr, "differ from what translate writes") {
+					t.Errorf("stderr does not name the drift:\n%s", stderr)
+				}
+				if strings.Contains(stdout, dir) {
+					t.Errorf("the diff names the directory %s; its paths must be relative:\n%s", dir, stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckDriftIsStable: the diff is the same byte for byte on every run.
+func TestCheckDriftIsStable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	args := []string{"translate", example, "--target", "envoy,nginx", "-q", "--report", "none", "-o", dir, "--check"}
+	_, first, _ := gwretry(t, "", args...)
+	_, second, _ := gwretry(t, "", args...)
+	if first == "" || first != second {
+		t.Errorf("--check output differs between runs or is empty:\n%s\n---\n%s", first, second)
+	}
+}
+
+// TestCheckFailOnAndDrift: drift (4) wins over --fail-on (3), and the
+// report is still printed.
+func TestCheckFailOnAndDrift(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir, "--check", "--fail-on", "approximated")
+	if code != exitDrift || !strings.Contains(stderr, "gwretry report") {
+		t.Errorf("exit %d, want %d with the report on stderr:\n%s", code, exitDrift, stderr)
+	}
+}
+
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot lists every path under dir with its content.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		b.WriteString(p + "\n")
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b.Write(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestOutputFormats: -o yaml|json print the single target's configuration
+// in that format, with the same content as the files -o DIR writes.
+func TestOutputFormats(t *testing.T) {
+	tests := []struct {
+		target, format string
+		// files are the paths -o DIR writes for the target.
+		files []string
+	}{
+		{"envoy", "yaml", []string{"envoy/envoy.yaml"}},
+		{"envoy", "json", []string{"envoy/envoy.yaml"}},
+		{"traefik", "yaml", []string{"traefik/dynamic.yaml", "traefik/traefik.yaml"}},
+		{"traefik", "json", []string{"traefik/dynamic.yaml", "traefik/traefik.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target+" "+tt.format, func(t *testing.T) {
+			dir := t.TempDir()
+			if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", dir); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			code, stdout, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", tt.format)
+			if code != exitOK {
+				t.Fatalf("-o %s: exit %d\n%s", tt.format, code, stderr)
+			}
+			if strings.Contains(stdout, "gwretry report") {
+				t.Errorf("the report is on stdout:\n%s", stdout)
+			}
+			// got maps each path to its document as JSON.
+			got := map[string]string{}
+			switch {
+			case tt.format == "json" && len(tt.files) == 1:
+				got[tt.files[0]] = canonicalJSON(t, []byte(stdout))
+			case tt.format == "json":
+				var docs map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(stdout), &docs); err != nil {
+					t.Fatalf("not one JSON object: %v\n%s", err, stdout)
+				}
+				for p, d := range docs {
+					got[p] = canonicalJSON(t, d)
+				}
+			case len(tt.files) == 1:
+				got[tt.files[0]] = yamlAsJSON(t, []byte(stdout))
+			default:
+				for _, doc := range strings.Split(stdout, "---\n") {
+					name, body, _ := strings.Cut(doc, "\n")
+					got[strings.TrimPrefix(name, "# ")] = yamlAsJSON(t, []byte(body))
+				}
+			}
+			if len(got) != len(tt.files) {
+				t.Errorf("%d documents, want %d:\n%s", len(got), len(tt.files), stdout)
+			}
+			for _, p := range tt.files {
+				data, err := os.ReadFile(filepath.Join(dir, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := yamlAsJSON(t, data); got[p] != want {
+					t.Errorf("%s differs from -o DIR's:\n%s\nwant:\n%s", p, got[p], want)
+				}
+			}
+			// byte for byte the same on every run
+			if _, again, _ := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", tt.format); again != stdout {
+				t.Error("-o " + tt.format + " output differs between runs")
+			}
+		})
+	}
+}
+
+func yamlAsJSON(t *testing.T, data []byte) string {
+	t.Helper()
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, data)
+	}
+	return canonicalJSON(t, j)
+}
+
+func canonicalJSON(t *testing.T, data []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v:\n%s", err, data)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestWriteFormatGRPCStyle: a target that writes JSON converts to YAML, and
+// a file in neither format is refused before anything is written.
+func TestWriteFormat(t *testing.T) {
+	tests := []struct {
+		name, format string
+		files        []translate.File
+		want         string
+		code         int
+	}{
+		{"json as yaml", "yaml", []translate.File{{Path: "grpc/service-config.json", Data: []byte(`{"b": [1, "x"], "a": true}` + "\n")}}, "a: true\nb:\n- 1\n- x\n", 0},
+		{"json as json", "json", []translate.File{{Path: "x/c.json", Data: []byte("{\"a\": 1}\n")}}, "{\"a\": 1}\n", 0},
+		{"yaml as json", "json", []translate.File{{Path: "x/c.yaml", Data: []byte("b: 2\na: '1'\n")}}, "{\n  \"a\": \"1\",\n  \"b\": 2\n}\n", 0},
+		{"two yaml files as yaml", "yaml", []translate.File{{Path: "x/a.yaml", Data: []byte("a: 1\n")}, {Path: "x/b.yaml", Data: []byte("b: 2\n")}}, "# x/a.yaml\na: 1\n---\n# x/b.yaml\nb: 2\n", 0},
+		{"neither", "json", []translate.File{{Path: "x/a.yaml", Data: []byte("a: 1\n")}, {Path: "x/b.conf", Data: []byte("b 2;\n")}}, "", exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := writeFormat(&buf, "x", tt.format, tt.files)
+			var stderr bytes.Buffer
+			if code := exitCode(err, &stderr); code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr.String())
+			}
+			if buf.String() != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", buf.String(), tt.want)
+			}
+		})
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// TestReportColour: the text report is coloured only on a terminal and
+// without NO_COLOR; with colour, stripping the escapes gives the plain
+// report byte for byte (the columns stay aligned).
+func TestReportColour(t *testing.T) {
+	tests := []struct {
+		name       string
+		terminal   bool
+		noColor    string
+		reportFile bool
+		colour     bool
+	}{
+		{"terminal", true, "", false, true},
+		{"terminal with NO_COLOR", true, "1", false, false},
+		{"terminal with NO_COLOR empty", true, "", false, true},
+		{"pipe or file", false, "", false, false},
+		{"terminal, but --report-file", true, "", true, false},
+	}
+	example, err := filepath.Abs(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &options{limits: translate.DefaultLimits(), available: backends.Configured,
+				target: "nginx,traefik", report: "text", failOn: "none", channel: "standard", quiet: true}
+			o.console = console{
+				getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.noColor}[k] },
+				isTerminal: func(io.Writer) bool { return tt.terminal },
+			}
+			if tt.reportFile {
+				o.reportFile = filepath.Join(t.TempDir(), "report.txt")
+			}
+			var stdout, stderr bytes.Buffer
+			if err := runTranslate(o, []string{example}, nil, &stdout, &stderr, true); err != nil {
+				t.Fatal(err)
+			}
+			out := stdout.String()
+			if tt.reportFile {
+				data, err := os.ReadFile(o.reportFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = string(data)
+			}
+			if got := ansi.MatchString(out); got != tt.colour {
+				t.Fatalf("coloured: %v, want %v:\n%q", got, tt.colour, out)
+			}
+			_, plain, _ := gwretry(t, "", "check", example, "--target", "nginx,traefik", "-q")
+			if stripped := ansi.ReplaceAllString(out, ""); stripped != plain {
+				t.Errorf("without its escapes the report differs from the plain one:\n%s\nplain:\n%s", stripped, plain)
+			}
+			if tt.colour {
+				for _, w := range []string{"\x1b[32mhonoured\x1b[0m", "\x1b[33mapproximated\x1b[0m", "\x1b[31munsupported\x1b[0m"} {
+					if !strings.Contains(out, w) {
+						t.Errorf("report lacks %q", w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestIsTerminal: buffers, pipes and regular files are not terminals, so
+// gwretry's output piped or redirected has no colour.
+func TestIsTerminal(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for name, wr := range map[string]io.Writer{"buffer": &bytes.Buffer{}, "file": f, "pipe": w} {
+		if isTerminal(wr) {
+			t.Errorf("%s is taken for a terminal", name)
+		}
+		if realConsole().colour(wr) {
+			t.Errorf("%s gets colour", name)
+		}
+	}
+}
+
+// TestDriftTargetDirectories: a target's directory is its own even when
+// translate writes no file there (no route attached to a generated
+// listener), so what it holds is stale; another target's is not looked at.
+func TestDriftTargetDirectories(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "nginx/nginx.conf"), "old\n")
+	write(t, filepath.Join(dir, "haproxy/haproxy.cfg"), "other target\n")
+	write(t, filepath.Join(dir, "report.json"), "{}\n")
+	var out bytes.Buffer
+	n, err := drift(dir, []translate.File{{Path: "report.json", Data: []byte("{}\n")}}, []string{"nginx"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--- a/nginx/nginx.conf\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n"
+	if n != 1 || out.String() != want {
+		t.Errorf("%d file(s) differ:\n%s\nwant 1:\n%s", n, out.String(), want)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// Stdout formats -o selects, as kubectl -o yaml|json does, for the single
+// target's configuration on stdout. Any other -o value is a directory.
+const (
+	formatYAML = "yaml"
+	formatJSON = "json"
+)
+
+// fileFormat is "yaml" or "json" by a generated file's extension, or "" for
+// a file in its data plane's own syntax (nginx.conf, haproxy.cfg).
+func fileFormat(p string) string {
+	switch path.Ext(p) {
+	case ".yaml", ".yml":
+		return formatYAML
+	case ".json":
+		return formatJSON
+	}
+	return ""
+}
+
+// writeFormat prints one target's files in format: one file as the document
+// itself (a file the data plane loads as it is, in YAML or JSON); several
+// YAML files as YAML documents, each after a comment naming it, as without
+// -o; several files in JSON as one object that maps each path to its
+// document. It refuses a file that is neither YAML nor JSON: nothing is
+// written then.
+func writeFormat(w io.Writer, target, format string, files []translate.File) error {
+	for _, f := range files {
+		if fileFormat(f.Path) == "" {
+			return usageErrorf("-o %s: %s writes %s in its own syntax, neither YAML nor JSON; leave out -o to print it, or give -o a directory (./%s for one named %s)",
+				format, target, f.Path, format, format)
+		}
+	}
+	converted := make([]translate.File, len(files))
+	for i, f := range files {
+		data, err := convert(f, format)
+		if err != nil {
+			// A backend's file that its own format cannot read back is
+			// gwretry's bug: the backends parse their output.
+			return &translate.InternalError{Err: fmt.Errorf("-o %s: %s: %w", format, f.Path, err)}
+		}
+		converted[i] = translate.File{Path: f.Path, Data: data}
+	}
+	if len(converted) == 1 {
+		_, err := w.Write(converted[0].Data)
+		return err
+	}
+	if format == formatYAML {
+		var buf bytes.Buffer
+		for i, f := range converted {
+			if i > 0 {
+				buf.WriteString("---\n")
+			}
+			fmt.Fprintf(&buf, "# %s\n", f.Path)
+			buf.Write(f.Data)
+		}
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	// Several JSON documents: one object by path (encoding/json sorts the
+	// keys), so that the output is one JSON value jq and others can read.
+	docs := map[string]json.RawMessage{}
+	for _, f := range converted {
+		docs[f.Path] = json.RawMessage(f.Data)
+	}
+	out, err := json.MarshalIndent(docs, "", "  ")
+	if err != nil {
+		return &translate.InternalError{Err: fmt.Errorf("-o json: %w", err)}
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
+
+// convert returns f's document in format: as generated when it is in that
+// format already, else through sigs.k8s.io/yaml (YAML to JSON, indented,
+// or JSON to YAML).
+func convert(f translate.File, format string) ([]byte, error) {
+	if fileFormat(f.Path) == format {
+		return f.Data, nil
+	}
+	if format == formatYAML {
+		return yaml.JSONToYAML(f.Data)
+	}
+	j, err := yaml.YAMLToJSON(f.Data)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, j, "", "  "); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// isFormat tells whether -o names a stdout format rather than a directory.
+func isFormat(o string) bool {
+	return o == formatYAML || o == formatJSON
+}
+
+// formatHelp is the -o flag's help text.
+func formatHelp() string {
+	return "`DIR` to write every target's files and report.json under, or yaml|json: the single target's configuration on stdout in that format (Envoy, Traefik; ./yaml for a directory named yaml)"
+}

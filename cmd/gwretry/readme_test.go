@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestREADMEExamples runs, in order, the gwretry command lines of the
+// README's sections on the drift check, formats, matrix, version and
+// completion, in a fresh directory with the repository's testdata: each
+// must exit 0 and print something.
+func TestREADMEExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "### Drift check in CI")
+	section, _, _ = strings.Cut(section, "### Input")
+	t.Chdir(t.TempDir())
+	n := 0
+	for _, line := range strings.Split(section, "\n") {
+		cmd, ok := strings.CutPrefix(line, "    gwretry ")
+		if !ok {
+			continue
+		}
+		var args []string
+		for _, a := range strings.Fields(cmd) {
+			if strings.HasPrefix(a, "testdata/") {
+				a = filepath.Join(repo, a)
+			}
+			args = append(args, a)
+		}
+		n++
+		code, stdout, stderr := gwretry(t, "", args...)
+		if code != exitOK || stdout == "" && !strings.Contains(cmd, "-o out/") {
+			t.Errorf("gwretry %s: exit %d, stdout %d bytes\n%s", cmd, code, len(stdout), stderr)
+		}
+	}
+	if n < 7 {
+		t.Errorf("only %d examples found in the README", n)
+	}
+	// source <(gwretry completion bash)
+	if code, stdout, _ := gwretry(t, "", "completion", "bash"); code != exitOK || !strings.Contains(stdout, "__start_gwretry") {
+		t.Errorf("completion bash: exit %d", code)
+	}
+}
