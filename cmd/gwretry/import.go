@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
