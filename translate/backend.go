@@ -259,6 +259,16 @@ func (e *InternalError) Unwrap() error { return e.Err }
 // default, are not retried unless Options.RetryNonIdempotent is set.
 func NonIdempotentMethods() []string { return []string{"POST", "PATCH", "LOCK"} }
 
+// VersionNames lists the names of a backend's version table, in its order:
+// what Backend.Versions returns.
+func VersionNames[T any](table []T, name func(T) string) []string {
+	out := make([]string, 0, len(table))
+	for _, v := range table {
+		out = append(out, name(v))
+	}
+	return out
+}
+
 // LookupVersion returns the row of a backend's version table (oldest
 // first) whose name is version; "" means the newest, as --target without a
 // version does. Every backend looks its versions up with it, so that all

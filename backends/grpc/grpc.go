@@ -64,11 +64,7 @@ func versionTable() []version { return []version{{Name: "1.84"}} }
 
 // Versions returns the grpc-go versions known, oldest first.
 func (*Backend) Versions() []string {
-	var vs []string
-	for _, v := range versionTable() {
-		vs = append(vs, v.Name)
-	}
-	return vs
+	return translate.VersionNames(versionTable(), func(v version) string { return v.Name })
 }
 
 // Generate writes grpc/service-config.json for m and reports, per rule and

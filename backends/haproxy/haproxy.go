@@ -31,11 +31,7 @@ func (*Backend) Name() string { return "haproxy" }
 
 // Versions returns the HAProxy versions gwretry knows, oldest first.
 func (*Backend) Versions() []string {
-	var vs []string
-	for _, s := range supportTable() {
-		vs = append(vs, s.Version)
-	}
-	return vs
+	return translate.VersionNames(supportTable(), func(s versionSupport) string { return s.Version })
 }
 
 // Generate writes haproxy.cfg for m and one finding per feature per rule.

@@ -42,11 +42,7 @@ func (*Backend) Name() string { return "linkerd" }
 
 // Versions returns the Linkerd versions known, oldest first.
 func (*Backend) Versions() []string {
-	var vs []string
-	for _, s := range versionTable() {
-		vs = append(vs, s.Version)
-	}
-	return vs
+	return translate.VersionNames(versionTable(), func(s support) string { return s.Version })
 }
 
 // outRoute is one route written: its object and the rules it holds.

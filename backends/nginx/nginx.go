@@ -100,11 +100,7 @@ func (*Backend) Name() string { return "nginx" }
 
 // Versions returns the nginx versions gwretry knows, oldest first.
 func (*Backend) Versions() []string {
-	var vs []string
-	for _, v := range versionTable() {
-		vs = append(vs, v.Name)
-	}
-	return vs
+	return translate.VersionNames(versionTable(), func(v version) string { return v.Name })
 }
 
 // Generate writes the layout's file for m and one finding per feature of

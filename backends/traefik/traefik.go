@@ -66,11 +66,7 @@ func (*Backend) Name() string { return "traefik" }
 
 // Versions returns the Traefik versions known, oldest first.
 func (*Backend) Versions() []string {
-	var vs []string
-	for _, s := range versionTable() {
-		vs = append(vs, s.Version)
-	}
-	return vs
+	return translate.VersionNames(versionTable(), func(s support) string { return s.Version })
 }
 
 // Generate writes traefik.yaml and dynamic.yaml for m and reports, per rule
