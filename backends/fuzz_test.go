@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -93,14 +95,23 @@ func ruleFromBytes(b []byte) string {
 	}
 	exact := at(2)%3 == 0
 	var filters []string
+	// Header values: plain, or one that some format would interpret.
+	hostileValues := hostile.HeaderValues()
+	value := func(i int) string {
+		if at(i)%2 == 0 {
+			return "v"
+		}
+		q, _ := json.Marshal(hostileValues[at(i+1)%len(hostileValues)])
+		return string(q)
+	}
 	if at(14)%2 == 1 {
 		filters = append(filters, []string{
-			"{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: a}], add: [{name: X-B, value: b}], remove: [X-C]}}",
-			"{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: Accept, value: text}]}}",
+			"{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: " + value(16) + "}], add: [{name: X-B, value: " + value(18) + "}], remove: [X-C]}}",
+			"{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: Accept, value: " + value(18) + "}]}}",
 		}[at(15)%2])
 	}
 	if at(14)%3 == 1 {
-		filters = append(filters, "{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-R, value: r}], remove: [X-S]}}")
+		filters = append(filters, "{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-R, value: "+value(20)+"}], add: [{name: X-Q, value: "+value(16)+"}], remove: [X-S]}}")
 	}
 	redirect := at(14)%7 == 3
 	switch {
@@ -173,7 +184,7 @@ func runAllTargets(t *testing.T, target string, a, b []byte) {
 	t.Helper()
 	manifest := `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: r, namespace: ns}
+metadata: {name: my-route.v1, namespace: ns}
 spec:
   hostnames: [a.example.com]
   rules:
@@ -219,7 +230,7 @@ func TestRandomModels(t *testing.T) {
 	deadline := time.Now().Add(*randomFor)
 	n := 0
 	for ; n < 200 || time.Now().Before(deadline); n++ {
-		a, b := make([]byte, 16), make([]byte, 16)
+		a, b := make([]byte, 24), make([]byte, 24)
 		for i := range a {
 			a[i], b[i] = byte(rng.IntN(256)), byte(rng.IntN(256))
 		}
