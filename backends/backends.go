@@ -8,6 +8,7 @@ import (
 	"github.com/gwretry/gwretry/backends/haproxy"
 	"github.com/gwretry/gwretry/backends/linkerd"
 	"github.com/gwretry/gwretry/backends/nginx"
+	"github.com/gwretry/gwretry/backends/openshift"
 	"github.com/gwretry/gwretry/backends/traefik"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -15,7 +16,7 @@ import (
 // All returns every backend with its default settings, in the order
 // --target all runs them.
 func All() []translate.Backend {
-	return []translate.Backend{envoy.New(), grpc.New(), haproxy.New(), linkerd.New(), nginx.New(), traefik.New()}
+	return []translate.Backend{envoy.New(), grpc.New(), haproxy.New(), linkerd.New(), nginx.New(), openshift.New(), traefik.New()}
 }
 
 // Settings are the choices that concern one data plane's output files
@@ -47,5 +48,5 @@ func Configured(s Settings) ([]translate.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []translate.Backend{envoy.New(), g, haproxy.New(), linkerd.New(), ngx, tr}, nil
+	return []translate.Backend{envoy.New(), g, haproxy.New(), linkerd.New(), ngx, openshift.New(), tr}, nil
 }

@@ -176,6 +176,9 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 				return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 			}
 		}
+		if err := checkConnectionClaims(t.Backend, m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}, out); err != nil {
+			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		}
 		for _, f := range out.Findings {
 			f.Target = name
 			res.Report.Findings = append(res.Report.Findings, f)
@@ -212,19 +215,32 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 // finding, and that nothing else has one.
 func checkFindings(m *Model, fs []Finding) error {
 	type key struct {
+		gateway string
 		route   string
 		rule    int
 		feature Feature
 	}
 	want := map[key]bool{}
+	for _, g := range m.ConnectionTimeouts {
+		for _, c := range g.Timeouts {
+			want[key{gateway: g.Gateway, feature: c.Feature}] = true
+		}
+	}
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
-			want[key{r.Route, r.Index, f}] = true
+			want[key{route: r.Route, rule: r.Index, feature: f}] = true
 		}
 	}
 	got := map[key]bool{}
 	for _, f := range fs {
-		k := key{f.Route, f.Rule, f.Feature}
+		k := key{f.Gateway, f.Route, f.Rule, f.Feature}
+		if f.Gateway != "" && (f.Route != "" || f.Rule != 0 || f.RuleName != "") {
+			return fmt.Errorf("finding for Gateway %s feature %s also names route %q rule %d", f.Gateway, f.Feature, f.Route, f.Rule)
+		}
+		if f.Gateway != "" {
+			// Gateway findings are keyed by (gateway, feature).
+			f.Route = "Gateway " + f.Gateway
+		}
 		if !want[k] {
 			return fmt.Errorf("finding for %s rule %d feature %s, which the rule does not set", f.Route, f.Rule, f.Feature)
 		}
@@ -240,6 +256,9 @@ func checkFindings(m *Model, fs []Finding) error {
 		got[k] = true
 	}
 	for k := range want {
+		if !got[k] && k.gateway != "" {
+			return fmt.Errorf("no finding for Gateway %s feature %s", k.gateway, k.feature)
+		}
 		if !got[k] {
 			return fmt.Errorf("no finding for %s rule %d feature %s", k.route, k.rule, k.feature)
 		}

@@ -55,9 +55,12 @@ func (s Status) Rank() int {
 	}
 }
 
-// Finding is what one target does with one feature of one rule.
+// Finding is what one target does with one feature of one rule, or, for
+// the connection.* features, of one Gateway: then Gateway is set and Route,
+// Rule and RuleName are empty.
 type Finding struct {
 	Target   string  `json:"target"`
+	Gateway  string  `json:"gateway,omitempty"`
 	Route    string  `json:"route"`
 	Rule     int     `json:"rule"`
 	RuleName string  `json:"ruleName"`
@@ -134,7 +137,7 @@ func features(rt *Retry, t Timeouts) []Feature {
 // report.json diffs cleanly.
 func SortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Route, b.Route),
+		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Route, b.Route),
 			cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Feature, b.Feature))
 	})
 }

@@ -76,6 +76,8 @@ type Input struct {
 	// into the v1beta1 type (the two are identical).
 	ReferenceGrants []Object[gwv1b1.ReferenceGrant]
 	Namespaces      []Object[corev1.Namespace]
+	// ConnectionTimeoutPolicies are gwretry.io/v1alpha1 policies.
+	ConnectionTimeoutPolicies []Object[ConnectionTimeoutPolicy]
 	// Skipped counts the objects of kinds gwretry does not read, by
 	// "Kind (apiVersion)".
 	Skipped map[string]int
@@ -198,6 +200,7 @@ func (in *Input) Found() string {
 	count(len(in.Services), "Service", "Services")
 	count(len(in.EndpointSlices), "EndpointSlice", "EndpointSlices")
 	count(len(in.Namespaces), "Namespace", "Namespaces")
+	count(len(in.ConnectionTimeoutPolicies), "ConnectionTimeoutPolicy", "ConnectionTimeoutPolicies")
 	kinds := make([]string, 0, len(in.Skipped))
 	for k := range in.Skipped {
 		kinds = append(kinds, k)
@@ -378,6 +381,9 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 			decodeInto(l, pos, j, tm, &l.in.ReferenceGrants)
 			return nil
 		}
+	case tm.APIVersion == ConnectionTimeoutPolicyAPIVersion && tm.Kind == ConnectionTimeoutPolicyKind:
+		decodeInto(l, pos, j, tm, &l.in.ConnectionTimeoutPolicies)
+		return nil
 	case tm.APIVersion == "v1" && tm.Kind == "Service":
 		decodeInto(l, pos, j, tm, &l.in.Services)
 		return nil

@@ -39,6 +39,10 @@ type Model struct {
 	// placements indexes the listeners by rule (PlacementsOf).
 	placementsOnce sync.Once
 	placements     map[*Rule][]Placement
+	// ConnectionTimeouts are the proxy-wide connection timeouts of the
+	// Gateways that ConnectionTimeoutPolicies target, sorted by Gateway.
+	// Each field gets one finding per target (ConnectionFindings).
+	ConnectionTimeouts []*GatewayTimeouts
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead
 	// rules).

@@ -130,10 +130,12 @@ func Build(in *Input, opts ResolveOptions) (*Model, error) {
 	for _, o := range sortedRoutes(in.Routes) {
 		r.route(o)
 	}
+	r.errs = append(r.errs, connectionPolicyErrors(in)...)
 	if len(r.errs) > 0 {
 		return nil, r.errs
 	}
 	m := r.model()
+	r.connectionTimeouts(m)
 	if err := m.Check(); err != nil {
 		return nil, &InternalError{Err: err}
 	}

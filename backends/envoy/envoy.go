@@ -143,6 +143,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	for _, r := range m.Rules {
 		findings = append(findings, g.findings(r)...)
 	}
+	findings = append(findings, connFindings(m)...)
 	return &translate.Output{
 		Files:    []translate.File{{Path: OutputPath, Data: data}},
 		Findings: findings,

@@ -89,6 +89,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	for _, r := range m.Rules {
 		out.Findings = append(out.Findings, findings(r, plans[r], b.throttling)...)
 	}
+	out.Findings = append(out.Findings, connFindings(m)...)
 	return out, nil
 }
 

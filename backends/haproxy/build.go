@@ -44,6 +44,7 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 	for _, f := range frontends {
 		s := d.addSection(parser.Frontends, f.name)
 		d.setLines(s, "bind", []types.Bind{bindLine(f)}, 1)
+		d.setFrontendConn(s, f.conn)
 		d.setLines(s, "acl", f.acls, len(f.acls))
 		d.setLines(s, "use_backend", f.useBackends, len(f.useBackends))
 		d.set(s, "default_backend", &types.StringC{Value: noRouteBackend})
@@ -71,6 +72,7 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 			d.set(s, "timeout server", &types.SimpleTimeout{Value: ms(b.timeouts.serverMs)})
 			d.set(s, "timeout connect", &types.SimpleTimeout{Value: ms(b.timeouts.connectMs)})
 		}
+		d.setBackendConn(s, b.conn)
 		d.setLines(s, "default-server", []types.DefaultServer{{Params: []params.ServerOption{
 			&params.ServerOptionValue{Name: "init-addr", Value: "last,libc,none"},
 		}}}, 1)

@@ -48,6 +48,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	tls := map[string]*tlsPlan{}
 	for _, l := range m.Listeners {
 		f := planFrontend(l, &ck)
+		f.conn = planListenerConn(m, l, &ck)
 		if f.tls != nil {
 			tls[l.Name] = f.tls
 		}
@@ -57,6 +58,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	var findings []translate.Finding
 	for _, r := range m.Rules {
 		b, fs := planRule(m, r, vs, opts, &ck)
+		b.conn = planRuleConn(m, r, &ck)
 		backends = append(backends, b)
 		for i, f := range fs {
 			// Every HTTPS listener of the rule is generated: HAProxy
@@ -68,6 +70,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		}
 		findings = append(findings, fs...)
 	}
+	findings = append(findings, connFindings(m)...)
 	if ck.err != nil {
 		return nil, fmt.Errorf("value not allowed in haproxy.cfg: %w", ck.err)
 	}

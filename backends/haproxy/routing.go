@@ -27,6 +27,8 @@ type frontendPlan struct {
 	useBackends []types.UseBackend
 	// tls is the TLS termination of an HTTPS listener; nil for HTTP.
 	tls *tlsPlan
+	// conn holds the client-side connection timeouts of its Gateways.
+	conn connPlan
 }
 
 // planFrontend translates one listener. Virtual hosts are tried in the

@@ -40,6 +40,7 @@ func unsafeMethodsCond() string {
 // backendPlan is one rule's backend section.
 type backendPlan struct {
 	name          string
+	conn          connPlan // server-side connection timeouts of its Gateways
 	bufferRequest bool
 	redispatch    bool
 	timeouts      timeoutPlan

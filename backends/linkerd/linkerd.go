@@ -112,6 +112,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"a Service's own retry.linkerd.io and timeout.linkerd.io annotations apply to the routes that set none, and a ServiceProfile of the Service makes Linkerd ignore these annotations altogether",
 		"the input routes' own annotations are not carried over, so that only the ones gwretry writes apply",
 	)...)
+	out.Findings = append(out.Findings, connFindings(m)...)
 	return out, nil
 }
 

@@ -157,7 +157,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	}
 	return &translate.Output{
 		Files:    []translate.File{{Path: b.path(), Data: conf}},
-		Findings: cp.Findings,
+		Findings: append(cp.Findings, connFindings(m)...),
 		Notes:    slices.Concat(translate.InfoNotes(run...), translate.InfoNotes(notes...), cp.Notes),
 	}, nil
 }

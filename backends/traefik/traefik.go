@@ -107,6 +107,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	for _, r := range m.Rules {
 		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r], view)...)
 	}
+	out.Findings = append(out.Findings, connFindings(m)...)
 	return out, nil
 }
 

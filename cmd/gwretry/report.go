@@ -41,13 +41,17 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 	}
 	fs := slices.Clone(r.Findings)
 	slices.SortStableFunc(fs, func(a, b translate.Finding) int {
-		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Feature, b.Feature))
+		return cmp.Or(cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Route, b.Route), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Feature, b.Feature))
 	})
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	for i, f := range fs {
-		if i == 0 || f.Route != fs[i-1].Route {
+		if i == 0 || f.Route != fs[i-1].Route || f.Gateway != fs[i-1].Gateway {
 			tw.Flush() // each route's table is aligned on its own
 			header := "\nHTTPRoute " + f.Route
+			if f.Gateway != "" {
+				// connection.* findings: per Gateway, no rule.
+				header = "\nGateway " + f.Gateway
+			}
 			if pos, ok := sources[f.Route]; ok {
 				header += " (" + pos.String() + ")"
 			}
@@ -59,6 +63,9 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 			fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tMESSAGE")
 		}
 		rule := strconv.Itoa(f.Rule)
+		if f.Gateway != "" {
+			rule = "-"
+		}
 		if f.RuleName != "" {
 			rule += " (" + f.RuleName + ")"
 		}

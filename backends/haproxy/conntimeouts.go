@@ -1,0 +1,187 @@
+package haproxy
+
+import (
+	"fmt"
+	"time"
+
+	parser "github.com/haproxytech/client-native/v5/config-parser"
+	"github.com/haproxytech/client-native/v5/config-parser/options"
+	tcpActions "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/actions"
+	tcptypes "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/types"
+	"github.com/haproxytech/client-native/v5/config-parser/types"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// connPlan is a section's share of the Gateways' connection timeouts, each
+// in the HAProxy time format, "" when unset: the client side in a
+// frontend, the server side in a backend.
+type connPlan struct {
+	client, clientFin, inspectDelay string
+	server, serverFin, tunnel       string
+}
+
+// connValue is the checked HAProxy text of a connection timeout.
+func connValue(c translate.ConnectionTimeout, ck *tokenChecker) string {
+	v := c.HAProxy()
+	if _, _, err := translate.ParseHAProxyTime(v); err != nil && ck.err == nil {
+		ck.err = fmt.Errorf("%s: %w", c.Feature, err)
+	}
+	return ck.word("time", v)
+}
+
+// planListenerConn is what the frontend of listener l sets: timeout client,
+// timeout client-fin and tcp-request inspect-delay, as the OpenShift
+// router's defaults and public frontend do.
+func planListenerConn(m *translate.Model, l *translate.Listener, ck *tokenChecker) connPlan {
+	var p connPlan
+	for _, s := range []struct {
+		f   translate.Feature
+		dst *string
+	}{{translate.FeatureConnClientTimeout, &p.client}, {translate.FeatureConnClientFinTimeout, &p.clientFin},
+		{translate.FeatureConnTLSInspectDelay, &p.inspectDelay}} {
+		if c, ok := m.ListenerConnection(l, s.f); ok {
+			*s.dst = connValue(c, ck)
+		}
+	}
+	return p
+}
+
+// planRuleConn is what the backend of rule r sets: timeout server (unless
+// the rule has timeouts of its own), timeout server-fin and timeout tunnel.
+func planRuleConn(m *translate.Model, r *translate.Rule, ck *tokenChecker) connPlan {
+	var p connPlan
+	for _, s := range []struct {
+		f   translate.Feature
+		dst *string
+	}{{translate.FeatureConnServerTimeout, &p.server}, {translate.FeatureConnServerFinTimeout, &p.serverFin},
+		{translate.FeatureConnTunnelTimeout, &p.tunnel}} {
+		if c, ok := m.RuleConnection(r, s.f); ok {
+			*s.dst = connValue(c, ck)
+		}
+	}
+	return p
+}
+
+// setFrontendConn writes the client side of p into frontend s.
+func (d *document) setFrontendConn(s sectionRef, p connPlan) {
+	if p.client != "" {
+		d.set(s, "timeout client", &types.SimpleTimeout{Value: p.client})
+	}
+	if p.clientFin != "" {
+		d.set(s, "timeout client-fin", &types.SimpleTimeout{Value: p.clientFin})
+	}
+	if p.inspectDelay != "" {
+		// As the router's public frontend: wait up to the delay for a
+		// whole HTTP request before the content rules run.
+		rules := []types.TCPType{&tcptypes.InspectDelay{Timeout: p.inspectDelay},
+			&tcptypes.Content{Action: &tcpActions.Accept{Cond: "if", CondTest: "HTTP"}}}
+		d.setLines(s, "tcp-request", rules, len(rules))
+	}
+}
+
+// setBackendConn writes the server side of p into backend s.
+func (d *document) setBackendConn(s sectionRef, p connPlan) {
+	if p.server != "" {
+		d.set(s, "timeout server", &types.SimpleTimeout{Value: p.server})
+	}
+	if p.serverFin != "" {
+		d.set(s, "timeout server-fin", &types.SimpleTimeout{Value: p.serverFin})
+	}
+	if p.tunnel != "" {
+		d.set(s, "timeout tunnel", &types.SimpleTimeout{Value: p.tunnel})
+	}
+}
+
+// connFindings are the connection.* findings: HAProxy has every setting
+// the OpenShift router uses.
+func connFindings(m *translate.Model) []translate.Finding {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+		v := c.HAProxy()
+		switch c.Feature {
+		case translate.FeatureConnClientTimeout:
+			return translate.Honoured, "timeout client " + v + " in the frontend of each of the Gateway's listeners"
+		case translate.FeatureConnClientFinTimeout:
+			return translate.Honoured, "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners"
+		case translate.FeatureConnServerTimeout:
+			return translate.Honoured, "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
+		case translate.FeatureConnServerFinTimeout:
+			return translate.Honoured, "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners"
+		case translate.FeatureConnTunnelTimeout:
+			return translate.Honoured, "timeout tunnel " + v + " in the backend of each rule served on the Gateway's listeners"
+		}
+		for _, l := range g.Listeners {
+			if l.TLS {
+				return translate.Approximated, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in each frontend, as the router's HTTP frontend: on HTTPS listeners HAProxy terminates TLS at the bind and picks the certificate by SNI during the handshake (bounded by timeout client), so the delay bounds the wait for the decrypted HTTP request, not for the ClientHello as in the router's TCP passthrough frontend"
+			}
+		}
+		return translate.Honoured, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in the frontend of each of the Gateway's listeners, as the router's HTTP frontend"
+	})
+}
+
+// ObserveConnections implements translate.ConnectionJudge: it parses
+// haproxy.cfg back and reads, in each frontend and backend where a
+// Gateway's field applies, the value HAProxy uses (the section's own, else
+// the defaults').
+func (*Backend) ObserveConnections(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
+	data, err := translate.FileData(files, OutputPath)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parser.New(options.String(string(data)), options.NoNamedDefaultsFrom)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", OutputPath, err)
+	}
+	c := cfgReader{p: p}
+	defs, err := p.SectionsGet(parser.Defaults)
+	if err != nil {
+		return nil, fmt.Errorf("listing defaults sections: %w", err)
+	}
+	def := ""
+	if len(defs) > 0 {
+		def = defs[len(defs)-1]
+	}
+	read := func(typ parser.Section, section, attr string) (time.Duration, bool, error) {
+		var v any
+		if attr == "tcp-request inspect-delay" {
+			rules, _ := c.get(typ, section, "tcp-request").([]types.TCPType)
+			for _, r := range rules {
+				if d, ok := r.(*tcptypes.InspectDelay); ok {
+					v = &types.SimpleTimeout{Value: d.Timeout}
+				}
+			}
+		} else if v = c.get(typ, section, attr); v == nil {
+			v = c.get(parser.Defaults, def, attr)
+		}
+		t, ok := v.(*types.SimpleTimeout)
+		if !ok {
+			return 0, false, c.err
+		}
+		d, err := parseHAProxyTime(t.Value)
+		return d, true, err
+	}
+	attrs := map[translate.Feature]string{translate.FeatureConnClientTimeout: "timeout client",
+		translate.FeatureConnClientFinTimeout: "timeout client-fin", translate.FeatureConnTLSInspectDelay: "tcp-request inspect-delay",
+		translate.FeatureConnServerTimeout: "timeout server", translate.FeatureConnServerFinTimeout: "timeout server-fin",
+		translate.FeatureConnTunnelTimeout: "timeout tunnel"}
+	out := map[string]map[translate.Feature][]time.Duration{}
+	var rerr error
+	for _, g := range m.ConnectionTimeouts {
+		out[g.Gateway] = map[translate.Feature][]time.Duration{}
+		for _, ct := range g.Timeouts {
+			add := func(typ parser.Section, section string) {
+				d, ok, err := read(typ, section, attrs[ct.Feature])
+				switch {
+				case err != nil && rerr == nil:
+					rerr = fmt.Errorf("%s %s: %w", typ, section, err)
+				case ok:
+					out[g.Gateway][ct.Feature] = append(out[g.Gateway][ct.Feature], d)
+				}
+			}
+			g.ConnectionSites(ct.Feature,
+				func(l *translate.Listener) { add(parser.Frontends, "fe_"+l.Name) },
+				func(r *translate.Rule) { add(parser.Backends, "be_"+r.Name) })
+		}
+	}
+	return out, rerr
+}

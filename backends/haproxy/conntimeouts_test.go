@@ -1,0 +1,73 @@
+package haproxy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestConnectionTimeoutsCheck: the connection timeouts of
+// testdata/conntimeout (the enhancement's values, a clamped 30d, a bare
+// number and days) are written where they belong, every field has one
+// finding, and haproxy -c accepts the file.
+func TestConnectionTimeoutsCheck(t *testing.T) {
+	in, err := translate.Load([]string{"../../testdata/conntimeout/input.yaml"}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []translate.EndpointOverride
+	for _, s := range []string{"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101"} {
+		ep, err := translate.ParseEndpoint(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{Endpoints: eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: checkedVersion}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(res.Files[0].Data)
+	for _, c := range []struct{ header, line string }{
+		{"frontend fe_http-8080", "timeout client 45s"},
+		{"frontend fe_http-8080", "timeout client-fin 3s"},
+		{"frontend fe_http-8080", "tcp-request inspect-delay 5s"},
+		{"frontend fe_http-8080", "tcp-request content accept if HTTP"},
+		{"frontend fe_http-8081", "timeout client 2147483647ms"},
+		{"backend be_shop_cart_r0", "timeout server 60s"},
+		{"backend be_shop_cart_r0", "timeout server-fin 4s"},
+		{"backend be_shop_cart_r0", "timeout tunnel 30m"},
+		{"backend be_shop_cart_r1", "timeout server 10000ms"}, // the rule's own timeout wins
+		{"backend be_shop_ws_r0", "timeout server 1d"},
+		{"backend be_shop_ws_r0", "timeout tunnel 3000"},
+	} {
+		found := false
+		for _, l := range section(cfg, c.header) {
+			found = found || l == c.line
+		}
+		if !found {
+			t.Errorf("%s: no %q in\n%s", c.header, c.line, cfg)
+		}
+	}
+	n := 0
+	for _, f := range res.Report.Findings {
+		if f.Gateway == "" {
+			continue
+		}
+		n++
+		if f.Gateway == "shop/gw2" && f.Feature == translate.FeatureConnClientTimeout &&
+			(f.Status != translate.Approximated || !strings.Contains(f.Message, "clamped to 2147483647ms")) {
+			t.Errorf("clamped clientTimeout: %+v", f)
+		}
+	}
+	if n != 9 {
+		t.Errorf("%d connection findings, want 9 (6 fields of shop/gw, 3 of shop/gw2)", n)
+	}
+	proxytest.HAProxyCheck(t, res.Files[0].Data)
+}

@@ -1,0 +1,70 @@
+package openshift
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestOperatorTimeSpec: cluster-ingress-operator's durationToHAProxyTimespec,
+// and every output matches the router template's pattern.
+func TestOperatorTimeSpec(t *testing.T) {
+	for _, c := range []struct {
+		in   time.Duration
+		want string
+	}{
+		{45 * time.Second, "45s"},
+		{60 * time.Second, "1m"},
+		{90 * time.Minute, "90m"},
+		{24 * time.Hour, "24h"},
+		{1500 * time.Millisecond, "1500ms"},
+		{1500 * time.Microsecond, "1500us"},
+		{translate.MaxHAProxyTimeout, "2147483647ms"},
+		{translate.MaxHAProxyTimeout + time.Millisecond, "2147483647ms"},
+	} {
+		got := operatorTimeSpec(c.in)
+		if got != c.want || !routerTimeSpec.MatchString(got) {
+			t.Errorf("%v = %q, want %q (router pattern: %v)", c.in, got, c.want, routerTimeSpec.MatchString(got))
+		}
+	}
+}
+
+// TestAPIDuration: the HAProxy format becomes a metav1.Duration string
+// ("d" as hours, no unit as ms) that time.ParseDuration reads back.
+func TestAPIDuration(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"45s", "45s"}, {"3000", "3000ms"}, {"05s", "5s"}, {"1d", "24h"}, {"2h", "2h"}, {"30m", "30m"},
+		{"250us", "250us"}, {"30d", "2147483647ms"},
+	} {
+		d, clamped, err := translate.ParseHAProxyTime(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := apiDuration(translate.ConnectionTimeout{Text: c.in, Value: d, Clamped: clamped})
+		back, err := time.ParseDuration(got)
+		if got != c.want || err != nil || !goDuration.MatchString(got) || back != d {
+			t.Errorf("%q = %q (back %v, %v), want %q", c.in, got, back, err, c.want)
+		}
+	}
+}
+
+// TestReadBackRejectsDrift: an environment that is not what the operator
+// derives from the patch is an error.
+func TestReadBackRejectsDrift(t *testing.T) {
+	files := []translate.File{
+		{Path: PatchPath, Data: []byte("spec:\n  tuningOptions:\n    clientTimeout: 45s\n")},
+		{Path: EnvPath, Data: []byte("- name: ROUTER_DEFAULT_CLIENT_TIMEOUT\n  value: 46s\n")},
+	}
+	if _, err := readBack(files); err == nil {
+		t.Error("drift accepted")
+	}
+	files[1].Data = []byte("- name: ROUTER_TLS_INSPECT_DELAY\n  value: 5s\n")
+	if _, err := readBack(files); err == nil {
+		t.Error("a variable the operator does not set accepted")
+	}
+	files[1].Data = []byte("- name: ROUTER_DEFAULT_CLIENT_TIMEOUT\n  value: 45s\n")
+	if _, err := readBack(files); err != nil {
+		t.Error(err)
+	}
+}
