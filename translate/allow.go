@@ -203,6 +203,11 @@ func (m *Model) Check() error {
 			}
 		}
 	}
+	for _, a := range m.Mesh {
+		for _, rm := range a.Routes {
+			checkMatch(rm.Match, a.String()+" "+RuleObject(rm.Rule), check, &errs)
+		}
+	}
 	for _, r := range slices.Concat(m.Rules, m.MeshRules) {
 		rule := RuleObject(r)
 		check(rule, KindName, r.Name)

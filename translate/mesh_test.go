@@ -66,6 +66,8 @@ func TestResolveMeshParents(t *testing.T) {
 			mesh: []MeshParent{{Service: "ns/cart"}}, where: "mesh", noteWant: "a producer route"},
 		{name: "port and sectionName", input: meshServices + meshRoute(`{name: cart, kind: Service, group: "", port: 9090, sectionName: admin}`, cart80),
 			mesh: []MeshParent{{Service: "ns/cart", Port: 9090, SectionName: "admin"}}, where: "mesh"},
+		{name: "sectionName alone", input: meshServices + meshRoute(`{name: cart, kind: Service, group: "", sectionName: admin}`, cart80),
+			mesh: []MeshParent{{Service: "ns/cart", Port: 9090, SectionName: "admin"}}, where: "mesh"},
 		{name: "no such port", input: meshServices + meshRoute(`{name: cart, kind: Service, group: "", port: 81}`, cart80),
 			where: "skipped", reason: "parentRefs[0] to Service ns/cart port 81: Service ns/cart has no port 81"},
 		{name: "port and sectionName of two ports", input: meshServices + meshRoute(`{name: cart, kind: Service, group: "", port: 80, sectionName: admin}`, cart80),
@@ -191,5 +193,30 @@ func TestRunMeshRules(t *testing.T) {
 	}
 	if len(res.Files) != 1 || len(res.Report.Findings) != 3 {
 		t.Errorf("mesh backend: files %d, findings %+v", len(res.Files), res.Report.Findings)
+	}
+}
+
+// TestMeshAttachments: the matches attached to each Service parent, per
+// port and consumer namespace, in precedence order.
+func TestMeshAttachments(t *testing.T) {
+	other := strings.NewReplacer("name: r,", "name: r2,", "namespace: ns}", "namespace: ns2}", "/pay", "/pay/x").Replace(
+		meshRoute(`{name: cart, namespace: ns, kind: Service, group: ""}`, "name: cart, namespace: ns, port: 80"))
+	m := build(t, meshServices+meshRoute(`{name: cart, kind: Service, group: "", sectionName: admin}, {name: cart, kind: Service, group: "", port: 80, sectionName: http}`, "name: cart, port: 80")+"---\n"+other, ResolveOptions{})
+	var got []string
+	for _, a := range m.Mesh {
+		for _, rm := range a.Routes {
+			got = append(got, fmt.Sprintf("%s: %s %s %s", a, RuleObject(rm.Rule), rm.Match.PathType, rm.Match.Path))
+		}
+	}
+	want := []string{
+		"Service ns/cart (consumer routes of namespace ns2): HTTPRoute ns2/r2 rule 1 PathPrefix /pay/x",
+		"Service ns/cart (consumer routes of namespace ns2): HTTPRoute ns2/r2 rule 0 PathPrefix /",
+		"Service ns/cart port 80: HTTPRoute ns/r rule 1 PathPrefix /pay",
+		"Service ns/cart port 80: HTTPRoute ns/r rule 0 PathPrefix /",
+		"Service ns/cart port 9090: HTTPRoute ns/r rule 1 PathPrefix /pay",
+		"Service ns/cart port 9090: HTTPRoute ns/r rule 0 PathPrefix /",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mesh attachments:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -30,6 +30,11 @@ type Model struct {
 	// generate them, and Run reports their features unsupported there
 	// (MeshOnlyFindings); a MeshBackend translates them.
 	MeshRules []*Rule
+	// Mesh are the Service parents that routes attach to, sorted by
+	// Service, port and consumer namespace, each with the matches of its
+	// rules (of MeshRules and of Rules) in precedence order: what a mesh
+	// applies to the requests sent to the Service.
+	Mesh []*MeshAttachment
 	// Skipped holds rules that were read but could not be translated, with
 	// the reason. They still get findings, so no rule disappears silently.
 	Skipped []SkippedRule

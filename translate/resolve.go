@@ -192,6 +192,8 @@ type resolver struct {
 	// meshOnly holds those routes' keys.
 	meshRules []*Rule
 	meshOnly  map[string]bool
+	// meshPlaced are the matches attached to each Service parent.
+	meshPlaced map[meshKey][]*placed
 }
 
 // placed is a route match with what precedence needs beyond the match.
@@ -207,7 +209,7 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
 		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{}, routeObjs: map[string]*gwv1.HTTPRoute{},
 		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{},
-		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}, meshOnly: map[string]bool{}}
+		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}, meshOnly: map[string]bool{}, meshPlaced: map[meshKey][]*placed{}}
 	for _, g := range in.ReferenceGrants {
 		ns := nsOrDefault(g.Obj.Namespace)
 		r.grants[ns] = append(r.grants[ns], g.Obj)
@@ -563,6 +565,7 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends,
 			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches),
 			Filters: filters, Ungenerated: ungenerated, MeshParents: mesh}
+		r.placeMesh(rt, out, rule.Matches)
 		if len(atts) == 0 && len(mesh) > 0 {
 			// Attached to Services only: a mesh's rule, outside every
 			// listener (Model.MeshRules).
@@ -953,6 +956,7 @@ func (r *resolver) model() *Model {
 	}
 	slices.SortFunc(m.Rules, func(a, b *Rule) int { return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Index, b.Index)) })
 	slices.SortFunc(m.MeshRules, compareRules)
+	m.Mesh = r.meshAttachments()
 	slices.SortFunc(m.Skipped, func(a, b SkippedRule) int {
 		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Index, b.Index))
 	})
