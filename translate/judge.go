@@ -16,8 +16,9 @@ import (
 // tree, config-parser's sections, the Envoy protos, the Traefik structs) and
 // must not reuse the generator's own plan.
 type Judge interface {
-	// Observe returns, for every rule of m (by Rule.Name) and every method
-	// class the rule matches, the behaviour the files configure.
+	// Observe returns, for every rule of m (by Rule.Name; m.MeshRules
+	// too for a MeshBackend) and every method class the rule matches,
+	// the behaviour the files configure.
 	Observe(m *Model, opts Options, files []File) (map[string]map[MethodClass]Behaviour, error)
 }
 

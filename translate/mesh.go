@@ -70,7 +70,7 @@ func MeshOnlyFindings(r *Rule, target string) []Finding {
 	for i, p := range r.MeshParents {
 		parents[i] = p.String()
 	}
-	msg := fmt.Sprintf("the route is attached to %s, a GAMMA mesh attachment that a service mesh applies to its clients' requests to the Service (--target linkerd); %s configures a gateway data plane for Gateway listeners only, so it does not serve this rule",
+	msg := fmt.Sprintf("the route is attached to %s, a GAMMA mesh attachment that a service mesh applies to its clients' requests to the Service (--target linkerd); %s translates only routes attached to Gateway listeners, so it does not apply this rule",
 		strings.Join(parents, ", "), target)
 	if len(r.GatewayUnattached) > 0 {
 		msg += "; the route's other parentRefs give no listener that gwretry generates (" + strings.Join(r.GatewayUnattached, "; ") + ")"

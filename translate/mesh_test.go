@@ -160,7 +160,7 @@ func TestRunMeshRules(t *testing.T) {
 	var got []string
 	for _, f := range res.Report.Findings {
 		if f.Status != Unsupported || f.Target != "gw" || !strings.Contains(f.Message, "Service ns/cart, a GAMMA mesh attachment") ||
-			!strings.Contains(f.Message, "gw configures a gateway data plane") || !strings.Contains(f.Message, "parentRefs[0] to Gateway ns/gw") {
+			!strings.Contains(f.Message, "gw translates only routes attached to Gateway listeners") || !strings.Contains(f.Message, "parentRefs[0] to Gateway ns/gw") {
 			t.Errorf("finding %+v", f)
 		}
 		got = append(got, fmt.Sprintf("%d %s", f.Rule, f.Feature))
