@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -168,7 +169,7 @@ func (m *Model) Check() error {
 			unique("virtual host "+vh.Hostname, vh.Name)
 		}
 	}
-	for _, r := range m.Rules {
+	for _, r := range slices.Concat(m.Rules, m.MeshRules) {
 		unique(RuleObject(r), r.Name)
 	}
 	for _, l := range m.Listeners {
@@ -202,9 +203,19 @@ func (m *Model) Check() error {
 			}
 		}
 	}
-	for _, r := range m.Rules {
+	for _, a := range m.Mesh {
+		for _, rm := range a.Routes {
+			checkMatch(rm.Match, a.String()+" "+RuleObject(rm.Rule), check, &errs)
+		}
+	}
+	for _, r := range slices.Concat(m.Rules, m.MeshRules) {
 		rule := RuleObject(r)
 		check(rule, KindName, r.Name)
+		for _, p := range r.MeshParents {
+			ns, name, _ := strings.Cut(p.Service, "/")
+			check(rule+" parent Service", KindName, ns)
+			check(rule+" parent Service", KindName, name)
+		}
 		if r.Retry != nil && r.Retry.Attempts < 0 {
 			errs = append(errs, fmt.Sprintf("%s: negative attempts", rule))
 		}

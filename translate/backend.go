@@ -18,7 +18,8 @@ type Backend interface {
 	Versions() []string
 	// Generate writes the configuration for m. It returns exactly one
 	// finding for every feature that every rule in m.Rules sets
-	// (Rule.Features), and config files that its data plane loads as they
+	// (Rule.Features), and in m.MeshRules too for a MeshBackend (Run
+	// reports those for the others), and config files that its data plane loads as they
 	// are. It must check every value against an allowlist before writing
 	// it and parse its output back before returning it.
 	Generate(m *Model, opts Options) (*Output, error)
@@ -158,8 +159,13 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 		// would have no listener (HAProxy and nginx refuse to start, Envoy
 		// and Traefik serve nothing). The backends still run (their
 		// contract and judges are checked) but none is written; each
-		// rule's route.attachment finding says why.
-		res.Notes = append(res.Notes, Warning("", "no route is attached to a listener that gwretry generates, so no configuration is written (it would have no listener); the report's route.attachment findings say why for each rule"))
+		// rule's route.attachment finding says why. A mesh target still
+		// writes the routes attached to Services.
+		text := "no route is attached to a listener that gwretry generates, so no configuration is written (it would have no listener); the report's route.attachment findings say why for each rule"
+		if len(m.MeshRules) > 0 {
+			text = "no route is attached to a listener that gwretry generates, so gateway targets write no configuration (it would have no listener); only mesh targets (linkerd) write the routes attached to Services"
+		}
+		res.Notes = append(res.Notes, Warning("", "%s", text))
 	}
 	for _, t := range targets {
 		name := t.Backend.Name()
@@ -167,12 +173,13 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if err := checkFindings(m, out.Findings); err != nil {
+		_, mesh := t.Backend.(MeshBackend)
+		if err := checkFindings(m, out.Findings, mesh); err != nil {
 			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
 		if j, ok := t.Backend.(Judge); ok {
 			opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
-			if err := checkJudged(j, m, opts, out); err != nil {
+			if err := checkJudged(j, m, opts, out, mesh); err != nil {
 				return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 			}
 		}
@@ -190,8 +197,18 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 					Message: "rule not translated: " + s.Reason})
 			}
 		}
+		if !mesh {
+			// A gateway data plane does not serve the rules attached to
+			// Services only: Run reports them, alike for every backend.
+			for _, r := range m.MeshRules {
+				for _, f := range MeshOnlyFindings(r, name) {
+					f.Target = name
+					res.Report.Findings = append(res.Report.Findings, f)
+				}
+			}
+		}
 		for _, f := range out.Files {
-			if len(m.Listeners) == 0 {
+			if len(m.Listeners) == 0 && !(mesh && len(m.MeshRules) > 0) {
 				break
 			}
 			clean := path.Clean(f.Path)
@@ -212,8 +229,9 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 }
 
 // checkFindings verifies that every feature each rule sets has exactly one
-// finding, and that nothing else has one.
-func checkFindings(m *Model, fs []Finding) error {
+// finding, and that nothing else has one. The rules are m.Rules, and
+// m.MeshRules too for a mesh backend.
+func checkFindings(m *Model, fs []Finding, mesh bool) error {
 	type key struct {
 		gateway string
 		route   string
@@ -226,7 +244,7 @@ func checkFindings(m *Model, fs []Finding) error {
 			want[key{gateway: g.Gateway, feature: c.Feature}] = true
 		}
 	}
-	for _, r := range m.Rules {
+	for _, r := range judgedRules(m, mesh) {
 		for _, f := range r.Features() {
 			want[key{route: r.Route, rule: r.Index, feature: f}] = true
 		}
@@ -264,6 +282,15 @@ func checkFindings(m *Model, fs []Finding) error {
 		}
 	}
 	return nil
+}
+
+// judgedRules are the rules a backend reports and its judge observes:
+// m.Rules, and m.MeshRules too for a mesh backend.
+func judgedRules(m *Model, mesh bool) []*Rule {
+	if mesh {
+		return slices.Concat(m.Rules, m.MeshRules)
+	}
+	return m.Rules
 }
 
 // InternalError is a bug in gwretry, not a problem with the input: a

@@ -167,7 +167,7 @@ func TestAttachmentFindings(t *testing.T) {
 
 	for name, parent := range map[string]string{
 		"HTTPS only":          "{name: gw, sectionName: https}",
-		"not a Gateway":       "{name: x, kind: Service, group: \"\"}",
+		"not a Gateway":       "{name: x, kind: Service}", // group gateway.networking.k8s.io
 		"no such sectionName": "{name: gw, sectionName: nope}",
 	} {
 		m := build(t, route(parent), ResolveOptions{})

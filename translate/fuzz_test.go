@@ -35,7 +35,7 @@ func FuzzLoadAndBuild(f *testing.F) {
 		if err := m.Check(); err != nil {
 			t.Fatalf("model fails the allowlist: %v", err)
 		}
-		translated := len(m.Rules) + len(m.Skipped)
+		translated := len(m.Rules) + len(m.MeshRules) + len(m.Skipped)
 		if translated != m.RuleCount {
 			t.Fatalf("%d rules read, %d translated or skipped: a rule vanished", m.RuleCount, translated)
 		}

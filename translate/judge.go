@@ -16,8 +16,9 @@ import (
 // tree, config-parser's sections, the Envoy protos, the Traefik structs) and
 // must not reuse the generator's own plan.
 type Judge interface {
-	// Observe returns, for every rule of m (by Rule.Name) and every method
-	// class the rule matches, the behaviour the files configure.
+	// Observe returns, for every rule of m (by Rule.Name; m.MeshRules
+	// too for a MeshBackend) and every method class the rule matches,
+	// the behaviour the files configure.
 	Observe(m *Model, opts Options, files []File) (map[string]map[MethodClass]Behaviour, error)
 }
 
@@ -297,7 +298,7 @@ func tryTimer(be *Duration, b Behaviour) string {
 
 // checkJudged runs a backend's judge over its own output and compares every
 // honoured finding with what it observed.
-func checkJudged(j Judge, m *Model, opts Options, out *Output) error {
+func checkJudged(j Judge, m *Model, opts Options, out *Output, mesh bool) error {
 	observed, err := j.Observe(m, opts, out.Files)
 	if err != nil {
 		return fmt.Errorf("reading the generated configuration back: %w", err)
@@ -309,7 +310,7 @@ func checkJudged(j Judge, m *Model, opts Options, out *Output) error {
 	}
 	expected := expectedTLS(m)
 	var msgs []string
-	for _, r := range m.Rules {
+	for _, r := range judgedRules(m, mesh) {
 		for _, e := range checkClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], observed[r.Name], expected[r]) {
 			msgs = append(msgs, e.Error())
 		}

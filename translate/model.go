@@ -19,9 +19,22 @@ type Model struct {
 	// address. Each has its virtual hosts and, in them, the routes in
 	// Gateway API precedence order.
 	Listeners []*Listener
-	// Rules holds every translated route rule once, sorted by route
-	// (namespace/name) and rule index.
+	// Rules holds every translated rule of a route attached to a
+	// generated Gateway listener once, sorted by route (namespace/name)
+	// and rule index. A rule of a route also attached to Services has
+	// them in Rule.MeshParents.
 	Rules []*Rule
+	// MeshRules holds the translated rules of the routes attached to
+	// Services (GAMMA mesh attachments) and to no generated listener,
+	// sorted as Rules. No listener holds them: gateway targets do not
+	// generate them, and Run reports their features unsupported there
+	// (MeshOnlyFindings); a MeshBackend translates them.
+	MeshRules []*Rule
+	// Mesh are the Service parents that routes attach to, sorted by
+	// Service, port and consumer namespace, each with the matches of its
+	// rules (of MeshRules and of Rules) in precedence order: what a mesh
+	// applies to the requests sent to the Service.
+	Mesh []*MeshAttachment
 	// Skipped holds rules that were read but could not be translated, with
 	// the reason. They still get findings, so no rule disappears silently.
 	Skipped []SkippedRule
@@ -170,6 +183,13 @@ type Rule struct {
 	// that serve the rule, sorted: with them the rule has a listener.https
 	// finding that each data plane gives for its TLS termination.
 	TLSListeners []string
+	// MeshParents are the route's Service parentRefs (GAMMA mesh
+	// attachments), in parentRefs order; nil when it has none.
+	MeshParents []MeshParent
+	// GatewayUnattached says, for a rule in Model.MeshRules, why each of
+	// the route's other parentRefs (Gateways, other kinds) gives no
+	// generated listener; nil when the route has no other parentRef.
+	GatewayUnattached []string
 	// TLSUnrouted are the Gateway listeners with a hostname on the ports of
 	// the rule's HTTPS listeners that no route attaches to ("Gateway ns/gw
 	// listener l (hostname h)"): gwretry generates nothing for them, so

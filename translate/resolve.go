@@ -189,6 +189,13 @@ type resolver struct {
 	routes        int
 	nrules        int
 	errs          ErrorList
+
+	// meshRules are the rules of routes attached to Services only;
+	// meshOnly holds those routes' keys.
+	meshRules []*Rule
+	meshOnly  map[string]bool
+	// meshPlaced are the matches attached to each Service parent.
+	meshPlaced map[meshKey][]*placed
 }
 
 // placed is a route match with what precedence needs beyond the match.
@@ -204,7 +211,7 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
 		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{}, routeObjs: map[string]*gwv1.HTTPRoute{},
 		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{},
-		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}}
+		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}, meshOnly: map[string]bool{}, meshPlaced: map[meshKey][]*placed{}}
 	for _, g := range in.ReferenceGrants {
 		ns := nsOrDefault(g.Obj.Namespace)
 		r.grants[ns] = append(r.grants[ns], g.Obj)
@@ -340,9 +347,16 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 		return []attachment{{bind: r.defaultBind(nil), hostnames: routeHostnames(rt)}}, nil, nil
 	}
 	for i, p := range rt.Spec.ParentRefs {
+		if isServiceParent(p) {
+			continue // a mesh attachment: see meshParents
+		}
 		if (p.Group != nil && *p.Group != gwv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
-			r.warn("HTTPRoute "+key, "parentRefs[%d]: parents of kind %s are not translated", i, derefKind(p.Kind))
-			why = append(why, fmt.Sprintf("parentRefs[%d]: parents of kind %s are not translated", i, derefKind(p.Kind)))
+			text := fmt.Sprintf("parentRefs[%d]: parents of kind %s are not translated", i, derefKind(p.Kind))
+			if derefKind(p.Kind) == "Service" {
+				text += ` (a Service parent, GAMMA, needs group: ""; without it the group is gateway.networking.k8s.io)`
+			}
+			r.warn("HTTPRoute "+key, "%s", text)
+			why = append(why, text)
 			continue
 		}
 		ns := nsOrDefault(rt.Namespace)
@@ -530,6 +544,10 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 	r.routes++
 	r.nrules += len(rt.Spec.Rules)
 	atts, ungenerated, why := r.attachments(rt)
+	mesh, meshWhy := r.meshParents(rt)
+	if len(atts) == 0 && len(mesh) > 0 {
+		r.meshOnly[key] = true
+	}
 	for i, rule := range rt.Spec.Rules {
 		f := &fieldErrs{pos: o.Pos, object: objectName("HTTPRoute", rt.Namespace, rt.Name)}
 		field := fmt.Sprintf("spec.rules[%d]", i)
@@ -548,11 +566,22 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 		out := &Rule{Name: safeName(nsOrDefault(rt.Namespace), rt.Name, "r"+strconv.Itoa(i)), Route: key,
 			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends,
 			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches),
-			Filters: filters, Ungenerated: ungenerated}
+			Filters: filters, Ungenerated: ungenerated, MeshParents: mesh}
+		r.placeMesh(rt, out, rule.Matches)
+		if len(atts) == 0 && len(mesh) > 0 {
+			// Attached to Services only: a mesh's rule, outside every
+			// listener (Model.MeshRules).
+			out.GatewayUnattached = why
+			if out.Dead() {
+				r.warn(RuleObject(out), "%s: no backend can receive its requests", out.DeadReason())
+			}
+			r.meshRules = append(r.meshRules, out)
+			continue
+		}
 		if len(atts) == 0 {
 			reason := "the route is attached to no listener that gwretry generates"
-			if len(why) > 0 {
-				reason += " (" + strings.Join(why, "; ") + ")"
+			if all := slices.Concat(why, meshWhy); len(all) > 0 {
+				reason += " (" + strings.Join(all, "; ") + ")"
 			}
 			r.skipped = append(r.skipped, SkippedRule{Route: key, Index: i, RuleName: ruleName,
 				Features: append([]Feature{FeatureRouteAttachment}, out.Features()...), Reason: reason})
@@ -716,6 +745,8 @@ func (r *resolver) resolveRef(f *fieldErrs, bf string, rt *gwv1.HTTPRoute, b gwv
 		switch {
 		case r.opts.AssumeReferenceGrants:
 			r.info("HTTPRoute "+routeKey(rt), "%s: the reference to namespace %s is assumed permitted (--assume-reference-grants)", bf, ns)
+		case r.meshOnly[routeKey(rt)]:
+			r.info("HTTPRoute "+routeKey(rt), "%s: the reference to namespace %s needs no ReferenceGrant: the route is attached to Services only, and a mesh route may send to any namespace (GEP-1426)", bf, ns)
 		case !r.granted(routeNS, ns, string(b.Name)):
 			return nil, fmt.Sprintf("no ReferenceGrant in namespace %s permits HTTPRoutes from %s to refer to Service %s (RefNotPermitted; --assume-reference-grants permits it)", ns, routeNS, b.Name)
 		}
@@ -863,7 +894,7 @@ func safeName(parts ...string) string {
 }
 
 func (r *resolver) model() *Model {
-	m := &Model{Rules: r.rules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes,
+	m := &Model{Rules: r.rules, MeshRules: r.meshRules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes,
 		Sources: r.sources, HTTPRoutes: r.routeObjs}
 	binds := make([]Bind, 0, len(r.binds))
 	for b := range r.binds {
@@ -926,6 +957,8 @@ func (r *resolver) model() *Model {
 		m.Listeners = append(m.Listeners, l)
 	}
 	slices.SortFunc(m.Rules, func(a, b *Rule) int { return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Index, b.Index)) })
+	slices.SortFunc(m.MeshRules, compareRules)
+	m.Mesh = r.meshAttachments()
 	slices.SortFunc(m.Skipped, func(a, b SkippedRule) int {
 		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Index, b.Index))
 	})

@@ -9,8 +9,10 @@ import (
 
 // ruleContext is what the findings of one rule depend on beyond its plan.
 type ruleContext struct {
-	// meshed: Linkerd applies the route (a Service parent).
-	meshed bool
+	// meshed: Linkerd applies the route (a Service parent that
+	// attaches, Rule.MeshParents); unattached: the route has Service
+	// parentRefs, but none attaches.
+	meshed, unattached bool
 	// written is "namespace/name" of the output route holding the rule;
 	// split is true when the input route was split.
 	written string
@@ -42,6 +44,9 @@ func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
 	r := p.rule
 	un := func(format string, args ...any) translate.Finding {
 		return translate.NewFinding(r, f, translate.Unsupported, format, args...)
+	}
+	if !c.meshed && c.unattached {
+		return un("Linkerd applies an HTTPRoute only for a Service parent, and none of this route's Service parentRefs attaches (gwretry's warnings say why: a Service or port not in the input), so Linkerd does not apply the route and its annotations")
 	}
 	if !c.meshed {
 		return un("Linkerd applies an HTTPRoute only when one of its parentRefs is a Service (or an EgressNetwork); this route's parents are Gateways, which Linkerd does not implement, so Linkerd ignores the route and its annotations (the Gateway's own implementation serves it)")

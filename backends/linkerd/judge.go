@@ -2,6 +2,7 @@ package linkerd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		}
 	}
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
-	for _, r := range m.Rules {
+	for _, r := range slices.Concat(m.Rules, m.MeshRules) {
 		p, ok := where[fmt.Sprintf("%s#%d", r.Route, r.Index)]
 		if !ok {
 			continue // the rule says nothing: its honoured claims fail

@@ -7,8 +7,10 @@
 // to 2.19) request timeouts come from route annotations, which apply to
 // every rule of the route. A route whose rules need different annotations
 // is therefore split into one route per group of rules. Linkerd applies a
-// route only when a parentRef is a Service; it implements no Gateway, so
-// the findings of routes attached to Gateways only say that Linkerd ignores
+// route only when a parentRef is a Service (a GAMMA mesh attachment,
+// Rule.MeshParents): the routes attached to Services only
+// (Model.MeshRules) are its main input. It implements no Gateway, so the
+// findings of routes attached to Gateways only say that Linkerd ignores
 // them. What each feature becomes is in findings.go; judge.go reads the
 // file back as Linkerd's policy controller does.
 package linkerd
@@ -33,6 +35,10 @@ const routesPath = "linkerd/httproutes.yaml"
 
 // Backend generates Linkerd annotated HTTPRoutes.
 type Backend struct{}
+
+// ServesMesh marks the backend as a translate.MeshBackend: it translates
+// the rules of routes attached to Services only (Model.MeshRules) too.
+func (*Backend) ServesMesh() {}
 
 // New returns the Linkerd backend.
 func New() *Backend { return &Backend{} }
@@ -60,7 +66,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	}
 	byRoute := map[string][]*translate.Rule{}
 	var keys []string
-	for _, r := range m.Rules {
+	for _, r := range slices.Concat(m.Rules, m.MeshRules) {
 		if _, ok := byRoute[r.Route]; !ok {
 			keys = append(keys, r.Route)
 		}
@@ -87,14 +93,20 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 			return nil, err
 		}
 		out.Notes = append(out.Notes, notes...)
-		isMeshed := meshed(src)
+		// Every rule of a route has the route's Service parents that
+		// attach (a Service not in the input, or without the port, does
+		// not).
+		isMeshed := len(rules[0].MeshParents) > 0
 		for _, w := range written {
 			wkey := w.obj.Namespace + "/" + w.obj.Name
 			for _, p := range w.plans {
-				out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, written: wkey, split: len(written) > 1})...)
+				out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, unattached: meshed(src), written: wkey, split: len(written) > 1})...)
 			}
 		}
-		if !isMeshed {
+		switch {
+		case !isMeshed && meshed(src):
+			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "none of its Service parentRefs attaches (gwretry's warnings say why): Linkerd does not apply the route"))
+		case !isMeshed:
 			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "no parentRef is a Service: Linkerd does not apply the route (it implements no Gateway); its annotations take effect only for a route attached to the Service its clients call"))
 		}
 		routes = append(routes, written...)

@@ -63,6 +63,12 @@ spec:
 %s`, name, strings.Join(rules, ""))
 }
 
+// gammaRoute is route attached to the Service only (GAMMA), as Linkerd's
+// users write them.
+func gammaRoute(name string, rules ...string) string {
+	return strings.Replace(route(name, rules...), "{name: gw}, ", "", 1)
+}
+
 func rule(path, extra string) string {
 	return fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: cart, port: 80}]\n%s", path, extra)
 }
@@ -86,6 +92,9 @@ func TestSplit(t *testing.T) {
 		{"different retries: split, groups keep rule order", route("a", rule("/x", retry2), rule("/y", ""), rule("/z", retry2)), "", []string{"a: 0,2", "a-rule-1: 1"}},
 		{"split name taken by an input route", route("a", rule("/x", retry2), rule("/y", "")) + route("a-rule-1", rule("/q", "")), "", []string{"a: 0", "a-rule-1-2: 1", "a-rule-1: 0"}},
 		{"a refused filter isolates its rule", route("a", rule("/x", ""), rule("/y", "    filters: [{type: URLRewrite, urlRewrite: {hostname: b.example.com}}]\n")), "", []string{"a: 0", "a-rule-1: 1"}},
+		{"GAMMA: same retry, not split", gammaRoute("a", rule("/x", retry2), rule("/y", retry2)), "", []string{"a: 0,1"}},
+		{"GAMMA: different retries, split", gammaRoute("a", rule("/x", retry2), rule("/y", ""), rule("/z", retry2)), "", []string{"a: 0,2", "a-rule-1: 1"}},
+		{"GAMMA and Gateway routes together", gammaRoute("a", rule("/x", retry2), rule("/y", "")) + route("b", rule("/q", retry2)), "", []string{"a: 0", "a-rule-1: 1", "b: 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,8 +134,18 @@ func out0(v string) string {
 // matches, backends, retries and timeouts come out the same, in the same
 // precedence.
 func TestReread(t *testing.T) {
-	input := base + route("a", rule("/x", retry2+"    timeouts: {request: 10s, backendRequest: 1s}\n"), rule("/y", "    timeouts: {request: 1m30s}\n"), rule("/x", ""), rule("/z", retry2))
+	rules := []string{rule("/x", retry2+"    timeouts: {request: 10s, backendRequest: 1s}\n"), rule("/y", "    timeouts: {request: 1m30s}\n"), rule("/x", ""), rule("/z", retry2)}
+	for _, input := range []string{base + route("a", rules...), base + gammaRoute("a", rules...), base + gammaRoute("a", rules...) + gammaRoute("b", rule("/x/y", retry2), rule("/x", ""))} {
+		reread(t, input)
+	}
+}
+
+func reread(t *testing.T, input string) {
+	t.Helper()
 	in, m := build(t, input)
+	if len(m.Mesh) == 0 {
+		t.Fatal("no mesh attachment")
+	}
 	for _, v := range []string{"2.16", "2.20"} {
 		out, err := New().Generate(m, translate.Options{Version: v})
 		if err != nil {
@@ -156,30 +175,43 @@ func TestReread(t *testing.T) {
 // what each rule does, without rule or route names.
 func routing(m *translate.Model) []string {
 	var out []string
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				out = append(out, fmt.Sprintf("%s %s %+v %s", l.Name, vh.Hostname, rm.Match, does(rm.Rule)))
+			}
+		}
+	}
+	for _, a := range m.Mesh {
+		for _, rm := range a.Routes {
+			out = append(out, fmt.Sprintf("%s %+v %s", a, rm.Match, does(rm.Rule)))
+		}
+	}
+	return out
+}
+
+// does says what a rule does, without its names.
+func does(r *translate.Rule) string {
 	dur := func(d *translate.Duration) string {
 		if d == nil {
 			return "-"
 		}
 		return d.Text
 	}
-	for _, l := range m.Listeners {
-		for _, vh := range l.VirtualHosts {
-			for _, rm := range vh.Routes {
-				r := rm.Rule
-				var bs []string
-				for _, b := range r.Backends {
-					bs = append(bs, fmt.Sprintf("%s:%d w%d %v", b.Service, b.Port, b.Weight, b.Endpoints))
-				}
-				rt := "-"
-				if r.Retry != nil {
-					rt = fmt.Sprintf("%d %v %v", r.Retry.Attempts, r.Retry.Codes, dur(r.Retry.Backoff))
-				}
-				out = append(out, fmt.Sprintf("%s %s %+v backends %v retry %s timeouts %s/%s filters %v", l.Name, vh.Hostname, rm.Match, bs, rt,
-					dur(r.Timeouts.Request), dur(r.Timeouts.BackendRequest), r.Filters.Features()))
-			}
-		}
+	var bs []string
+	for _, b := range r.Backends {
+		bs = append(bs, fmt.Sprintf("%s:%d w%d %v", b.Service, b.Port, b.Weight, b.Endpoints))
 	}
-	return out
+	rt := "-"
+	if r.Retry != nil {
+		rt = fmt.Sprintf("%d %v %v", r.Retry.Attempts, r.Retry.Codes, dur(r.Retry.Backoff))
+	}
+	var ps []string
+	for _, p := range r.MeshParents {
+		ps = append(ps, fmt.Sprintf("%s consumer=%v", p, p.Consumer))
+	}
+	return fmt.Sprintf("backends %v retry %s timeouts %s/%s filters %v mesh parents %v", bs, rt,
+		dur(r.Timeouts.Request), dur(r.Timeouts.BackendRequest), r.Filters.Features(), ps)
 }
 
 // TestGatewayOnlyIgnored: a route whose parents are Gateways only is not
@@ -227,5 +259,53 @@ func TestSyntax(t *testing.T) {
 		if _, err := parseDuration(s); err == nil {
 			t.Errorf("parseDuration(%q) accepted", s)
 		}
+	}
+}
+
+// TestGammaFindings: a route attached to its Service only (GAMMA) is what
+// Linkerd applies: its findings are real, and Run's judge checks the
+// honoured ones. A route whose Service parent does not attach (no such
+// port) is not applied, and its findings say why.
+func TestGammaFindings(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  map[translate.Feature]translate.Status
+		msg   string // in every finding
+	}{
+		{"GAMMA route", gammaRoute("a", rule("/x", "    retry: {attempts: 2, codes: [503], backoff: 1s}\n    timeouts: {request: 10s, backendRequest: 1s}\n")),
+			map[translate.Feature]translate.Status{
+				translate.FeatureRetryAttempts: translate.Approximated, translate.FeatureRetryCodes: translate.Approximated,
+				translate.FeatureRetryBackoff: translate.Unsupported, translate.FeatureRetryConnectionErrors: translate.Unsupported,
+				translate.FeatureRetryBackendTimeout: translate.Approximated, translate.FeatureBackendRequestTimeout: translate.Approximated,
+				translate.FeatureRequestTimeout: translate.Honoured,
+			}, ""},
+		{"Service parent without that port", strings.Replace(route("a", rule("/x", retry2)), "port: 80}]", "port: 81}]", 1),
+			map[translate.Feature]translate.Status{
+				translate.FeatureRetryAttempts: translate.Unsupported, translate.FeatureRetryCodes: translate.Unsupported,
+				translate.FeatureRetryConnectionErrors: translate.Unsupported,
+			}, "none of this route's Service parentRefs attaches"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := build(t, base+tt.input)
+			res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "2.20"}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Files) != 1 {
+				t.Errorf("%d files", len(res.Files))
+			}
+			got := map[translate.Feature]translate.Status{}
+			for _, f := range res.Report.Findings {
+				got[f.Feature] = f.Status
+				if !strings.Contains(f.Message, tt.msg) {
+					t.Errorf("%s: %q lacks %q", f.Feature, f.Message, tt.msg)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("findings %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -111,7 +111,9 @@ func (p rulePlan) groupKey() string {
 // its to apply.
 func meshed(rt *gwv1.HTTPRoute) bool {
 	for _, p := range rt.Spec.ParentRefs {
-		group, kind := "", "Gateway"
+		// A parentRef without a group is in gateway.networking.k8s.io
+		// (the CRD's default), even of kind Service.
+		group, kind := gwv1.GroupName, "Gateway"
 		if p.Group != nil {
 			group = string(*p.Group)
 		}
