@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,7 +58,8 @@ func (b Backoff) window(iv time.Duration) Window {
 	if lo == 0 && hi == 0 {
 		lo, hi = 1, 1
 	}
-	return Window{Min: time.Duration(float64(iv) * lo), Max: time.Duration(float64(iv) * hi)}
+	// Rounded outwards, so that the window holds every pause.
+	return Window{Min: time.Duration(math.Floor(float64(iv) * lo)), Max: time.Duration(math.Ceil(float64(iv) * hi))}
 }
 
 // grow returns the interval after iv and whether it differs. An interval
@@ -356,7 +358,7 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 			note = fmt.Sprintf("after a pause of %s to %s", roundText(lo), roundText(hi))
 		}
 		if turn > 0 && !onlyConn {
-			note += fmt.Sprintf(" (the most with a %s turn-around after a failed connection)", roundText(turn))
+			note += fmt.Sprintf(" (%s of it only after a failed connection)", roundText(turn))
 		}
 		tl.Tries = append(tl.Tries, Try{Try: k + 1, PauseMin: Span{D: lo}, PauseMax: Span{D: hi},
 			EarliestStart: earliest, LatestStart: latest, Timeout: timeout, Note: note})
