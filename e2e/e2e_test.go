@@ -159,6 +159,7 @@ func runScenario(t *testing.T, tg liveTarget, version string, sc Scenario) []Ver
 	run := observe(t, tg, version, sc)
 	verdicts := Judge(sc.Test, run.findings, run.obs)
 	reportVerdicts(t, tg.name, verdicts)
+	checkTimeline(t, tg.name+"@"+version, sc, run)
 	t.Logf("observed:\n%s", run.obs)
 	if t.Failed() {
 		t.Logf("findings:\n%s\nconfiguration:\n%s", formatFindings(run.findings), run.config)
@@ -171,6 +172,10 @@ type scenarioRun struct {
 	findings []translate.Finding
 	obs      Observation
 	config   string
+	// listen and endpoints are the --listen and --endpoint values the
+	// configuration was generated with.
+	listen    string
+	endpoints []string
 }
 
 // observe generates the scenario's configuration with the CLI, starts the
@@ -183,9 +188,10 @@ func observe(t *testing.T, tg liveTarget, version string, sc Scenario) scenarioR
 	ready := flaky.New(t, "ready")
 	listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
 	out := filepath.Join(dir, "out")
-	report := generate(t, dir, sc, tg.name+"@"+version, listen,
-		endpointFlag, fmt.Sprintf("ready.%s:8080=%s", Namespace, ready.Addr()))
-	run := scenarioRun{findings: ruleFindings(report, tg.name, sc.Route()), config: configText(out, tg.name)}
+	endpoints := []string{endpointFlag, fmt.Sprintf("ready.%s:8080=%s", Namespace, ready.Addr())}
+	report := generate(t, dir, sc, tg.name+"@"+version, listen, endpoints...)
+	run := scenarioRun{findings: ruleFindings(report, tg.name, sc.Route()), config: configText(out, tg.name),
+		listen: listen, endpoints: endpoints}
 	addr := tg.start(t, out, listen)
 	waitReady(t, addr)
 	run.obs = send(t, addr, sc, servers)

@@ -93,8 +93,21 @@ type Behaviour struct {
 	// -1 when any size is.
 	MaxRetriedBody int64
 	// MinGap is the least pause guaranteed between the end of a try and
-	// the start of the next.
+	// the start of the next (Backoff.MinGap of Retries where a judge
+	// reads the backoff).
 	MinGap time.Duration
+	// Backoff is how the data plane draws the pause before each retry;
+	// the zero value: retries start at once.
+	Backoff Backoff
+	// RetryBudget: no retry starts once this much time has passed since
+	// the first try started, counted when the failed try ends (nginx's
+	// proxy_next_upstream_timeout, Traefik's retry.timeout); a try
+	// already started runs on. 0 when there is none.
+	RetryBudget time.Duration
+	// RetriesSource names what in the configuration sets Retries, in the
+	// data plane's own terms ("retries 3", "maxAttempts 5, the most gRPC
+	// clients make"), for explanations; "" when the judge does not say.
+	RetriesSource string
 	// TryTimeout cuts each try.
 	TryTimeout Timer
 	// TimeoutRetried: a try cut by TryTimeout is retried.
@@ -299,9 +312,17 @@ func tryTimer(be *Duration, b Behaviour) string {
 // checkJudged runs a backend's judge over its own output and compares every
 // honoured finding with what it observed.
 func checkJudged(j Judge, m *Model, opts Options, out *Output, mesh bool) error {
+	_, err := observeChecked(j, m, opts, out, mesh)
+	return err
+}
+
+// observeChecked runs a backend's judge over its own output, checks every
+// honoured finding against it (the rules of judgedRules) and returns what
+// it observed.
+func observeChecked(j Judge, m *Model, opts Options, out *Output, mesh bool) (map[string]map[MethodClass]Behaviour, error) {
 	observed, err := j.Observe(m, opts, out.Files)
 	if err != nil {
-		return fmt.Errorf("reading the generated configuration back: %w", err)
+		return nil, fmt.Errorf("reading the generated configuration back: %w", err)
 	}
 	byRule := map[string][]Finding{}
 	for _, f := range out.Findings {
@@ -316,9 +337,9 @@ func checkJudged(j Judge, m *Model, opts Options, out *Output, mesh bool) error 
 		}
 	}
 	if len(msgs) > 0 {
-		return fmt.Errorf("the report claims more than the configuration does:\n  %s", strings.Join(msgs, "\n  "))
+		return nil, fmt.Errorf("the report claims more than the configuration does:\n  %s", strings.Join(msgs, "\n  "))
 	}
-	return nil
+	return observed, nil
 }
 
 // FileData returns the data of the generated file at path, for a judge.

@@ -472,8 +472,26 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 		// Envoy stops retrying a request whose body outgrows the buffer.
 		b.MaxRetriedBody = int64(j.bufferLimit(rt, env))
 	}
-	// Back-off is random in [0, interval): no pause is guaranteed.
-	b.MinGap = 0
+	// Back-off is random in [0, interval), the interval doubling from
+	// base_interval (25ms by default) up to max_interval (10× the base by
+	// default): no pause is guaranteed.
+	if b.Retries > 0 {
+		base, most := 25*time.Millisecond, time.Duration(0)
+		if bo := policy.GetRetryBackOff(); bo != nil {
+			if d := bo.GetBaseInterval(); d != nil {
+				base = d.AsDuration()
+			}
+			if d := bo.GetMaxInterval(); d != nil {
+				most = d.AsDuration()
+			}
+		}
+		if most == 0 {
+			most = 10 * base
+		}
+		b.Backoff = translate.Backoff{Base: min(base, most), Multiplier: 2, Max: most, JitterMin: 0, JitterMax: 1}
+		b.RetriesSource = fmt.Sprintf("num_retries %d", b.Retries)
+	}
+	b.MinGap = b.Backoff.MinGap(b.Retries)
 
 	// Timers.
 	route := translate.Timer{Kind: translate.TimerTotal, Value: j.cap.defaultRouteTimeout}

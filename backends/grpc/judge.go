@@ -128,6 +128,10 @@ func behaviour(mc *MethodConfig, _ *RetryThrottling) (translate.Behaviour, error
 	// Throttling can only lower the retries; no claim of retries is
 	// honoured when there are any, so Retries stays the policy's count.
 	b.Retries = min(rp.MaxAttempts, maxAttemptsCap) - 1
+	b.RetriesSource = fmt.Sprintf("maxAttempts %d, the first try included", rp.MaxAttempts)
+	if rp.MaxAttempts > maxAttemptsCap {
+		b.RetriesSource = fmt.Sprintf("maxAttempts %d, which gRPC clients treat as %d", rp.MaxAttempts, maxAttemptsCap)
+	}
 	for c := 400; c <= 599; c++ {
 		if slices.Contains(rp.RetryableStatusCodes, goHTTPStatus(c)) {
 			b.Codes = append(b.Codes, c)
@@ -144,10 +148,9 @@ func behaviour(mc *MethodConfig, _ *RetryThrottling) (translate.Behaviour, error
 	if err != nil {
 		return b, err
 	}
-	// The shortest wait: the smallest interval times the jitter's 0.8 (with
-	// a multiplier below 1 the interval shrinks towards 0).
-	if rp.BackoffMultiplier >= 1 {
-		b.MinGap = min(ib, mb) * 8 / 10
-	}
+	// Retry n waits min(initialBackoff × multiplier^(n-1), maxBackoff)
+	// times a random factor in [0.8, 1.2] (gRFC A6).
+	b.Backoff = translate.Backoff{Base: min(ib, mb), Multiplier: rp.BackoffMultiplier, Max: mb, JitterMin: 0.8, JitterMax: 1.2}
+	b.MinGap = b.Backoff.MinGap(b.Retries)
 	return b, nil
 }

@@ -139,6 +139,10 @@ type backendView struct {
 	allOff bool
 	// servers counts servers with a positive weight.
 	servers int
+	// connectTimeout is timeout connect (0: unset, infinite); redispatch
+	// is option redispatch with an interval other than 0.
+	connectTimeout time.Duration
+	redispatch     bool
 	// filters are the header, path and redirect rules.
 	filters filterView
 	err     error
@@ -186,6 +190,16 @@ func (c *cfgReader) backend(def, name string) backendView {
 		if d > 0 {
 			v.serverTimeout = translate.Timer{Kind: translate.TimerIdle, Value: d}
 		}
+	}
+	if x, ok := c.inherited(def, name, "timeout connect").(*types.SimpleTimeout); ok {
+		d, err := parseHAProxyTime(x.Value)
+		if err != nil && c.err == nil {
+			c.err = fmt.Errorf("backend %s: timeout connect: %w", name, err)
+		}
+		v.connectTimeout = d
+	}
+	if x, ok := c.inherited(def, name, "option redispatch").(*types.OptionRedispatch); ok {
+		v.redispatch = !x.NoOption && (x.Interval == nil || *x.Interval != 0)
 	}
 	if rules, ok := c.get(parser.Backends, name, "http-request").([]types.Action); ok {
 		for _, a := range rules {
@@ -307,6 +321,12 @@ func (v backendView) behaviours(r *translate.Rule, fl translate.Filters, bufLimi
 		if v.retryOn["conn-failure"] {
 			b.ConnErrors = translate.ConnRetryUnsent
 		}
+		if b.Retries > 0 {
+			b.RetriesSource = fmt.Sprintf("retries %d", v.retries)
+			if v.retryOn["conn-failure"] {
+				b.Backoff.TurnAround = v.turnAround()
+			}
+		}
 		if l7 && l7Tokens {
 			if v.retryOn["conn-failure"] && v.retryOn["empty-response"] {
 				b.ConnErrors = translate.ConnRetryAll
@@ -324,6 +344,20 @@ func (v backendView) behaviours(r *translate.Rule, fl translate.Filters, bufLimi
 		out[class] = b
 	}
 	return out
+}
+
+// turnAround is the pause before retrying a failed connection on the same
+// server (back_handle_st_cer): min(timeout connect, 1s). With option
+// redispatch and more than one server the retry goes to another server
+// at once (stream_choose_redispatch: roundrobin, no persistence).
+func (v backendView) turnAround() time.Duration {
+	if v.redispatch && v.servers > 1 {
+		return 0
+	}
+	if v.connectTimeout > 0 {
+		return min(v.connectTimeout, time.Second)
+	}
+	return time.Second
 }
 
 // l7OffFor reports whether disable-l7-retry covers some method of class.

@@ -119,6 +119,7 @@ func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support) (transl
 			limit = 1
 		}
 		b.Retries = limit
+		b.RetriesSource = fmt.Sprintf("%s %d", annRetryLimit, limit)
 		b.Codes = codes
 		b.MaxRetriedBody = maxRetriedBody
 		if tryTimeout != 0 {

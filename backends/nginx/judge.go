@@ -195,8 +195,21 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 		limit = min(tries, up.Entries)
 	}
 	retries := max(limit-1, 0)
+	source := fmt.Sprintf("proxy_next_upstream_tries %d", tries)
+	if tries == 0 || tries > up.Entries {
+		source = fmt.Sprintf("the upstream's %d entries, each tried at most once (proxy_next_upstream_tries %d)", up.Entries, tries)
+	}
 	if slices.Contains(next, "off") {
-		retries = 0
+		retries, source = 0, "proxy_next_upstream off"
+	}
+	// proxy_next_upstream_timeout stops new retries once it has passed
+	// since the first try (0: no limit).
+	var budget time.Duration
+	if args, ok := lookup(scopes, "proxy_next_upstream_timeout"); ok && len(args) == 1 {
+		var err error
+		if budget, err = parseNginxTime(args[0]); err != nil {
+			return nil, fmt.Errorf("proxy_next_upstream_timeout %q: %w", args[0], err)
+		}
 	}
 	var try time.Duration
 	for i, name := range []string{"proxy_connect_timeout", "proxy_send_timeout", "proxy_read_timeout"} {
@@ -246,9 +259,11 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 		RequestTimeout: translate.Timer{Kind: translate.TimerNone},
 		TimeoutStatus:  504,
 		Filters:        filters,
+		RetryBudget:    budget,
+		RetriesSource:  source,
 	}
 	if retries == 0 {
-		base.Codes, base.ConnErrors, base.TimeoutRetried = nil, translate.ConnRetryNone, false
+		base.Codes, base.ConnErrors, base.TimeoutRetried, base.RetryBudget = nil, translate.ConnRetryNone, false, 0
 	}
 	for _, c := range r.MethodClasses() {
 		bh := base

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -414,6 +415,7 @@ func (j *judge) routerBehaviour(r *translate.Rule, rt *router, class translate.M
 		return bh, nil
 	}
 	bh.Retries = rr.Attempts - 1
+	bh.RetriesSource = fmt.Sprintf("attempts %d, the first try included", rr.Attempts)
 	// Before the request is written: dial errors, refused connections, any
 	// method.
 	bh.ConnErrors = translate.ConnRetryUnsent
@@ -422,10 +424,21 @@ func (j *judge) routerBehaviour(r *translate.Rule, rt *router, class translate.M
 		if err != nil {
 			return bh, fmt.Errorf("initialInterval: %w", err)
 		}
-		if bh.Retries > 1 {
-			iv = min(iv, maxInterval)
+		if iv > 0 {
+			// newBackOff: cenkalti's ExponentialBackOff with a multiplier
+			// that doubles the interval over the attempts.
+			bh.Backoff = translate.Backoff{Base: iv, Multiplier: math.Pow(2, 1/float64(rr.Attempts-1)), Max: maxInterval,
+				JitterMin: 1 - backoffJitter, JitterMax: 1 + backoffJitter, MaxElapsed: maxElapsed}
 		}
-		bh.MinGap = time.Duration(float64(iv) * backoffJitter)
+		bh.MinGap = bh.Backoff.MinGap(bh.Retries)
+	}
+	if j.v37 && rr.Timeout != "" {
+		d, err := traefikDurationValue(rr.Timeout)
+		if err != nil {
+			return bh, fmt.Errorf("timeout: %w", err)
+		}
+		// No further retry once the timeout has passed since the start.
+		bh.RetryBudget = d
 	}
 	if !j.v37 || len(rr.Status) == 0 {
 		return bh, nil

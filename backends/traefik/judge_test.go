@@ -1,6 +1,7 @@
 package traefik
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -111,7 +112,9 @@ func TestJudgeDerivesBehaviour(t *testing.T) {
 	none := translate.Timer{Kind: translate.TimerNone}
 	base := translate.Behaviour{Retries: 3, ConnErrors: translate.ConnRetryUnsent, MaxRetriedBody: -1,
 		MinGap: 100 * time.Millisecond, TryTimeout: headers2s, RequestTimeout: none, TimeoutStatus: 504,
-		InvalidShareAnswered: true}
+		InvalidShareAnswered: true, RetriesSource: "attempts 4, the first try included",
+		Backoff: translate.Backoff{Base: 200 * time.Millisecond, Multiplier: math.Pow(2, 1.0/3), Max: time.Minute,
+			JitterMin: 0.5, JitterMax: 1.5, MaxElapsed: 15 * time.Minute}}
 	v37idem := base
 	v37idem.Codes, v37idem.ConnErrors, v37idem.MaxRetriedBody, v37idem.TimeoutRetried = []int{502, 504},
 		translate.ConnRetryAll, 2<<20, true

@@ -71,6 +71,7 @@ Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl
 	root.AddCommand(newTranslateCmd(stdin, stdout, stderr, false), newTranslateCmd(stdin, stdout, stderr, true), newVersionCmd(stdout))
 	root.AddCommand(newImportCmd(stdin, stdout, stderr))
 	root.AddCommand(newMatrixCmd(stdout))
+	root.AddCommand(newExplainCmd(stdin, stdout))
 	finishCommands(root)
 	return root
 }

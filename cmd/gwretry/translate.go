@@ -124,6 +124,16 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
 	}
 	f.StringVar(&o.failOn, "fail-on", "none", "exit 3 when a finding is at least: none, approximated or unsupported")
+	o.addInputFlags(cmd)
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	return cmd
+}
+
+// addInputFlags defines the flags that say how the input is read and
+// resolved and how the backends are set up; translate, check and explain
+// share them.
+func (o *options) addInputFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "", "`HOST:PORT` every generated proxy listens on (default: the Gateway listener port on 0.0.0.0, or 0.0.0.0:8080)")
 	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "also retry POST, PATCH and LOCK requests where the data plane can")
@@ -134,11 +144,9 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 	f.StringVar(&o.settings.NginxLayout, "nginx-layout", nginx.LayoutFull, "nginx output: full (nginx/nginx.conf, a whole configuration) or conf.d (nginx/gwretry.conf, what goes inside http {}, for include /etc/nginx/conf.d/*.conf)")
 	f.StringVar(&o.settings.TraefikDynamicFile, "traefik-dynamic-file", traefik.DynamicFile, "`PATH` traefik.yaml loads dynamic.yaml from (providers.file.filename)")
 	f.StringVar(&o.settings.GRPCRetryThrottling, "grpc-retry-throttling", "", "`MAXTOKENS,TOKENRATIO` of the gRPC service config's retryThrottling (e.g. 10,0.1); none by default")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
-	return cmd
 }
 
 func backendNames() []string {
@@ -151,22 +159,13 @@ func backendNames() []string {
 
 // prepare checks the flags that need no input.
 func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.ResolveOptions, error) {
-	ro := translate.ResolveOptions{AssumeReferenceGrants: o.assumeGrants}
-	ch, err := translate.ParseChannel(o.channel)
+	ro, err := o.resolveOptions()
 	if err != nil {
-		return nil, ro, usageErrorf("--%v", err)
+		return nil, ro, err
 	}
-	ro.Channel = ch
-	if o.target == "" {
-		return nil, ro, usageErrorf("--target is required: %s, a comma list of them, NAME@VERSION, or all", strings.Join(backendNames(), ", "))
-	}
-	available, err := o.available(o.settings)
+	targets, err := o.targets()
 	if err != nil {
-		return nil, ro, &exitError{code: exitUsage, err: err}
-	}
-	targets, err := translate.ParseTargets(o.target, available)
-	if err != nil {
-		return nil, ro, &exitError{code: exitUsage, err: err}
+		return nil, ro, err
 	}
 	if isFormat(o.outDir) {
 		o.format, o.outDir = o.outDir, ""
@@ -193,50 +192,75 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 	default:
 		return nil, ro, usageErrorf("--fail-on %q: want none, approximated or unsupported", o.failOn)
 	}
+	return targets, ro, nil
+}
+
+// targets parses --target with the backends built from the settings.
+func (o *options) targets() ([]translate.Target, error) {
+	if o.target == "" {
+		return nil, usageErrorf("--target is required: %s, a comma list of them, NAME@VERSION, or all", strings.Join(backendNames(), ", "))
+	}
+	available, err := o.available(o.settings)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	targets, err := translate.ParseTargets(o.target, available)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return targets, nil
+}
+
+// resolveOptions checks the input flags (addInputFlags).
+func (o *options) resolveOptions() (translate.ResolveOptions, error) {
+	ro := translate.ResolveOptions{AssumeReferenceGrants: o.assumeGrants}
+	ch, err := translate.ParseChannel(o.channel)
+	if err != nil {
+		return ro, usageErrorf("--%v", err)
+	}
+	ro.Channel = ch
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
-		return nil, ro, usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
+		return ro, usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
 	}
 	if o.tlsDir != "" {
 		abs, err := filepath.Abs(o.tlsDir)
 		if err != nil {
-			return nil, ro, usageErrorf("--tls-dir %q: %v", o.tlsDir, err)
+			return ro, usageErrorf("--tls-dir %q: %v", o.tlsDir, err)
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return nil, ro, usageErrorf("--tls-dir %q is not a directory", o.tlsDir)
+			return ro, usageErrorf("--tls-dir %q is not a directory", o.tlsDir)
 		}
 		ro.TLSDir = abs
 	}
 	if o.listenTLS != "" {
 		if ro.ListenTLS, err = translate.ParseListen(o.listenTLS); err != nil {
-			return nil, ro, &exitError{code: exitUsage, err: fmt.Errorf("--listen-https: %w", err)}
+			return ro, &exitError{code: exitUsage, err: fmt.Errorf("--listen-https: %w", err)}
 		}
 	}
 	if o.listen != "" {
 		if ro.Listen, err = translate.ParseListen(o.listen); err != nil {
-			return nil, ro, &exitError{code: exitUsage, err: err}
+			return ro, &exitError{code: exitUsage, err: err}
 		}
 	}
 	for _, e := range o.endpoints {
 		ep, err := translate.ParseEndpoint(e)
 		if err != nil {
-			return nil, ro, &exitError{code: exitUsage, err: err}
+			return ro, &exitError{code: exitUsage, err: err}
 		}
 		ro.Endpoints = append(ro.Endpoints, ep)
 	}
-	return targets, ro, nil
+	return ro, nil
 }
 
-func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) error {
-	targets, ro, err := o.prepare(checkOnly)
-	if err != nil {
-		return err
-	}
+// loadModel reads paths and builds the model; every problem of the input
+// is listed at once.
+func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions) (*translate.Input, *translate.Model, error) {
 	in, loadErr := translate.Load(paths, stdin, o.limits)
 	if in == nil {
-		return inputError(loadErr)
+		return nil, nil, inputError(loadErr)
 	}
 	if loadErr == nil && len(in.Routes) == 0 {
-		return inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), in.Found()))
+		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), in.Found()))
 	}
 	// The documents that decoded are validated even when others did not,
 	// so that every problem is listed at once.
@@ -244,14 +268,26 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if loadErr != nil {
 		var loaded, built translate.ErrorList
 		if errors.As(loadErr, &loaded) && errors.As(err, &built) {
-			return inputError(slices.Concat(loaded, built))
+			return nil, nil, inputError(slices.Concat(loaded, built))
 		}
 		if err == nil {
-			return inputError(loadErr)
+			return nil, nil, inputError(loadErr)
 		}
 	}
 	if err != nil {
-		return inputError(err)
+		return nil, nil, inputError(err)
+	}
+	return in, m, nil
+}
+
+func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) error {
+	targets, ro, err := o.prepare(checkOnly)
+	if err != nil {
+		return err
+	}
+	in, m, err := o.loadModel(paths, stdin, ro)
+	if err != nil {
+		return err
 	}
 	res, err := translate.Run(m, targets, o.retryNonIdempotent)
 	if err != nil {

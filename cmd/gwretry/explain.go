@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/translate"
+)
+
+func newExplainCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
+	o := &options{limits: translate.DefaultLimits(), available: backends.Configured}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "explain PATH...",
+		Short: "Show when each try of each rule starts on each data plane",
+		Long: `explain reads PATH... like translate, generates each target's configuration, reads it
+back as the report's check does, and prints for every rule and method class the timeline of
+tries the data plane makes when every try fails: the pause before each try (backoff, jitter,
+turn-around), its earliest start (every try before failed at once), its latest start (every try
+before ran until its timer cut it), the timer that cuts it, and the worst-case total. It lists
+the retries the rule asks for that the data plane never makes, and why: a retry count capped by
+the configuration (nginx's upstream entries, gRPC's maxAttempts cap of 5), or retries that the
+request timeout or a retry budget always cuts.
+
+Times count from the start of the first try. Everything comes from the generated files as the
+judge reads them, the facts the report's honoured findings are checked against. Nothing is
+written.
+
+-o json prints {"schemaVersion": 1, "timelines": [...]}; each timeline has target, version,
+route, rule, ruleName, methods (idempotent or non-idempotent), answer (a status the data plane
+answers itself, else absent), requestedRetries, retries, retriedOn, tries (try, pauseMinMs,
+pauseMaxMs, earliestStartMs, latestStartMs, timeout, note), worstCaseMs, neverHappen (firstTry,
+lastTry, reason) and notes. Times are milliseconds; null means unbounded.`,
+		Example: `  # the tries HAProxy makes for each rule
+  gwretry explain route.yaml --target haproxy
+
+  # compare nginx and Traefik 3.7, as JSON
+  gwretry explain manifests/ --target nginx,traefik@3.7 -o json
+
+  # the worst case of every rule on every data plane
+  gwretry explain route.yaml --target all -o json | jq '.timelines[] | {target, route, rule, worstCaseMs}'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("explain needs at least one PATH (a file, a directory or - for stdin)")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runExplain(o, output, args, stdin, stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.target, "target", "", "comma list of NAME or NAME@VERSION ("+strings.Join(backendNames(), ", ")+") or all (required)")
+	f.StringVarP(&output, "output", "o", "text", "format: text or json")
+	o.addInputFlags(cmd)
+	return cmd
+}
+
+func runExplain(o *options, output string, paths []string, stdin io.Reader, stdout io.Writer) error {
+	if output != "text" && output != "json" {
+		return usageErrorf("-o %q: want text or json", output)
+	}
+	ro, err := o.resolveOptions()
+	if err != nil {
+		return err
+	}
+	targets, err := o.targets()
+	if err != nil {
+		return err
+	}
+	_, m, err := o.loadModel(paths, stdin, ro)
+	if err != nil {
+		return err
+	}
+	ex, err := translate.Explain(m, targets, o.retryNonIdempotent)
+	if err != nil {
+		var ie *translate.InternalError
+		if !errors.As(err, &ie) {
+			err = &translate.InternalError{Err: err}
+		}
+		return &exitError{code: exitInternal, err: err}
+	}
+	var data []byte
+	if output == "json" {
+		if data, err = json.MarshalIndent(ex, "", "  "); err != nil {
+			return err
+		}
+		data = append(data, '\n')
+	} else {
+		data = explainText(ex)
+	}
+	_, err = stdout.Write(data)
+	return err
+}
+
+// explainText writes one block per timeline: a heading, the table of
+// tries, the worst case, the retries that never happen and the notes.
+func explainText(ex *translate.Explanation) []byte {
+	var b bytes.Buffer
+	for i, tl := range ex.Timelines {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		rule := tl.Route + " rule " + strconv.Itoa(tl.Rule)
+		if tl.RuleName != "" {
+			rule += " (" + tl.RuleName + ")"
+		}
+		methods := "GET, PUT, DELETE and other idempotent requests"
+		if tl.Methods == translate.NonIdempotent {
+			methods = "POST, PATCH and LOCK requests"
+		}
+		fmt.Fprintf(&b, "%s@%s  %s  %s\n", tl.Target, tl.Version, rule, methods)
+		if !tl.Unread && tl.Answer == 0 {
+			on := "nothing"
+			if len(tl.RetriedOn) > 0 {
+				on = strings.Join(tl.RetriedOn, "; ")
+			}
+			fmt.Fprintf(&b, "  retries: %d (the rule asks for %d), on %s\n", tl.Retries, tl.RequestedRetries, on)
+			w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "  TRY\tPAUSE BEFORE\tEARLIEST START\tLATEST START\tTRY TIMEOUT\tNOTE")
+			for _, t := range tl.Tries {
+				pause := "-"
+				if t.Try > 1 {
+					pause = t.PauseMin.String()
+					if t.PauseMax != t.PauseMin {
+						pause += " to " + t.PauseMax.String()
+					}
+				}
+				fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\n", t.Try, pause, t.EarliestStart, t.LatestStart, t.Timeout, t.Note)
+			}
+			w.Flush()
+			fmt.Fprintf(&b, "  worst case: %s\n", tl.WorstCase)
+		}
+		for _, n := range tl.Never {
+			tries := "try " + strconv.Itoa(n.FirstTry)
+			if n.LastTry != n.FirstTry {
+				tries = fmt.Sprintf("tries %d to %d", n.FirstTry, n.LastTry)
+			}
+			fmt.Fprintf(&b, "  never: %s: %s\n", tries, n.Reason)
+		}
+		for _, n := range tl.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
+	}
+	return b.Bytes()
+}
