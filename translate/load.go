@@ -76,6 +76,8 @@ type Input struct {
 	// into the v1beta1 type (the two are identical).
 	ReferenceGrants []Object[gwv1b1.ReferenceGrant]
 	Namespaces      []Object[corev1.Namespace]
+	// Policies are the policy objects (RetryPolicy, BackendTrafficPolicy).
+	Policies Policies
 	// Skipped counts the objects of kinds gwretry does not read, by
 	// "Kind (apiVersion)".
 	Skipped map[string]int
@@ -198,6 +200,7 @@ func (in *Input) Found() string {
 	count(len(in.Services), "Service", "Services")
 	count(len(in.EndpointSlices), "EndpointSlice", "EndpointSlices")
 	count(len(in.Namespaces), "Namespace", "Namespaces")
+	in.policyCounts(count)
 	kinds := make([]string, 0, len(in.Skipped))
 	for k := range in.Skipped {
 		kinds = append(kinds, k)
@@ -388,6 +391,9 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 		decodeInto(l, pos, j, tm, &l.in.EndpointSlices)
 		return nil
 	}
+	if l.decodePolicy(pos, j, tm) {
+		return nil
+	}
 	l.in.Skipped[tm.Kind+" ("+tm.APIVersion+")"]++
 	return nil
 }
@@ -406,7 +412,7 @@ func isKnownList(tm typeMeta) bool {
 		"ReferenceGrantList", "NamespaceList":
 		return true
 	}
-	return false
+	return isPolicyList(tm.Kind)
 }
 
 func (l *loader) decodeList(pos Position, j []byte) error {

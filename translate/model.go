@@ -39,6 +39,13 @@ type Model struct {
 	// placements indexes the listeners by rule (PlacementsOf).
 	placementsOnce sync.Once
 	placements     map[*Rule][]Placement
+	// Effective says, for every rule (translated or skipped), the value
+	// of each retry and timeout feature and where it came from (the
+	// HTTPRoute, a policy, a CRD default), sorted by route and rule.
+	Effective []RuleEffective
+	// Policies is what became of each policy of the input (RetryPolicy,
+	// BackendTrafficPolicy), sorted by kind and namespace/name.
+	Policies []PolicyReport
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead
 	// rules).
@@ -173,6 +180,9 @@ type Rule struct {
 	// requests reach less specific hostnames' rules instead of a 404. A
 	// backend cannot claim listener.https honoured while there are any.
 	TLSUnrouted []string
+	// PolicyConflicts are the features on which the policies of the
+	// rule's Services (or listeners) disagree; their findings say so.
+	PolicyConflicts []PolicyConflict
 }
 
 // Certificate is a Gateway listener's certificateRef, mapped to files
