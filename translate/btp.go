@@ -126,9 +126,12 @@ func validateBTP(o Object[BackendTrafficPolicy]) ErrorList {
 		if t.SectionName != nil {
 			f.checkName(field+".sectionName", string(*t.SectionName))
 		}
-		if t.Kind == "" {
+		switch {
+		case t.Kind == "":
 			f.add(field+".kind", "required")
-		} else if !targetGroupOK(t) {
+		case t.Kind == "Service":
+			f.add(field+".kind", "Envoy Gateway's BackendTrafficPolicy targets Gateways and routes, not Services")
+		case !targetGroupOK(t):
 			f.add(field+".group", "%q is not the group of kind %s", t.Group, t.Kind)
 		}
 	}

@@ -559,6 +559,9 @@ func (s *policyState) finish(found func(key string) bool) ([]PolicyReport, []Not
 		slices.Sort(rep.Reached)
 		rep.Reached = slices.Compact(rep.Reached)
 		switch {
+		case !anyFound && len(p.targets) == 0:
+			rep.Status = PolicyTargetNotFound
+			notes = append(notes, Info(p.object(), "TargetNotFound: it has no targetRefs (gwretry does not evaluate targetSelectors)"))
 		case !anyFound:
 			rep.Status = PolicyTargetNotFound
 			notes = append(notes, Info(p.object(), "TargetNotFound: no target is in the input (%s); a policy reaches objects in its own namespace, %s, only", strings.Join(rep.NotFound, ", "), rep.Namespace))
