@@ -32,7 +32,9 @@ type Model struct {
 	Sources map[string]Position
 	// HTTPRoutes are the input HTTPRoutes by "namespace/name", translated
 	// or not, as read: for a backend that writes the routes themselves
-	// back out (Linkerd). Unlike the rest of the Model, their strings
+	// back out (Linkerd). A rule some policy reaches holds its effective
+	// retry and timeouts (the policies' values merged in), so that a
+	// data plane that reads the fields gets what the report says. Unlike the rest of the Model, their strings
 	// have passed only the Gateway API's CRD validation, not the
 	// allowlists in allow.go. Backends must not modify them.
 	HTTPRoutes map[string]*gwv1.HTTPRoute

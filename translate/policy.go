@@ -189,9 +189,6 @@ func policyTarget(ns string, t gwv1.LocalPolicyTargetReferenceWithSectionName) s
 	return s
 }
 
-// policyObject names a policy: "RetryPolicy infra/gw-retries".
-func policyObject(kind, ns, name string) string { return kind + " " + nsOrDefault(ns) + "/" + name }
-
 // targetGroupOK reports whether a targetRef's group fits its kind.
 func targetGroupOK(t gwv1.LocalPolicyTargetReferenceWithSectionName) bool {
 	switch t.Kind {

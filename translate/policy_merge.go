@@ -669,3 +669,18 @@ func (r *resolver) finishPolicies() ([]PolicyReport, []RuleEffective) {
 	})
 	return reports, eff
 }
+
+// bakePolicies puts the merged retry and timeouts of a policy-shaped rule
+// into the route object the Model keeps (Model.HTTPRoutes), on a copy, so
+// that a backend that writes the routes back carries the policies' values
+// into the fields; the input object is left as read.
+func (r *resolver) bakePolicies(key string, rt *gwv1.HTTPRoute, i int, m ruleMerge, rule gwv1.HTTPRouteRule) {
+	if len(m.policies) == 0 {
+		return
+	}
+	if r.routeObjs[key] == rt {
+		r.routeObjs[key] = rt.DeepCopy()
+	}
+	mr := m.mergedRule(rule)
+	r.routeObjs[key].Spec.Rules[i].Retry, r.routeObjs[key].Spec.Rules[i].Timeouts = mr.Retry, mr.Timeouts
+}

@@ -352,3 +352,25 @@ func TestRetryPolicyCRDSchema(t *testing.T) {
 		t.Errorf("CRD names %s %s %s", c.Spec.Group, c.Spec.Names.Kind, c.Spec.Versions[0].Name)
 	}
 }
+
+// TestPolicyBakedIntoHTTPRoutes checks that Model.HTTPRoutes holds a
+// policy-shaped rule's effective values, and that the input is unchanged.
+func TestPolicyBakedIntoHTTPRoutes(t *testing.T) {
+	input := fmt.Sprintf(policyBase, "[{name: cart, port: 80}]", "    timeouts: {request: 5s}\n") +
+		rp("shop/p", "HTTPRoute r", "override", "{timeouts: {request: 10s}, retry: {codes: [503]}}")
+	in, err := Load([]string{writeInput(t, "in.yaml", input)}, nil, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(in, ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := m.HTTPRoutes["shop/r"].Spec.Rules[0]
+	if rule.Timeouts == nil || rule.Timeouts.Request == nil || *rule.Timeouts.Request != "10s" || rule.Retry == nil || *rule.Retry.Attempts != 1 {
+		t.Errorf("model route rule %+v, want the policy's values", rule)
+	}
+	if got := in.Routes[0].Obj.Spec.Rules[0]; *got.Timeouts.Request != "5s" || got.Retry != nil {
+		t.Errorf("the input route changed: %+v", got)
+	}
+}
