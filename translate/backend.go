@@ -153,7 +153,10 @@ type Result struct {
 // finding, every file path is relative and inside the output directory.
 func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 	res := &Result{Report: &Report{SchemaVersion: 1, Routes: m.RouteCount, Rules: m.RuleCount,
-		Findings: []Finding{}, Targets: []TargetInfo{}}}
+		Findings: []Finding{}, Targets: []TargetInfo{}, Effective: m.Effective, Policies: m.Policies}}
+	if res.Report.Effective == nil {
+		res.Report.Effective = []RuleEffective{}
+	}
 	if len(m.Listeners) == 0 {
 		// Nothing is attached to a generated listener: a configuration
 		// would have no listener (HAProxy and nginx refuse to start, Envoy
@@ -223,6 +226,7 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 		}
 		res.Report.Targets = append(res.Report.Targets, TargetInfo{Name: name, Version: t.Version})
 	}
+	applyProvenance(m, res.Report.Findings)
 	SortFindings(res.Report.Findings)
 	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return res, nil

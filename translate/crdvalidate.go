@@ -84,8 +84,13 @@ func newCRDValidator(name string) (*crdValidator, error) {
 	if err := yaml.UnmarshalStrict(raw, &v1); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return compileSchema(name, &v1)
+}
+
+// compileSchema builds the validator of one version's openAPIV3Schema.
+func compileSchema(name string, v1 *apiextensionsv1.JSONSchemaProps) (*crdValidator, error) {
 	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1, &internal, nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s, err := structuralschema.NewStructural(&internal)
@@ -125,6 +130,16 @@ func validateAPI(pos Position, kind, namespace, name string, obj any, ch Channel
 	v := vs[string(ch)+"/"+kind]
 	if v == nil {
 		return fail(fmt.Errorf("no schema for %s in channel %q", kind, ch))
+	}
+	return validateWith(v, pos, kind, namespace, name, obj, ch, "invalid per the Gateway API: ")
+}
+
+// validateWith validates obj with the schema v as the API server would on
+// create; prefix starts each message ("invalid per the Gateway API: ").
+func validateWith(v *crdValidator, pos Position, kind, namespace, name string, obj any, ch Channel, prefix string) ErrorList {
+	object := objectName(kind, namespace, name)
+	fail := func(err error) ErrorList {
+		return ErrorList{{Pos: pos, Object: object, Msg: "internal error: validation: " + err.Error()}}
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -173,7 +188,7 @@ func validateAPI(pos Position, kind, namespace, name string, obj any, ch Channel
 		if f == "<nil>" { // field.Error of a nil path (oneOf, anyOf): the message names it
 			f = ""
 		}
-		out = append(out, &InputError{Pos: pos, Object: object, Field: f, Msg: apiErrorText(e)})
+		out = append(out, &InputError{Pos: pos, Object: object, Field: f, Msg: prefix + e.ErrorBody()})
 	}
 	return out
 }
@@ -197,11 +212,4 @@ func hasBlocking(errs field.ErrorList) bool {
 		}
 	}
 	return false
-}
-
-// apiErrorText is a field error without its field path (InputError prints
-// the path), prefixed to say the Gateway API rejects it.
-func apiErrorText(e *field.Error) string {
-	s := e.ErrorBody()
-	return "invalid per the Gateway API: " + s
 }

@@ -67,6 +67,11 @@ type Finding struct {
 	Feature  Feature `json:"feature"`
 	Status   Status  `json:"status"`
 	Message  string  `json:"message"`
+	// Source is where the feature's value came from, on the findings of
+	// rules some policy reaches ("HTTPRoute", "RetryPolicy ns/name
+	// override", ...; see RuleEffective); "" on the others, whose values
+	// all come from the HTTPRoute.
+	Source string `json:"source,omitempty"`
 }
 
 // NewFinding returns a finding for a feature of rule r. The target is filled
@@ -148,7 +153,12 @@ type Report struct {
 	Targets       []TargetInfo `json:"targets"`
 	Routes        int          `json:"routes"`
 	Rules         int          `json:"rules"`
-	Findings      []Finding    `json:"findings"`
+	// Effective is every rule's retry and timeout values with their
+	// sources.
+	Effective []RuleEffective `json:"effective"`
+	Findings  []Finding       `json:"findings"`
+	// Policies is what became of each policy in the input (none: absent).
+	Policies []PolicyReport `json:"policies,omitempty"`
 }
 
 // TargetInfo names a data plane and the version the report assumes.

@@ -78,6 +78,8 @@ type Input struct {
 	Namespaces      []Object[corev1.Namespace]
 	// ConnectionTimeoutPolicies are gwretry.io/v1alpha1 policies.
 	ConnectionTimeoutPolicies []Object[ConnectionTimeoutPolicy]
+	// Policies are the policy objects (RetryPolicy, BackendTrafficPolicy).
+	Policies Policies
 	// Skipped counts the objects of kinds gwretry does not read, by
 	// "Kind (apiVersion)".
 	Skipped map[string]int
@@ -201,6 +203,7 @@ func (in *Input) Found() string {
 	count(len(in.EndpointSlices), "EndpointSlice", "EndpointSlices")
 	count(len(in.Namespaces), "Namespace", "Namespaces")
 	count(len(in.ConnectionTimeoutPolicies), "ConnectionTimeoutPolicy", "ConnectionTimeoutPolicies")
+	in.policyCounts(count)
 	kinds := make([]string, 0, len(in.Skipped))
 	for k := range in.Skipped {
 		kinds = append(kinds, k)
@@ -394,6 +397,9 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 		decodeInto(l, pos, j, tm, &l.in.EndpointSlices)
 		return nil
 	}
+	if l.decodePolicy(pos, j, tm) {
+		return nil
+	}
 	l.in.Skipped[tm.Kind+" ("+tm.APIVersion+")"]++
 	return nil
 }
@@ -412,7 +418,7 @@ func isKnownList(tm typeMeta) bool {
 		"ReferenceGrantList", "NamespaceList":
 		return true
 	}
-	return false
+	return isPolicyList(tm.Kind)
 }
 
 func (l *loader) decodeList(pos Position, j []byte) error {

@@ -103,11 +103,13 @@ func compareRules(a, b *Rule) int {
 	return a.Index - b.Index
 }
 
-// isServiceParent reports whether p refers to a core Service. A parentRef
-// of kind Service without a group is not one: the group defaults to
+// isServiceParent reports whether p refers to a core Service: group ""
+// (the Gateway API's name for the core group) or "core" (what Linkerd's
+// documentation writes, and its policy controller accepts). A parentRef of
+// kind Service without a group is not one: the group defaults to
 // gateway.networking.k8s.io.
 func isServiceParent(p gwv1.ParentReference) bool {
-	return p.Group != nil && *p.Group == "" && p.Kind != nil && *p.Kind == "Service"
+	return p.Group != nil && (*p.Group == "" || *p.Group == "core") && p.Kind != nil && *p.Kind == "Service"
 }
 
 // meshParents resolves the Service parentRefs of a route: those that

@@ -45,7 +45,9 @@ type Model struct {
 	Sources map[string]Position
 	// HTTPRoutes are the input HTTPRoutes by "namespace/name", translated
 	// or not, as read: for a backend that writes the routes themselves
-	// back out (Linkerd). Unlike the rest of the Model, their strings
+	// back out (Linkerd). A rule some policy reaches holds its effective
+	// retry and timeouts (the policies' values merged in), so that a
+	// data plane that reads the fields gets what the report says. Unlike the rest of the Model, their strings
 	// have passed only the Gateway API's CRD validation, not the
 	// allowlists in allow.go. Backends must not modify them.
 	HTTPRoutes map[string]*gwv1.HTTPRoute
@@ -56,6 +58,13 @@ type Model struct {
 	// Gateways that ConnectionTimeoutPolicies target, sorted by Gateway.
 	// Each field gets one finding per target (ConnectionFindings).
 	ConnectionTimeouts []*GatewayTimeouts
+	// Effective says, for every rule (translated or skipped), the value
+	// of each retry and timeout feature and where it came from (the
+	// HTTPRoute, a policy, a CRD default), sorted by route and rule.
+	Effective []RuleEffective
+	// Policies is what became of each policy of the input (RetryPolicy,
+	// BackendTrafficPolicy), sorted by kind and namespace/name.
+	Policies []PolicyReport
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead
 	// rules).
@@ -197,6 +206,9 @@ type Rule struct {
 	// requests reach less specific hostnames' rules instead of a 404. A
 	// backend cannot claim listener.https honoured while there are any.
 	TLSUnrouted []string
+	// PolicyConflicts are the features on which the policies of the
+	// rule's Services (or listeners) disagree; their findings say so.
+	PolicyConflicts []PolicyConflict
 }
 
 // Certificate is a Gateway listener's certificateRef, mapped to files

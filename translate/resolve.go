@@ -183,12 +183,16 @@ type resolver struct {
 	ruleTLSBinds  map[*Rule][]Bind
 	sources       map[string]Position
 	routeObjs     map[string]*gwv1.HTTPRoute
-	rules         []*Rule
-	skipped       []SkippedRule
-	notes         []Note
-	routes        int
-	nrules        int
-	errs          ErrorList
+	// pol holds the policies and what happens to them; effective the
+	// provenance of every rule's values.
+	pol       *policyState
+	effective []RuleEffective
+	rules     []*Rule
+	skipped   []SkippedRule
+	notes     []Note
+	routes    int
+	nrules    int
+	errs      ErrorList
 
 	// meshRules are the rules of routes attached to Services only;
 	// meshOnly holds those routes' keys.
@@ -211,7 +215,8 @@ func newResolver(in *Input, opts ResolveOptions) *resolver {
 		grants: map[string][]*gwv1b1.ReferenceGrant{}, namespaces: map[string]map[string]string{},
 		binds: map[Bind]map[string][]*placed{}, sources: map[string]Position{}, routeObjs: map[string]*gwv1.HTTPRoute{},
 		bindTLS: map[Bind]bindProto{}, certs: map[Bind]map[string]*Certificate{}, warned: map[string]bool{},
-		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}, meshOnly: map[string]bool{}, meshPlaced: map[meshKey][]*placed{}}
+		bindListeners: map[Bind][]string{}, attached: map[string]bool{}, ruleTLSBinds: map[*Rule][]Bind{}, meshOnly: map[string]bool{}, meshPlaced: map[meshKey][]*placed{},
+		pol: newPolicyState(in)}
 	for _, g := range in.ReferenceGrants {
 		ns := nsOrDefault(g.Obj.Namespace)
 		r.grants[ns] = append(r.grants[ns], g.Obj)
@@ -308,6 +313,9 @@ type attachment struct {
 	cert *Certificate
 	// tls names the HTTPS listener ("Gateway ns/gw listener l").
 	tls string
+	// gateway ("ns/name") and listener name the Gateway listener, when
+	// the Gateway is in the input, for the policies that target them.
+	gateway, listener string
 }
 
 func (r *resolver) defaultBind(port *gwv1.PortNumber) Bind {
@@ -413,7 +421,8 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 					reasons = append(reasons, fmt.Sprintf("listener %s is HTTPS and not generated: %s", l.Name, whyNot))
 					continue
 				}
-				out = append(out, attachment{bind: b, hostnames: hs, cert: cert, tls: fmt.Sprintf("Gateway %s/%s listener %s", ns, gw.Name, l.Name)})
+				out = append(out, attachment{bind: b, hostnames: hs, cert: cert, tls: fmt.Sprintf("Gateway %s/%s listener %s", ns, gw.Name, l.Name),
+					gateway: ns + "/" + gw.Name, listener: string(l.Name)})
 				r.attached[listenerLabel(ns+"/"+gw.Name, l)] = true
 				found = true
 				continue
@@ -423,7 +432,7 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 				reasons = append(reasons, fmt.Sprintf("listener %s shares port %d with an HTTPS listener", l.Name, b.Port))
 				continue
 			}
-			out = append(out, attachment{bind: b, hostnames: hs})
+			out = append(out, attachment{bind: b, hostnames: hs, gateway: ns + "/" + gw.Name, listener: string(l.Name)})
 			r.attached[listenerLabel(ns+"/"+gw.Name, l)] = true
 			found = true
 		}
@@ -555,18 +564,23 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 		if rule.Name != nil {
 			ruleName = string(*rule.Name)
 		}
-		retry, timeouts := r.intent(f, field, rule, key, i)
 		redirectWithBackends(f, field, rule)
 		filters := r.filters(f, field+".filters", rt, rule.Filters)
 		backends, invalid := r.backends(f, field, rt, rule)
+		// The policies' values merge with the rule's own before its
+		// intent is read (policy_merge.go).
+		merged := r.mergePolicies(key, i, ruleName, atts, backends, rule)
+		retry, timeouts := r.intent(f, field, merged.mergedRule(rule), key, i)
+		r.bakePolicies(key, rt, i, merged, rule)
 		r.errs = append(r.errs, f.errs...)
 		if len(f.errs) > 0 {
 			continue
 		}
+		r.effective = append(r.effective, merged.effective(key, i, ruleName, retry, timeouts))
 		out := &Rule{Name: safeName(nsOrDefault(rt.Namespace), rt.Name, "r"+strconv.Itoa(i)), Route: key,
 			Index: i, RuleName: ruleName, Retry: retry, Timeouts: timeouts, Backends: backends,
 			Invalid: invalid, NoBackendRefs: len(rule.BackendRefs) == 0, Methods: ruleMethods(rule.Matches),
-			Filters: filters, Ungenerated: ungenerated, MeshParents: mesh}
+			Filters: filters, Ungenerated: ungenerated, MeshParents: mesh, PolicyConflicts: merged.conflicts}
 		r.placeMesh(rt, out, rule.Matches)
 		if len(atts) == 0 && len(mesh) > 0 {
 			// Attached to Services only: a mesh's rule, outside every
@@ -923,6 +937,7 @@ func (r *resolver) model() *Model {
 		}
 		slices.Sort(rule.TLSUnrouted)
 	}
+	m.Policies, m.Effective = r.finishPolicies()
 	m.Notes = r.notes // the warnings above came after m was made
 	names := map[string]bool{}
 	for _, b := range binds {

@@ -95,7 +95,7 @@ func Validate(in *Input, ch Channel) ErrorList {
 	for _, c := range in.GatewayClasses {
 		errs = append(errs, validateAPI(c.Pos, "GatewayClass", c.Obj.Namespace, c.Obj.Name, c.Obj, ch)...)
 	}
-	return errs
+	return append(errs, validatePolicies(in, ch)...)
 }
 
 // validateInput is Validate, then gwretry's own checks for the objects the
@@ -119,7 +119,7 @@ func validateInput(in *Input, ch Channel) ErrorList {
 	for _, c := range in.GatewayClasses {
 		errs = append(errs, validateAPI(c.Pos, "GatewayClass", c.Obj.Namespace, c.Obj.Name, c.Obj, ch)...)
 	}
-	return errs
+	return append(errs, validatePolicies(in, ch)...)
 }
 
 // validateRoute checks an HTTPRoute and returns its problems.

@@ -43,6 +43,9 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 	slices.SortStableFunc(fs, func(a, b translate.Finding) int {
 		return cmp.Or(cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Route, b.Route), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Feature, b.Feature))
 	})
+	// A SOURCE column says where each value came from when some policy
+	// shaped a rule (translate.Finding.Source).
+	withSource := slices.ContainsFunc(fs, func(f translate.Finding) bool { return f.Source != "" })
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	for i, f := range fs {
 		if i == 0 || f.Route != fs[i-1].Route || f.Gateway != fs[i-1].Gateway {
@@ -60,7 +63,11 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 			if colour {
 				status = ansiBold + status + ansiReset
 			}
-			fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tMESSAGE")
+			if withSource {
+				fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tSOURCE\tMESSAGE")
+			} else {
+				fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tMESSAGE")
+			}
 		}
 		rule := strconv.Itoa(f.Rule)
 		if f.Gateway != "" {
@@ -77,7 +84,15 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 		if colour {
 			status = statusColour(f.Status) + status + ansiReset
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, status, msg)
+		if withSource {
+			src := f.Source
+			if src == "" {
+				src = "HTTPRoute"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, status, src, msg)
+		} else {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, status, msg)
+		}
 	}
 	tw.Flush()
 	return buf.Bytes()

@@ -1,0 +1,336 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// BackendTrafficPolicy is Envoy Gateway's gateway.envoyproxy.io/v1alpha1
+// BackendTrafficPolicy, as far as gwretry reads it: its targets, retry and
+// timeout. Its other fields are accepted (they are valid Envoy Gateway)
+// and each one set is reported as not carried; a field Envoy Gateway does
+// not know is an error, as everywhere else.
+type BackendTrafficPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              BTPSpec         `json:"spec"`
+	Status            json.RawMessage `json:"status,omitempty"`
+}
+
+// BTPSpec is the spec of a BackendTrafficPolicy.
+type BTPSpec struct {
+	TargetRef       *gwv1.LocalPolicyTargetReferenceWithSectionName  `json:"targetRef,omitempty"`
+	TargetRefs      []gwv1.LocalPolicyTargetReferenceWithSectionName `json:"targetRefs,omitempty"`
+	TargetSelectors json.RawMessage                                  `json:"targetSelectors,omitempty"`
+	MergeType       *string                                          `json:"mergeType,omitempty"`
+	Retry           *BTPRetry                                        `json:"retry,omitempty"`
+	Timeout         *BTPTimeout                                      `json:"timeout,omitempty"`
+
+	// Fields gwretry does not translate.
+	CircuitBreaker    json.RawMessage `json:"circuitBreaker,omitempty"`
+	Compression       json.RawMessage `json:"compression,omitempty"`
+	Compressor        json.RawMessage `json:"compressor,omitempty"`
+	Connection        json.RawMessage `json:"connection,omitempty"`
+	DNS               json.RawMessage `json:"dns,omitempty"`
+	FaultInjection    json.RawMessage `json:"faultInjection,omitempty"`
+	HealthCheck       json.RawMessage `json:"healthCheck,omitempty"`
+	HTTP2             json.RawMessage `json:"http2,omitempty"`
+	HTTPUpgrade       json.RawMessage `json:"httpUpgrade,omitempty"`
+	LoadBalancer      json.RawMessage `json:"loadBalancer,omitempty"`
+	ProxyProtocol     json.RawMessage `json:"proxyProtocol,omitempty"`
+	RateLimit         json.RawMessage `json:"rateLimit,omitempty"`
+	RequestBuffer     json.RawMessage `json:"requestBuffer,omitempty"`
+	ResponseOverride  json.RawMessage `json:"responseOverride,omitempty"`
+	RoutingType       json.RawMessage `json:"routingType,omitempty"`
+	TCPKeepalive      json.RawMessage `json:"tcpKeepalive,omitempty"`
+	Telemetry         json.RawMessage `json:"telemetry,omitempty"`
+	UseClientProtocol json.RawMessage `json:"useClientProtocol,omitempty"`
+}
+
+// BTPRetry is Envoy Gateway's Retry (api/v1alpha1/retry_types.go).
+type BTPRetry struct {
+	NumRetries             *int32          `json:"numRetries,omitempty"`
+	NumAttemptsPerPriority *int32          `json:"numAttemptsPerPriority,omitempty"`
+	RetryOn                *BTPRetryOn     `json:"retryOn,omitempty"`
+	PerRetry               *BTPPerRetry    `json:"perRetry,omitempty"`
+	CircuitBreaker         json.RawMessage `json:"circuitBreaker,omitempty"`
+}
+
+// BTPRetryOn is when Envoy retries.
+type BTPRetryOn struct {
+	Triggers        []string `json:"triggers,omitempty"`
+	HTTPStatusCodes []int    `json:"httpStatusCodes,omitempty"`
+}
+
+// BTPPerRetry is the per-try timeout and backoff.
+type BTPPerRetry struct {
+	BackOff *BTPBackOff    `json:"backOff,omitempty"`
+	Timeout *gwv1.Duration `json:"timeout,omitempty"`
+}
+
+// BTPBackOff is Envoy's retry_back_off.
+type BTPBackOff struct {
+	BaseInterval *gwv1.Duration `json:"baseInterval,omitempty"`
+	MaxInterval  *gwv1.Duration `json:"maxInterval,omitempty"`
+}
+
+// BTPTimeout is Envoy Gateway's Timeout.
+type BTPTimeout struct {
+	TCP  *BTPTCPTimeout  `json:"tcp,omitempty"`
+	HTTP *BTPHTTPTimeout `json:"http,omitempty"`
+}
+
+// BTPTCPTimeout is the TCP part of Timeout.
+type BTPTCPTimeout struct {
+	ConnectTimeout *gwv1.Duration `json:"connectTimeout,omitempty"`
+}
+
+// BTPHTTPTimeout is the HTTP part of Timeout.
+type BTPHTTPTimeout struct {
+	RequestTimeout        *gwv1.Duration `json:"requestTimeout,omitempty"`
+	ConnectionIdleTimeout *gwv1.Duration `json:"connectionIdleTimeout,omitempty"`
+	MaxConnectionDuration *gwv1.Duration `json:"maxConnectionDuration,omitempty"`
+	MaxStreamDuration     *gwv1.Duration `json:"maxStreamDuration,omitempty"`
+}
+
+// btpTriggers are Envoy Gateway's retryOn.triggers.
+var btpTriggers = []string{"5xx", "gateway-error", "reset", "reset-before-request", "connect-failure", "retriable-4xx",
+	"refused-stream", "retriable-status-codes", "cancelled", "deadline-exceeded", "internal", "resource-exhausted", "unavailable"}
+
+// btpTargets returns the policy's targetRefs (targetRef, deprecated, first).
+func (p *BackendTrafficPolicy) btpTargets() []gwv1.LocalPolicyTargetReferenceWithSectionName {
+	var out []gwv1.LocalPolicyTargetReferenceWithSectionName
+	if p.Spec.TargetRef != nil {
+		out = append(out, *p.Spec.TargetRef)
+	}
+	return append(out, p.Spec.TargetRefs...)
+}
+
+// validateBTP checks what Envoy Gateway's CRD checks for the fields gwretry
+// reads.
+func validateBTP(o Object[BackendTrafficPolicy]) ErrorList {
+	p := o.Obj
+	f := &fieldErrs{pos: o.Pos, object: objectName("BackendTrafficPolicy", p.Namespace, p.Name)}
+	f.checkName("metadata.name", p.Name)
+	f.checkNamespace("metadata.namespace", p.Namespace)
+	if len(p.btpTargets()) == 0 && len(p.Spec.TargetSelectors) == 0 {
+		f.add("spec.targetRefs", "required: a BackendTrafficPolicy needs targetRef, targetRefs or targetSelectors")
+	}
+	check := func(field string, t gwv1.LocalPolicyTargetReferenceWithSectionName) {
+		f.checkName(field+".name", string(t.Name))
+		if t.SectionName != nil {
+			f.checkName(field+".sectionName", string(*t.SectionName))
+		}
+		switch {
+		case t.Kind == "":
+			f.add(field+".kind", "required")
+		case t.Kind == "Service":
+			f.add(field+".kind", "Envoy Gateway's BackendTrafficPolicy targets Gateways and routes, not Services")
+		case !targetGroupOK(t):
+			f.add(field+".group", "%q is not the group of kind %s", t.Group, t.Kind)
+		}
+	}
+	if p.Spec.TargetRef != nil {
+		check("spec.targetRef", *p.Spec.TargetRef)
+	}
+	for i, t := range p.Spec.TargetRefs {
+		check(fmt.Sprintf("spec.targetRefs[%d]", i), t)
+	}
+	if m := p.Spec.MergeType; m != nil && *m != "StrategicMerge" && *m != "JSONMerge" {
+		f.add("spec.mergeType", "%s is not one of StrategicMerge, JSONMerge", quoteShort(*m))
+	}
+	if r := p.Spec.Retry; r != nil {
+		if r.NumRetries != nil && *r.NumRetries < 0 {
+			f.add("spec.retry.numRetries", "%d must be 0 or more", *r.NumRetries)
+		}
+		if on := r.RetryOn; on != nil {
+			for i, t := range on.Triggers {
+				if !slices.Contains(btpTriggers, t) {
+					f.add(fmt.Sprintf("spec.retry.retryOn.triggers[%d]", i), "%s is not one of %s", quoteShort(t), strings.Join(btpTriggers, ", "))
+				}
+			}
+			for i, c := range on.HTTPStatusCodes {
+				if c < 100 || c > 599 {
+					f.add(fmt.Sprintf("spec.retry.retryOn.httpStatusCodes[%d]", i), "%d is not an HTTP status code (100-599)", c)
+				}
+			}
+		}
+		if pr := r.PerRetry; pr != nil {
+			checkMinimum(f, "spec.retry.perRetry.timeout", f.durationField("spec.retry.perRetry.timeout", pr.Timeout))
+			if b := pr.BackOff; b != nil {
+				base := f.durationField("spec.retry.perRetry.backOff.baseInterval", b.BaseInterval)
+				limit := f.durationField("spec.retry.perRetry.backOff.maxInterval", b.MaxInterval)
+				if base != nil && base.Value == 0 {
+					f.add("spec.retry.perRetry.backOff.baseInterval", "0s is rejected: the base interval must be positive")
+				}
+				checkMinimum(f, "spec.retry.perRetry.backOff.baseInterval", base)
+				if limit != nil && limit.Value == 0 {
+					f.add("spec.retry.perRetry.backOff.maxInterval", "0s is rejected: the maximum interval must be positive")
+				}
+				if base != nil && limit != nil && limit.Value < base.Value {
+					f.add("spec.retry.perRetry.backOff.maxInterval", "%s is less than baseInterval %s", limit.Text, base.Text)
+				}
+			}
+		}
+	}
+	if t := p.Spec.Timeout; t != nil {
+		if t.TCP != nil {
+			checkMinimum(f, "spec.timeout.tcp.connectTimeout", f.durationField("spec.timeout.tcp.connectTimeout", t.TCP.ConnectTimeout))
+		}
+		if h := t.HTTP; h != nil {
+			checkMinimum(f, "spec.timeout.http.requestTimeout", f.durationField("spec.timeout.http.requestTimeout", h.RequestTimeout))
+			f.durationField("spec.timeout.http.connectionIdleTimeout", h.ConnectionIdleTimeout)
+			f.durationField("spec.timeout.http.maxConnectionDuration", h.MaxConnectionDuration)
+			f.durationField("spec.timeout.http.maxStreamDuration", h.MaxStreamDuration)
+		}
+	}
+	return f.errs
+}
+
+// btpValues is what a BackendTrafficPolicy carries into the Gateway API
+// model: the retry part (applied whole, or not at all when the rule has
+// its own retry) and the timeout part, each a layer of field values; and
+// what it sets that no HTTPRoute field can carry.
+type btpValues struct {
+	retry    map[string]layerValue
+	timeouts map[string]layerValue
+	// notCarried says, per field path, why it is not carried to any
+	// target, sorted.
+	notCarried []string
+}
+
+// convertBTP maps a BackendTrafficPolicy onto HTTPRoute fields, as Envoy
+// Gateway configures Envoy with it, and lists what it cannot carry.
+func convertBTP(p *BackendTrafficPolicy) btpValues {
+	out := btpValues{retry: map[string]layerValue{}, timeouts: map[string]layerValue{}}
+	lost := func(format string, args ...any) {
+		out.notCarried = append(out.notCarried, fmt.Sprintf(format, args...))
+	}
+	if r := p.Spec.Retry; r != nil {
+		if r.NumRetries != nil {
+			out.retry[fieldAttempts] = layerValue{value: int(*r.NumRetries)}
+		} else {
+			out.retry[fieldAttempts] = layerValue{value: 2, apiDefault: true}
+		}
+		codes, apiDefault := btpCodes(r.RetryOn, lost)
+		if codes != nil {
+			out.retry[fieldCodes] = layerValue{value: codes, apiDefault: apiDefault}
+		}
+		if pr := r.PerRetry; pr != nil {
+			if pr.Timeout != nil {
+				out.retry[fieldBackendRequest] = layerValue{value: string(*pr.Timeout)}
+			}
+			if b := pr.BackOff; b != nil {
+				if b.BaseInterval != nil {
+					out.retry[fieldBackoff] = layerValue{value: string(*b.BaseInterval)}
+				}
+				if b.MaxInterval != nil {
+					lost("spec.retry.perRetry.backOff.maxInterval %s: the Gateway API's backoff is a base interval; the curve and its cap are each target's own", *b.MaxInterval)
+				}
+			}
+		}
+		if r.NumAttemptsPerPriority != nil {
+			lost("spec.retry.numAttemptsPerPriority: Envoy's priority selection has no Gateway API equivalent")
+		}
+		if len(r.CircuitBreaker) > 0 {
+			lost("spec.retry.circuitBreaker: Envoy's retry circuit breaker has no Gateway API equivalent")
+		}
+	}
+	if t := p.Spec.Timeout; t != nil {
+		if h := t.HTTP; h != nil {
+			if h.RequestTimeout != nil {
+				out.timeouts[fieldRequest] = layerValue{value: string(*h.RequestTimeout)}
+			}
+			for _, x := range []struct {
+				name string
+				d    *gwv1.Duration
+			}{{"connectionIdleTimeout", h.ConnectionIdleTimeout}, {"maxConnectionDuration", h.MaxConnectionDuration}, {"maxStreamDuration", h.MaxStreamDuration}} {
+				if x.d != nil {
+					lost("spec.timeout.http.%s %s: a connection-level timeout, which no HTTPRoute field carries", x.name, *x.d)
+				}
+			}
+		}
+		if t.TCP != nil && t.TCP.ConnectTimeout != nil {
+			lost("spec.timeout.tcp.connectTimeout %s: no HTTPRoute field sets a connect timeout, so no target gets it", *t.TCP.ConnectTimeout)
+		}
+	}
+	if p.Spec.MergeType != nil {
+		lost("spec.mergeType %s: gwretry applies Envoy Gateway's default precedence (the most specific policy whole), not a merge", *p.Spec.MergeType)
+	}
+	if len(p.Spec.TargetSelectors) > 0 {
+		lost("spec.targetSelectors: gwretry does not select targets by label; list them in targetRefs")
+	}
+	for _, x := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"circuitBreaker", p.Spec.CircuitBreaker}, {"compression", p.Spec.Compression}, {"compressor", p.Spec.Compressor},
+		{"connection", p.Spec.Connection}, {"dns", p.Spec.DNS}, {"faultInjection", p.Spec.FaultInjection},
+		{"healthCheck", p.Spec.HealthCheck}, {"http2", p.Spec.HTTP2}, {"httpUpgrade", p.Spec.HTTPUpgrade},
+		{"loadBalancer", p.Spec.LoadBalancer}, {"proxyProtocol", p.Spec.ProxyProtocol}, {"rateLimit", p.Spec.RateLimit},
+		{"requestBuffer", p.Spec.RequestBuffer}, {"responseOverride", p.Spec.ResponseOverride}, {"routingType", p.Spec.RoutingType},
+		{"tcpKeepalive", p.Spec.TCPKeepalive}, {"telemetry", p.Spec.Telemetry}, {"useClientProtocol", p.Spec.UseClientProtocol}} {
+		if len(x.raw) > 0 {
+			lost("spec.%s: gwretry translates retry and timeouts only", x.name)
+		}
+	}
+	slices.Sort(out.notCarried)
+	return out
+}
+
+// btpCodes maps retryOn to the Gateway API's codes: the status codes it
+// retries, sorted. Connection failures need no code (the Gateway API
+// always retries them); what has no equivalent goes to lost. apiDefault
+// is true when retryOn is unset and Envoy Gateway's default applies.
+func btpCodes(on *BTPRetryOn, lost func(string, ...any)) (codes []int, apiDefault bool) {
+	if on == nil {
+		// connect-failure, refused-stream, unavailable, cancelled,
+		// retriable-status-codes with 503.
+		lost("spec.retry.retryOn (unset): Envoy Gateway's default triggers unavailable and cancelled are gRPC statuses, which no target retries on")
+		return []int{503}, true
+	}
+	add := func(from, to int) {
+		for c := from; c <= to; c++ {
+			codes = append(codes, c)
+		}
+	}
+	statusCodes := false
+	for _, t := range on.Triggers {
+		switch t {
+		case "5xx":
+			add(500, 599)
+			lost("spec.retry.retryOn.triggers 5xx: Envoy also retries a reset after the request was sent, which the Gateway API says not to; only its status codes 500-599 are carried")
+		case "gateway-error":
+			codes = append(codes, 502, 503, 504)
+		case "retriable-4xx":
+			codes = append(codes, 409)
+		case "connect-failure", "refused-stream", "reset-before-request":
+			// The Gateway API retries connection errors whenever attempts > 0.
+		case "retriable-status-codes":
+			statusCodes = true
+		default: // reset, cancelled, deadline-exceeded, internal, resource-exhausted, unavailable
+			lost("spec.retry.retryOn.triggers %s: no Gateway API retry condition matches it", t)
+		}
+	}
+	if statusCodes {
+		for _, c := range on.HTTPStatusCodes {
+			if c < 400 || c > 599 {
+				lost("spec.retry.retryOn.httpStatusCodes %d: the Gateway API retries codes 400-599 only", c)
+				continue
+			}
+			codes = append(codes, c)
+		}
+	} else if len(on.HTTPStatusCodes) > 0 {
+		lost("spec.retry.retryOn.httpStatusCodes: ignored by Envoy Gateway without the retriable-status-codes trigger, and so by gwretry")
+	}
+	slices.Sort(codes)
+	codes = slices.Compact(codes)
+	if codes == nil {
+		codes = []int{}
+	}
+	return codes, false
+}
