@@ -38,6 +38,8 @@ const clusterConnectTimeout = 10 * time.Second
 type generator struct {
 	cap                capability
 	retryNonIdempotent bool
+	// model is the model being generated (its connection timeouts).
+	model *translate.Model
 	// clusters are the backends referenced by routes, by cluster name.
 	clusters map[string]*translate.BackendRef
 	// placed holds the rules that have at least one route.
@@ -68,6 +70,7 @@ type generator struct {
 
 // bootstrap builds the static bootstrap for m.
 func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error) {
+	g.model = m
 	g.clusters = map[string]*translate.BackendRef{}
 	g.placed = map[string]bool{}
 	g.ports = map[string][]listenerSide{}

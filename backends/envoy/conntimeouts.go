@@ -1,20 +1,193 @@
 package envoy
 
-import "github.com/gwretry/gwretry/translate"
+import (
+	"fmt"
+	"time"
+
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// The Envoy settings of a ConnectionTimeoutPolicy. HAProxy's semantics are
+// the reference (inactivity timers on one side; gwretry's HAProxy times the
+// request head and the keep-alive wait with timeout http-request). Envoy's
+// HTTP timers are per stream and count both directions, so:
+//
+//   - serverTimeout: the route's idle_timeout on every route of each rule
+//     without timeouts of its own (approximated);
+//   - tlsInspectDelay: the listener_filters_timeout of HTTPS listeners,
+//     which bounds the tls_inspector's wait for the ClientHello
+//     (approximated; HTTP listeners have no listener filter to time);
+//   - clientTimeout, clientFinTimeout, serverFinTimeout and tunnelTimeout
+//     have no Envoy timer that means what they mean (connNotWritten).
+
+// defaultListenerFiltersTimeout is Envoy's listener_filters_timeout when
+// unset.
+const defaultListenerFiltersTimeout = 15 * time.Second
+
+// connValue is the checked Envoy duration of c.
+func connValue(c translate.ConnectionTimeout) (*durationpb.Duration, error) {
+	if c.Value <= 0 || c.Value > translate.MaxHAProxyTimeout {
+		return nil, fmt.Errorf("%s %s: not a duration gwretry writes for Envoy", c.Feature, c.Value)
+	}
+	d := durationpb.New(c.Value)
+	if err := d.CheckValid(); err != nil || d.AsDuration() != c.Value {
+		return nil, fmt.Errorf("%s %s: %v", c.Feature, c.Value, err)
+	}
+	return d, nil
+}
+
+// ruleConn sets the idle_timeout of a route of rule r from the Gateways'
+// serverTimeout (nothing for a rule with timeouts of its own, which win).
+func (g *generator) ruleConn(ra *routev3.RouteAction, r *translate.Rule) error {
+	if g.model == nil {
+		return nil
+	}
+	c, ok := g.model.RuleConnection(r, translate.FeatureConnServerTimeout)
+	if !ok {
+		return nil
+	}
+	if ra.IdleTimeout != nil {
+		return fmt.Errorf("rule %s: its route has an idle_timeout already", r.Name)
+	}
+	d, err := connValue(c)
+	if err != nil {
+		return fmt.Errorf("rule %s: %w", r.Name, err)
+	}
+	ra.IdleTimeout = d
+	return nil
+}
+
+// listenerConn sets the listener_filters_timeout of HTTPS listener lis
+// (listener l) from the Gateways' tlsInspectDelay.
+func (g *generator) listenerConn(l *translate.Listener, lis *listenerv3.Listener) error {
+	if g.model == nil || len(lis.ListenerFilters) == 0 {
+		return nil
+	}
+	c, ok := g.model.ListenerConnection(l, translate.FeatureConnTLSInspectDelay)
+	if !ok {
+		return nil
+	}
+	d, err := connValue(c)
+	if err != nil {
+		return fmt.Errorf("listener %s: %w", l.Name, err)
+	}
+	lis.ListenerFiltersTimeout = d
+	return nil
+}
+
+// connNotWritten are the fields Envoy has no setting for, with the nearest.
+func connNotWritten(f translate.Feature) string {
+	return map[translate.Feature]string{
+		translate.FeatureConnClientTimeout:    "Envoy has no timer for the client side alone (HAProxy's timeout client: the client stalls sending the body or reading the response): the connection manager's common_http_protocol_options.idle_timeout closes a connection with no request in progress (HAProxy's timeout http-keep-alive), request_headers_timeout bounds the request head (timeout http-request), and stream_idle_timeout and the route's idle_timeout reset a request quiet in both directions, so they also cut a slow backend, which HAProxy leaves to timeout server; gwretry writes none of them for clientTimeout",
+		translate.FeatureConnClientFinTimeout: "Envoy has no timer for a client that has half-closed its connection (HAProxy's timeout client-fin); its nearest setting, the connection manager's delayed_close_timeout, times the opposite case (waiting for the client to close after Envoy closed), so gwretry does not write it",
+		translate.FeatureConnServerFinTimeout: "Envoy has no timer for a half-closed upstream connection (HAProxy's timeout server-fin)",
+		translate.FeatureConnTunnelTimeout:    "gwretry's Envoy configuration enables no upgrade_configs, so Envoy opens no WebSocket or CONNECT tunnel; if it did, a tunnel would be timed by the same stream idle timers as any request (the route's idle_timeout, which carries serverTimeout), with no timer of its own",
+	}[f]
+}
 
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
-// fields, per Gateway): Envoy gets none of them from gwretry, and each
-// message names the nearest setting where there is one.
-func connFindings(m *translate.Model) []translate.Finding {
-	why := map[translate.Feature]string{
-		translate.FeatureConnClientTimeout:    "not written: Envoy's nearest settings are the connection manager's common_http_protocol_options.idle_timeout (closes a downstream connection with no active stream) and stream_idle_timeout (resets a stream idle in either direction), neither is HAProxy's timeout client (a client that stops sending or reading mid-request); gwretry does not write them for a ConnectionTimeoutPolicy yet",
-		translate.FeatureConnClientFinTimeout: "not written: Envoy's nearest setting is the connection manager's delayed_close_timeout (how long Envoy waits for the client to close after Envoy closes); gwretry does not write it for a ConnectionTimeoutPolicy yet",
-		translate.FeatureConnServerTimeout:    "not written: Envoy's nearest settings are the route's idle_timeout and the connection manager's stream_idle_timeout (a stream idle in either direction), not an inactivity timer on the upstream side alone; gwretry does not write them for a ConnectionTimeoutPolicy yet",
-		translate.FeatureConnServerFinTimeout: "Envoy has no timer for a half-closed upstream connection",
-		translate.FeatureConnTunnelTimeout:    "not written: Envoy times upgraded (WebSocket) streams with the same stream idle timers as other streams, so a tunnel cannot get its own timeout apart from them",
-		translate.FeatureConnTLSInspectDelay:  "not written: Envoy's nearest setting is the listener's listener_filters_timeout (how long the TLS inspector waits for the ClientHello); gwretry does not write it for a ConnectionTimeoutPolicy yet",
-	}
-	return translate.ConnectionFindings(m, func(_ *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
-		return translate.Unsupported, why[c.Feature]
+// fields, per Gateway).
+func connFindings(m *translate.Model, c capability) []translate.Finding {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (translate.Status, string) {
+		if _, err := connValue(ct); err != nil {
+			return translate.Unsupported, err.Error()
+		}
+		v := formatDuration(ct.Value)
+		switch ct.Feature {
+		case translate.FeatureConnServerTimeout:
+			return translate.Approximated, fmt.Sprintf("the route's idle_timeout %s on every route of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): Envoy resets a request whose stream has been quiet in both directions for %s, answering 408 if no response has started (HAProxy's timeout server answers 504); unlike timeout server it also counts the client's silence and spans all tries of the request, not one connection to a backend; and these rules keep Envoy's default route timeout of %s, a total HAProxy does not have, which ends a request first when it is shorter",
+				v, v, formatDuration(c.defaultRouteTimeout))
+		case translate.FeatureConnTLSInspectDelay:
+			for _, l := range g.Listeners {
+				if l.TLS {
+					return translate.Approximated, "listener_filters_timeout " + v + " on the Gateway's HTTPS listeners: how long the tls_inspector waits for the ClientHello (its SNI picks the certificate), as the OpenShift router's TLS passthrough frontend waits with tcp-request inspect-delay, not for the HTTP request as its HTTP frontend does; Envoy closes a connection whose ClientHello has not arrived by then (continue_on_listener_filters_timeout false), where HAProxy goes on; the Gateway's HTTP listeners have no listener filter, so the delay applies nowhere there"
+				}
+			}
+			return translate.Unsupported, "Envoy's nearest setting, listener_filters_timeout, bounds the listener filters, and the Gateway's listeners are HTTP, which gwretry gives none (the tls_inspector runs on HTTPS listeners only): Envoy has no delay for waiting on a plain HTTP request before routing (HAProxy's tcp-request inspect-delay)"
+		}
+		return translate.Unsupported, connNotWritten(ct.Feature)
 	})
+}
+
+// ObserveConnections implements translate.ConnectionJudge: it decodes the
+// bootstrap and reads, for serverTimeout, the idle timeout of every route
+// of each of the Gateway's rules (its idle_timeout, else its connection
+// manager's stream_idle_timeout, else Envoy's default), and for
+// tlsInspectDelay the listener_filters_timeout of each of its HTTPS
+// listeners (Envoy's default when unset).
+func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
+	c, err := lookup(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	data, err := translate.FileData(files, OutputPath)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	listeners := map[string]*listenerv3.Listener{}
+	routeIdle := map[string][]time.Duration{}
+	for _, l := range bs.GetStaticResources().GetListeners() {
+		listeners[l.GetName()] = l
+		for _, fc := range chainsOf(l) {
+			for _, f := range fc.GetFilters() {
+				msg, err := f.GetTypedConfig().UnmarshalNew()
+				if err != nil {
+					return nil, fmt.Errorf("listener %s filter %s: %w", l.GetName(), f.GetName(), err)
+				}
+				hcm, ok := msg.(*hcmv3.HttpConnectionManager)
+				if !ok {
+					continue
+				}
+				streamIdle := c.streamIdleTimeout
+				if d := hcm.GetStreamIdleTimeout(); d != nil {
+					streamIdle = d.AsDuration()
+				}
+				for _, vh := range hcm.GetRouteConfig().GetVirtualHosts() {
+					for _, rt := range vh.GetRoutes() {
+						idle := streamIdle
+						if d := rt.GetRoute().GetIdleTimeout(); d != nil {
+							idle = d.AsDuration()
+						}
+						routeIdle[rt.GetName()] = append(routeIdle[rt.GetName()], idle)
+					}
+				}
+			}
+		}
+	}
+	out := map[string]map[translate.Feature][]time.Duration{}
+	for _, g := range m.ConnectionTimeouts {
+		out[g.Gateway] = map[translate.Feature][]time.Duration{}
+		for _, ct := range g.Timeouts {
+			f := ct.Feature
+			switch f {
+			case translate.FeatureConnServerTimeout:
+				g.ConnectionSites(f, nil, func(r *translate.Rule) {
+					out[g.Gateway][f] = append(out[g.Gateway][f], routeIdle[r.Name]...)
+					out[g.Gateway][f] = append(out[g.Gateway][f], routeIdle[r.Name+twinSuffix]...)
+				})
+			case translate.FeatureConnTLSInspectDelay:
+				g.ConnectionSites(f, func(l *translate.Listener) {
+					lis := listeners[l.Name]
+					if !l.TLS || lis == nil || len(lis.GetListenerFilters()) == 0 {
+						return
+					}
+					d := defaultListenerFiltersTimeout
+					if v := lis.GetListenerFiltersTimeout(); v != nil {
+						d = v.AsDuration()
+					}
+					out[g.Gateway][f] = append(out[g.Gateway][f], d)
+				}, nil)
+			}
+		}
+	}
+	return out, nil
 }

@@ -143,7 +143,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	for _, r := range m.Rules {
 		findings = append(findings, g.findings(r)...)
 	}
-	findings = append(findings, connFindings(m)...)
+	findings = append(findings, connFindings(m, c)...)
 	return &translate.Output{
 		Files:    []translate.File{{Path: OutputPath, Data: data}},
 		Findings: findings,

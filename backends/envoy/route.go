@@ -139,6 +139,9 @@ func (g *generator) route(name string, m *routev3.RouteMatch, mt translate.Match
 			ra.IdleTimeout = durationpb.New(*p.timeout)
 		}
 	}
+	if err := g.ruleConn(ra, r); err != nil {
+		return nil, err
+	}
 	rt := &routev3.Route{Name: name, Match: m, Action: &routev3.Route_Route{Route: ra}}
 	applyHeaderFilters(rt, &r.Filters)
 	if mode != noRetry {

@@ -109,6 +109,9 @@ func (g *generator) tlsListener(l *translate.Listener) (*listenerv3.Listener, er
 			ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: inspector},
 		}},
 	}
+	if err := g.listenerConn(l, lis); err != nil {
+		return nil, err
+	}
 	for i, grp := range groups {
 		name := fmt.Sprintf("%s_cert%d", l.Name, i)
 		rc, err := g.routeConfiguration(name, l, grp.vhs, misdirectedDomains(groups, i))

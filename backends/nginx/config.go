@@ -66,6 +66,11 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 		names[lower] = r.Name
 		p := planRule(r, v, opts, matches[r], served[r])
+		conn, err := ruleConn(m, r)
+		if err != nil {
+			return cp, err
+		}
+		p.Location = append(p.Location, conn...)
 		filterMaps = append(filterMaps, p.Maps...)
 		portMap = portMap || p.PortMap
 		upstreams = append(upstreams, p.MirrorUpstreams...)
@@ -99,6 +104,10 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	for _, l := range m.Listeners {
 		listen := hostPort(l.Address, l.Port)
 		hasDefault := false
+		conn, err := listenerConn(m, l)
+		if err != nil {
+			return cp, err
+		}
 		for _, vh := range l.VirtualHosts {
 			sb := serverBuilder{prefix: "gw_s" + strconv.Itoa(serverIndex), plans: plans, routed: routed}
 			serverIndex++
@@ -118,6 +127,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 				}
 				body = append(body, directive("ssl_certificate", vh.Certificate.CertFile), directive("ssl_certificate_key", vh.Certificate.KeyFile))
 			}
+			body = append(body, conn...)
 			body = append(body, sb.routing(l, vh)...)
 			maps = append(maps, sb.maps...)
 			cp.Notes = append(cp.Notes, sb.notes...)
@@ -132,7 +142,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			if l.TLS {
 				body = crossplane.Directives{directive("listen", listen, "default_server", "ssl"), directive("ssl_reject_handshake", "on")}
 			}
-			body = append(body, directive("server_name", ""),
+			body = append(body, directive("server_name", ""))
+			body = append(body, conn...)
+			body = append(body,
 				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}))
 			servers = append(servers, block("server", nil, body))
 		}

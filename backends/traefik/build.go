@@ -25,7 +25,11 @@ func buildStatic(m *translate.Model, dynamicFile string) (*staticConfig, error) 
 		if _, dup := st.EntryPoints[l.Name]; dup {
 			return nil, fmt.Errorf("two listeners are named %q", l.Name)
 		}
-		st.EntryPoints[l.Name] = entryPoint{Address: net.JoinHostPort(l.Address, strconv.Itoa(l.Port))}
+		ep := entryPoint{Address: net.JoinHostPort(l.Address, strconv.Itoa(l.Port))}
+		if err := listenerConn(m, l, &ep); err != nil {
+			return nil, err
+		}
+		st.EntryPoints[l.Name] = ep
 	}
 	return st, nil
 }
@@ -46,6 +50,9 @@ func buildDynamic(m *translate.Model, sup support, opts translate.Options) (*dyn
 		}
 		known[r] = true
 		if err := addRule(&h, r, sup, opts); err != nil {
+			return nil, nil, err
+		}
+		if err := ruleConn(&h, m, r); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -24,7 +24,8 @@ type logConfig struct {
 }
 
 type entryPoint struct {
-	Address string `json:"address"`
+	Address   string               `json:"address"`
+	Transport *entryPointTransport `json:"transport,omitempty"`
 }
 
 type providersConfig struct {

@@ -1,20 +1,212 @@
 package traefik
 
-import "github.com/gwretry/gwretry/translate"
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// The Traefik settings of a ConnectionTimeoutPolicy. HAProxy's semantics
+// are the reference (inactivity timers; gwretry's HAProxy times the request
+// head and the keep-alive wait with timeout http-request, not timeout
+// client). Traefik has no inactivity timer on either side, so both
+// mappings are approximations:
+//
+//   - clientTimeout: the entry point's transport.respondingTimeouts
+//     .readTimeout in traefik.yaml (static configuration), Go's
+//     http.Server ReadTimeout: a total for reading the whole request.
+//     writeTimeout is left alone: it runs from the end of the request head
+//     to the end of the response, so it would also count the backend's time.
+//   - serverTimeout: the rule's serversTransport forwardingTimeouts
+//     .responseHeaderTimeout (every proxied rule has its own transport):
+//     from the end of writing the request to the response headers. The
+//     transport's readTimeout, which would time the body, cannot be set from
+//     files.
+
+// entryPointTransport is the transport of a static entry point
+// (pkg/config/static EntryPointsTransport), with only what gwretry writes.
+type entryPointTransport struct {
+	RespondingTimeouts *respondingTimeouts `json:"respondingTimeouts,omitempty"`
+}
+
+// respondingTimeouts is pkg/config/static RespondingTimeouts.
+type respondingTimeouts struct {
+	ReadTimeout string `json:"readTimeout,omitempty"`
+}
+
+// defaultEntryPointReadTimeout is Traefik 3's respondingTimeouts.readTimeout
+// default (pkg/config/static/entrypoints.go).
+const defaultEntryPointReadTimeout = 60 * time.Second
+
+// connTime is what gwretry writes as a Traefik connection timeout: a Go
+// duration as time.Duration.String writes it, at most
+// translate.MaxHAProxyTimeout.
+var connTime = regexp.MustCompile(`^([0-9]+h)?([0-9]+m)?[0-9]+(\.[0-9]+)?(s|ms|µs)$`)
+
+// connArg is the checked Traefik text of c, parsed back as Traefik would.
+func connArg(c translate.ConnectionTimeout) (string, error) {
+	s := traefikDuration(c.Value)
+	if !connTime.MatchString(s) || c.Value <= 0 || c.Value > translate.MaxHAProxyTimeout {
+		return "", fmt.Errorf("%s %q: not a duration gwretry writes for Traefik", c.Feature, s)
+	}
+	if d, err := traefikDurationValue(s); err != nil || d != c.Value {
+		return "", fmt.Errorf("%s %q reads back as %v (%v)", c.Feature, s, d, err)
+	}
+	return s, nil
+}
+
+// listenerConn sets the entry point of listener l from the Gateways'
+// connection timeouts.
+func listenerConn(m *translate.Model, l *translate.Listener, ep *entryPoint) error {
+	c, ok := m.ListenerConnection(l, translate.FeatureConnClientTimeout)
+	if !ok {
+		return nil
+	}
+	s, err := connArg(c)
+	if err != nil {
+		return fmt.Errorf("listener %s: %w", l.Name, err)
+	}
+	ep.Transport = &entryPointTransport{RespondingTimeouts: &respondingTimeouts{ReadTimeout: s}}
+	return nil
+}
+
+// ruleConn sets the servers transport of rule r from the Gateways'
+// connection timeouts (nothing for a rule with timeouts of its own, which
+// win, or that forwards nothing).
+func ruleConn(h *httpConfig, m *translate.Model, r *translate.Rule) error {
+	c, ok := m.RuleConnection(r, translate.FeatureConnServerTimeout)
+	if !ok {
+		return nil
+	}
+	s, err := connArg(c)
+	if err != nil {
+		return fmt.Errorf("rule %s: %w", r.Name, err)
+	}
+	t := h.ServersTransports[transportName(r)]
+	if t == nil {
+		return fmt.Errorf("rule %s has no servers transport", r.Name)
+	}
+	if t.ForwardingTimeouts != nil {
+		return fmt.Errorf("rule %s: its servers transport has timeouts already", r.Name)
+	}
+	t.ForwardingTimeouts = &forwardingTimeouts{ResponseHeaderTimeout: s}
+	return nil
+}
 
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
-// fields, per Gateway): Traefik gets none of them from gwretry, and each
-// message names the nearest setting where there is one.
+// fields, per Gateway).
 func connFindings(m *translate.Model) []translate.Finding {
 	why := map[translate.Feature]string{
-		translate.FeatureConnClientTimeout:    "not written: Traefik's nearest settings are the entryPoint's transport.respondingTimeouts (readTimeout, writeTimeout, idleTimeout), which are static configuration and totals rather than inactivity timers; gwretry does not write them for a ConnectionTimeoutPolicy yet",
-		translate.FeatureConnClientFinTimeout: "Traefik has no timer for a half-closed client connection",
-		translate.FeatureConnServerTimeout:    "not written: Traefik's nearest setting is a serversTransport's forwardingTimeouts.responseHeaderTimeout (time to the response headers, not inactivity; its readTimeout is not configurable from files); gwretry does not write it for a ConnectionTimeoutPolicy yet",
-		translate.FeatureConnServerFinTimeout: "Traefik has no timer for a half-closed upstream connection",
-		translate.FeatureConnTunnelTimeout:    "Traefik has no separate timer for upgraded (WebSocket) connections",
-		translate.FeatureConnTLSInspectDelay:  "Traefik has no setting for how long an HTTP entryPoint may wait for data before routing",
+		translate.FeatureConnClientFinTimeout: "Traefik has no timer for a half-closed client connection (HAProxy's timeout client-fin)",
+		translate.FeatureConnServerFinTimeout: "Traefik has no timer for a half-closed upstream connection (HAProxy's timeout server-fin)",
+		translate.FeatureConnTunnelTimeout:    "Traefik has no timer for upgraded (WebSocket) connections (HAProxy's timeout tunnel): once switched, Go's reverse proxy copies both ways until one side closes, and no serversTransport or entry point setting times it",
+		translate.FeatureConnTLSInspectDelay:  "Traefik has no delay for inspecting an HTTP entry point's data before routing (HAProxy's tcp-request inspect-delay); the nearest, the entry point's respondingTimeouts.readTimeout, already carries clientTimeout",
 	}
-	return translate.ConnectionFindings(m, func(_ *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+		s, err := connArg(c)
+		if err != nil {
+			return translate.Unsupported, err.Error()
+		}
+		switch c.Feature {
+		case translate.FeatureConnClientTimeout:
+			return translate.Approximated, "entryPoints.<listener>.transport.respondingTimeouts.readTimeout " + s + " in traefik.yaml for each of the Gateway's listeners (static configuration: a change needs a restart): Go's http.Server ReadTimeout, a total for reading the whole request, head and body, rather than HAProxy's timeout client, an inactivity timer (a long upload that keeps sending is cut too, and it also bounds the request head, which HAProxy times with timeout http-request); a client that stops reading the response is not timed: writeTimeout would also count the backend's time, so gwretry leaves it unset"
+		case translate.FeatureConnServerTimeout:
+			return translate.Approximated, "serversTransports forwardingTimeouts.responseHeaderTimeout " + s + " for each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): the time from the end of writing the request to the response headers, a total rather than HAProxy's timeout server, an inactivity timer, and nothing times the response body (the serversTransport's readTimeout cannot be set from files); a try it cuts answers 504"
+		}
 		return translate.Unsupported, why[c.Feature]
 	})
+}
+
+// ObserveConnections implements translate.ConnectionJudge: it decodes both
+// files strictly and reads, for clientTimeout, the readTimeout of each of
+// the Gateway's entry points (Traefik's default when unset) and, for
+// serverTimeout, the responseHeaderTimeout of every servers transport the
+// routers of each of its rules reach (0 when unset: none).
+func (*Backend) ObserveConnections(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
+	var st staticConfig
+	var d dynamicConfig
+	for _, x := range []struct {
+		path string
+		dst  any
+	}{{staticPath, &st}, {dynamicPath, &d}} {
+		data, err := translate.FileData(files, x.path)
+		if err != nil {
+			return nil, err
+		}
+		if err := yaml.UnmarshalStrict(data, x.dst); err != nil {
+			return nil, fmt.Errorf("%s: %w", x.path, err)
+		}
+	}
+	j := &judge{d: &d, st: &st}
+	routers := map[string][]string{}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range d.HTTP.Routers {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if sm := routerNameRE.FindStringSubmatch(name); sm != nil {
+			routers[sm[1]] = append(routers[sm[1]], name)
+		}
+	}
+	out := map[string]map[translate.Feature][]time.Duration{}
+	var rerr error
+	fail := func(err error) {
+		if rerr == nil {
+			rerr = err
+		}
+	}
+	for _, g := range m.ConnectionTimeouts {
+		out[g.Gateway] = map[translate.Feature][]time.Duration{}
+		for _, c := range g.Timeouts {
+			if c.Feature != translate.FeatureConnClientTimeout && c.Feature != translate.FeatureConnServerTimeout {
+				continue
+			}
+			add := func(v time.Duration) { out[g.Gateway][c.Feature] = append(out[g.Gateway][c.Feature], v) }
+			g.ConnectionSites(c.Feature,
+				func(l *translate.Listener) {
+					ep, ok := st.EntryPoints[l.Name]
+					if !ok {
+						fail(fmt.Errorf("entry point %s is not defined", l.Name))
+						return
+					}
+					v := defaultEntryPointReadTimeout
+					if t := ep.Transport; t != nil && t.RespondingTimeouts != nil && t.RespondingTimeouts.ReadTimeout != "" {
+						var err error
+						if v, err = traefikDurationValue(t.RespondingTimeouts.ReadTimeout); err != nil {
+							fail(fmt.Errorf("entry point %s readTimeout: %w", l.Name, err))
+							return
+						}
+					}
+					add(v)
+				},
+				func(r *translate.Rule) {
+					for _, rn := range routers[r.Name] {
+						t := &target{answers: map[int]int{}}
+						if err := j.service(d.HTTP.Routers[rn].Service, 1, t, 0); err != nil {
+							fail(fmt.Errorf("router %s: %w", rn, err))
+							return
+						}
+						for _, tn := range t.transports {
+							var v time.Duration
+							if st := d.HTTP.ServersTransports[tn]; st != nil && st.ForwardingTimeouts != nil && st.ForwardingTimeouts.ResponseHeaderTimeout != "" {
+								var err error
+								if v, err = traefikDurationValue(st.ForwardingTimeouts.ResponseHeaderTimeout); err != nil {
+									fail(fmt.Errorf("servers transport %s responseHeaderTimeout: %w", tn, err))
+									return
+								}
+							}
+							add(v)
+						}
+					}
+				})
+		}
+	}
+	return out, rerr
 }

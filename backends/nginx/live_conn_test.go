@@ -1,0 +1,115 @@
+//go:build unix
+
+package nginx
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestLiveConnectionTimeouts runs a ConnectionTimeoutPolicy of 1s in the
+// real nginx: a backend that stays silent is cut after serverTimeout (504),
+// and a client that stops sending its body is cut after clientTimeout
+// (nginx closes the connection), both long before nginx's 60s defaults.
+func TestLiveConnectionTimeouts(t *testing.T) {
+	proxytest.Require(t, "nginx")
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(10 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(silent.Close)
+	port := proxytest.FreePort(t)
+	manifests := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: svc, port: 8080}]}]
+---
+apiVersion: gwretry.io/v1alpha1
+kind: ConnectionTimeoutPolicy
+metadata: {name: tuning, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  clientTimeout: 1s
+  serverTimeout: 1s
+`
+	p := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(p, []byte(manifests), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := translate.ParseEndpoint("svc:8080=" + strings.TrimPrefix(silent.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{Endpoints: []translate.EndpointOverride{ep},
+		Listen: &translate.Bind{Address: "127.0.0.1", Port: port}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewWithConfig(Config{Layout: LayoutConfD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.22"}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	startConfD(t, &translate.Output{Files: res.Files}, addr)
+
+	// serverTimeout: the backend never answers.
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if took := time.Since(start); resp.StatusCode != http.StatusGatewayTimeout || took > 8*time.Second {
+		t.Errorf("silent backend: %d after %v, want 504 after about 1s", resp.StatusCode, took)
+	}
+
+	// clientTimeout: the client sends 2 of 10 body bytes and stops.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start = time.Now()
+	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// nginx logs the 408 but closes without a response (the connection
+	// is marked in error when the body times out).
+	rest, err := io.ReadAll(conn)
+	if took := time.Since(start); err != nil || took > 8*time.Second {
+		t.Errorf("stalled body: connection closed after %v (%v, read %q), want about 1s", took, err, rest)
+	}
+}
