@@ -121,15 +121,7 @@ func connFindings(m *translate.Model, c capability) []translate.Finding {
 // tlsInspectDelay the listener_filters_timeout of each of its HTTPS
 // listeners (Envoy's default when unset).
 func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	c, err := lookup(opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	data, err := translate.FileData(files, OutputPath)
-	if err != nil {
-		return nil, err
-	}
-	bs, err := decode(data)
+	c, bs, err := readBack(opts, files)
 	if err != nil {
 		return nil, err
 	}

@@ -29,15 +29,7 @@ import (
 // matchers decide which method class a route serves, and the behaviour
 // comes from the route's fields and Envoy's defaults.
 func (*Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	c, err := lookup(opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	data, err := translate.FileData(files, OutputPath)
-	if err != nil {
-		return nil, err
-	}
-	bs, err := decode(data)
+	c, bs, err := readBack(opts, files)
 	if err != nil {
 		return nil, err
 	}
@@ -632,4 +624,19 @@ func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
 		}
 	}
 	return nil
+}
+
+// readBack decodes the generated envoy.yaml strictly, with the capability
+// row of opts' version.
+func readBack(opts translate.Options, files []translate.File) (capability, *bootstrapv3.Bootstrap, error) {
+	c, err := lookup(opts.Version)
+	if err != nil {
+		return c, nil, err
+	}
+	data, err := translate.FileData(files, OutputPath)
+	if err != nil {
+		return c, nil, err
+	}
+	bs, err := decode(data)
+	return c, bs, err
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -13,22 +14,8 @@ import (
 // number and days) are written where they belong, every field has one
 // finding, and haproxy -c accepts the file.
 func TestConnectionTimeoutsCheck(t *testing.T) {
-	in, err := translate.Load([]string{"../../testdata/conntimeout/input.yaml"}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var eps []translate.EndpointOverride
-	for _, s := range []string{"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101"} {
-		ep, err := translate.ParseEndpoint(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eps = append(eps, ep)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{Endpoints: eps})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
+		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
 	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: checkedVersion}}, false)
 	if err != nil {
 		t.Fatal(err)

@@ -136,15 +136,7 @@ func connFindings(m *translate.Model) []translate.Finding {
 // and nginx's 60s default when unset. Each directive is one value, so a
 // claim fails when either differs.
 func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	v, err := lookupVersion(opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	data, err := translate.FileData(files, b.path())
-	if err != nil {
-		return nil, err
-	}
-	_, http, err := parseConfig(data, b.Layout(), v)
+	_, http, err := b.readBack(opts, files)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -15,22 +16,8 @@ import (
 // clientTimeout, serverTimeout 1d).
 func connModel(t *testing.T) *translate.Model {
 	t.Helper()
-	in, err := translate.Load([]string{"../../testdata/conntimeout/input.yaml"}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var eps []translate.EndpointOverride
-	for _, s := range []string{"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101"} {
-		ep, err := translate.ParseEndpoint(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eps = append(eps, ep)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{Endpoints: eps})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
+		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
 	return m
 }
 

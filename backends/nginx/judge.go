@@ -26,15 +26,7 @@ const defaultProxyTimeout = 60 * time.Second
 // defaults (proxy_next_upstream error timeout, tries 0 = unlimited, 60s
 // proxy timers, request buffering on).
 func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	v, err := lookupVersion(opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	data, err := translate.FileData(files, b.path())
-	if err != nil {
-		return nil, err
-	}
-	_, http, err := parseConfig(data, b.Layout(), v)
+	v, http, err := b.readBack(opts, files)
 	if err != nil {
 		return nil, err
 	}
@@ -328,4 +320,19 @@ func parseNginxTime(s string) (time.Duration, error) {
 		total += time.Duration(n) * unit
 	}
 	return total, nil
+}
+
+// readBack parses the generated file back as nginx reads it, for the
+// version of opts: the version and the contents of its http {} block.
+func (b *Backend) readBack(opts translate.Options, files []translate.File) (version, crossplane.Directives, error) {
+	v, err := lookupVersion(opts.Version)
+	if err != nil {
+		return v, nil, err
+	}
+	data, err := translate.FileData(files, b.path())
+	if err != nil {
+		return v, nil, err
+	}
+	_, http, err := parseConfig(data, b.Layout(), v)
+	return v, http, err
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -58,19 +59,8 @@ spec:
 	if err := os.WriteFile(p, []byte(manifests), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := translate.ParseEndpoint("svc:8080=" + strings.TrimPrefix(silent.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{Endpoints: []translate.EndpointOverride{ep},
-		Listen: &translate.Bind{Address: "127.0.0.1", Port: port}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Load(t, []string{p}, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
+		"svc:8080="+strings.TrimPrefix(silent.URL, "http://"))
 	b, err := NewWithConfig(Config{Layout: LayoutConfD})
 	if err != nil {
 		t.Fatal(err)
