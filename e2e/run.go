@@ -88,7 +88,7 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	run.Config = configText(out, live.Name)
 	p, addr, err := startProxy(ctx, live, out, listen, dir, ports)
 	if err != nil {
-		return run, err
+		return run, &StartError{Err: err}
 	}
 	defer p.Stop()
 	defer func() { run.Log = p.Output() }()
@@ -100,6 +100,13 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	run.Obs, err = send(ctx, addr, sc, servers)
 	return run, err
 }
+
+// StartError is a proxy that did not run the generated configuration:
+// it refused it, exited, or never listened.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
 
 // startEndpoints starts the scenario's scripted servers (and, for a user's
 // rule, the stray one last) and returns them with the --endpoint values.
@@ -246,7 +253,13 @@ func waitReady(ctx context.Context, addr string) error {
 func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server) (Observation, error) {
 	transport := &http.Transport{DisableKeepAlives: !sc.KeepAlive, MaxIdleConnsPerHost: 1}
 	defer transport.CloseIdleConnections()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: transport}
+	// The client waits as long as the scenario may last (10s without a
+	// deadline): a client timeout must never pass for the proxy's.
+	wait := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl)
+	}
+	client := &http.Client{Timeout: wait, Transport: transport}
 	newRequest := func(id string) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, sc.method(), "http://"+addr+sc.Path(), strings.NewReader(sc.body()))
 		if err != nil {
