@@ -30,13 +30,15 @@ type proveOptions struct {
 	// input's rules; matrix writes docs/matrix.md from their verdicts.
 	suite  bool
 	matrix string
+	// available builds the backends: backends.Configured, or a test's own.
+	available func(backends.Settings) ([]translate.Backend, error)
 }
 
-// liveTargets are the data planes prove can start.
-var liveTargetNames = []string{"nginx", "haproxy", "traefik", "envoy"}
+// liveTargetNames are the data planes prove can start.
+func liveTargetNames() []string { return []string{"nginx", "haproxy", "traefik", "envoy"} }
 
 func newProveCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	o := &proveOptions{limits: translate.DefaultLimits()}
+	o := &proveOptions{limits: translate.DefaultLimits(), available: backends.Configured}
 	cmd := &cobra.Command{
 		Use:   "prove PATH... --target NAME[@VERSION]",
 		Short: "Run the real data plane on the generated configuration and check every claim of the report",
@@ -84,7 +86,7 @@ found), 5 a claim was contradicted, 70 an internal error (also: a scenario could
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames, ", ")+" (required)")
+	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames(), ", ")+" (required)")
 	f.StringVar(&o.proxy, "proxy", "", "data plane `BINARY` to run (default: GWRETRY_<NAME>, then PATH, then /usr/sbin)")
 	f.StringVar(&o.report, "report", "text", "output on stdout: text or json")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "translate with --retry-non-idempotent: POST, PATCH and LOCK are then expected to be retried")
@@ -152,13 +154,13 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 		return usageErrorf("--timeout and --scenario-timeout must be positive")
 	}
 	if o.target == "" {
-		return usageErrorf("--target is required: one of %s, as NAME or NAME@VERSION", strings.Join(liveTargetNames, ", "))
+		return usageErrorf("--target is required: one of %s, as NAME or NAME@VERSION", strings.Join(liveTargetNames(), ", "))
 	}
 	ch, err := translate.ParseChannel(o.channel)
 	if err != nil {
 		return usageErrorf("--%v", err)
 	}
-	available, err := backends.Configured(backends.Settings{})
+	available, err := o.available(backends.Settings{})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
@@ -166,8 +168,8 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	if len(targets) != 1 || !slices.Contains(liveTargetNames, targets[0].Backend.Name()) {
-		return usageErrorf("--target %q: prove runs one data plane: %s", o.target, strings.Join(liveTargetNames, ", "))
+	if len(targets) != 1 || !slices.Contains(liveTargetNames(), targets[0].Backend.Name()) {
+		return usageErrorf("--target %q: prove runs one data plane: %s", o.target, strings.Join(liveTargetNames(), ", "))
 	}
 	target := targets[0]
 	name := target.Backend.Name()
@@ -182,7 +184,7 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	} else if !dataplane.IsExecutable(bin) {
 		return usageErrorf("--proxy %q is not an executable file", bin)
 	}
-	short, full, err := dataplane.Version(ctx, name, bin)
+	short, full, err := dataplane.Version(context.Background(), name, bin)
 	if err != nil {
 		return usageErrorf("--proxy %s: %v", bin, err)
 	}
@@ -425,7 +427,7 @@ func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) e2e.Gen
 		if err != nil {
 			return nil, err
 		}
-		return generateInto(dir, m, target, o.retryNonIdempotent)
+		return generateInto(dir, m, target, o.available, o.retryNonIdempotent)
 	}
 }
 
@@ -448,14 +450,14 @@ func suiteGenerator(o *proveOptions, ch translate.Channel) e2e.Generator {
 		if err != nil {
 			return nil, err
 		}
-		return generateInto(dir, m, target, sc.RetryNonIdempotent)
+		return generateInto(dir, m, target, o.available, sc.RetryNonIdempotent)
 	}
 }
 
 // generateInto runs the backend of target on m and writes its files and
 // report.json under dir/out.
-func generateInto(dir string, m *translate.Model, target string, retryNonIdempotent bool) (*translate.Report, error) {
-	available, err := backends.Configured(backends.Settings{})
+func generateInto(dir string, m *translate.Model, target string, backendsOf func(backends.Settings) ([]translate.Backend, error), retryNonIdempotent bool) (*translate.Report, error) {
+	available, err := backendsOf(backends.Settings{})
 	if err != nil {
 		return nil, err
 	}
