@@ -33,9 +33,10 @@ unit:
 e2e: deps
 	$(GO) test -count=1 -timeout 5m ./e2e/ ./internal/flaky/ ./internal/proxytest/
 
-## matrix: run the end-to-end suite and write docs/matrix.md from its results.
-matrix: deps
-	GWRETRY_MATRIX=$(CURDIR)/docs/matrix.md $(GO) test -count=1 -timeout 5m ./e2e/
+## matrix: run the end-to-end scenarios with gwretry prove on every installed
+## data plane version and write docs/matrix.md from the verdicts.
+matrix: deps build
+	./bin/gwretry prove --suite --target nginx,haproxy,traefik,envoy --matrix docs/matrix.md
 
 ## docs: write docs/cli.md (every command's --help) from the cobra commands.
 docs:

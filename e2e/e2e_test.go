@@ -69,46 +69,44 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-// TestScenarios runs every scenario against every installed data plane and
-// judges the report with what the proxy did; with -matrix it then writes
-// the capability matrix. It also runs the static Envoy checks, so that the
-// matrix has every target.
+// TestScenarios runs every scenario against every installed data plane
+// version (the one on PATH and those built into the cache by make test)
+// and judges the report with what the proxy did. It also runs the static
+// Envoy checks. docs/matrix.md is written from the same runs by
+// `gwretry prove --suite --matrix` (make matrix).
 func TestScenarios(t *testing.T) {
 	matrix := NewMatrix()
 	scenarios := Scenarios()
 	for _, tg := range liveTargets() {
 		t.Run(tg.name, func(t *testing.T) {
-			bin := proxytest.Find(tg.name)
-			if bin == "" {
-				matrix.Skip(tg.name+" (live)", "binary not found")
-			}
-			if tg.optional && bin == "" {
+			bins := dataplane.Installed(tg.name)
+			if tg.optional && len(bins) == 0 {
 				t.Skipf("%s not installed; its configuration is checked statically", tg.name)
 			}
-			bin = proxytest.Require(t, tg.name)
-			version, desc := tg.version(t, bin)
-			matrix.Row(tg.name, version, desc)
-			for _, sc := range scenarios {
-				t.Run(sc.Name, func(t *testing.T) {
-					verdicts := runScenario(t, tg, version, sc)
-					matrix.Add(tg.name, version, sc.Name, verdicts)
+			if len(bins) == 0 {
+				bins = []string{proxytest.Require(t, tg.name)}
+			}
+			for _, bin := range bins {
+				version, desc := tg.version(t, bin)
+				t.Run(version, func(t *testing.T) {
+					matrix.Row(tg.name, version, desc)
+					for _, sc := range scenarios {
+						t.Run(sc.Name, func(t *testing.T) {
+							verdicts := runScenario(t, tg, bin, version, sc)
+							matrix.Add(tg.name, version, sc.Name, verdicts)
+						})
+					}
 				})
 			}
 		})
 	}
 	t.Run("envoy-config", func(t *testing.T) { checkEnvoyConfigs(t, scenarios, matrix) })
-	if path := matrixPath(); path != "" {
-		if err := os.WriteFile(path, matrix.Markdown(scenarios), 0o644); err != nil {
-			t.Fatalf("writing the matrix: %v", err)
-		}
-		t.Logf("wrote %s", path)
-	}
 }
 
 // runScenario generates, starts, sends and judges one scenario on one
 // target, and fails the test when the report and the proxy disagree.
-func runScenario(t *testing.T, tg liveTarget, version string, sc Scenario) []Verdict {
-	run := observe(t, tg, version, sc)
+func runScenario(t *testing.T, tg liveTarget, bin, version string, sc Scenario) []Verdict {
+	run := observe(t, tg, bin, version, sc)
 	verdicts := Judge(sc.Test, run.Findings, run.Obs)
 	reportVerdicts(t, tg.name, verdicts)
 	t.Logf("observed:\n%s", run.Obs)
@@ -123,9 +121,8 @@ const scenarioTimeout = time.Minute
 
 // observe runs the scenario with Observe, generating with the CLI, and
 // fails the test when it cannot.
-func observe(t *testing.T, tg liveTarget, version string, sc Scenario) Run {
+func observe(t *testing.T, tg liveTarget, bin, version string, sc Scenario) Run {
 	t.Helper()
-	bin := proxytest.Require(t, tg.name)
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
 	run, err := Observe(ctx, Live{Name: tg.name, Bin: bin, Version: version}, sc, cliGenerator, t.TempDir())
@@ -224,7 +221,7 @@ func TestHarnessCatchesALieOnRealNginx(t *testing.T) {
 	bin := proxytest.Require(t, tg.name)
 	version, _ := tg.version(t, bin)
 	sc := scenarioNamed(t, "backoff-between-tries")
-	run := observe(t, tg, version, sc)
+	run := observe(t, tg, bin, version, sc)
 	lie := slices.Clone(run.Findings)
 	found := false
 	for i, f := range lie {

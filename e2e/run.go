@@ -367,3 +367,37 @@ func configText(out, target string) string {
 	}
 	return b.String()
 }
+
+// CheckEnvoyConfig generates sc for envoy@version with gen and judges the
+// generated route, retry policy and cluster field by field against the
+// findings (JudgeEnvoy). No Envoy binary is needed.
+func CheckEnvoyConfig(ctx context.Context, version string, sc Scenario, gen Generator, tmp string) ([]Verdict, error) {
+	dir, err := os.MkdirTemp(tmp, "gwretry-envoy-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var addrs []string
+	for i := range sc.endpoints() {
+		addrs = append(addrs, fmt.Sprintf("127.0.0.%d:8080", i+1))
+	}
+	report, err := gen(ctx, dir, sc, "envoy@"+version, "127.0.0.1:10080", []string{
+		fmt.Sprintf("%s.%s:8080=%s", sc.Name, Namespace, strings.Join(addrs, ",")),
+		fmt.Sprintf("ready.%s:8080=127.0.0.9:8080", Namespace)})
+	if err != nil {
+		return nil, err
+	}
+	findings := RuleFindings(report, "envoy", sc.Route(), sc.RuleIndex())
+	if len(findings) == 0 {
+		return nil, fmt.Errorf("the report has no envoy finding for %s", sc.Route())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "out", "envoy", "envoy.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	bs, err := DecodeEnvoy(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, data)
+	}
+	return JudgeEnvoy(bs, sc, sc.RetryNonIdempotent, findings), nil
+}

@@ -168,7 +168,15 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	if len(targets) != 1 || !slices.Contains(liveTargetNames(), targets[0].Backend.Name()) {
+	for _, t := range targets {
+		if !slices.Contains(liveTargetNames(), t.Backend.Name()) {
+			return usageErrorf("--target %q: prove runs %s", o.target, strings.Join(liveTargetNames(), ", "))
+		}
+	}
+	if o.suite {
+		return runSuite(o, targets, ch, stdout, stderr)
+	}
+	if len(targets) != 1 {
 		return usageErrorf("--target %q: prove runs one data plane: %s", o.target, strings.Join(liveTargetNames(), ", "))
 	}
 	target := targets[0]
@@ -184,55 +192,72 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	} else if !dataplane.IsExecutable(bin) {
 		return usageErrorf("--proxy %q is not an executable file", bin)
 	}
+	live, err := liveOf(target, bin, strings.Contains(o.target, "@"))
+	if err != nil {
+		return err
+	}
+	in, err := readInputs(paths, stdin, o.limits)
+	if err != nil {
+		return err
+	}
+	m, err := proveModel(in, o, ch, nil)
+	if err != nil {
+		return err
+	}
+	scenarios, unexercised := e2e.Derive(m, e2e.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3})
+	res, err := translate.Run(m, []translate.Target{{Backend: target.Backend, Version: live.Version}}, o.retryNonIdempotent)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	start := time.Now()
+	out, runErrs := proveLive(ctx, o, live, scenarios, userGenerator(o, ch, in), nil)
+	out.addUnexercised(unexercised, res.Report.Findings)
+	if err := writeProve(stdout, o.report, out, len(scenarios), time.Since(start)); err != nil {
+		return err
+	}
+	if err := proveExit(out, runErrs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s\n", live.Name, live.Full)
+	return nil
+}
+
+// liveOf is the data plane binary bin as the target to prove: at the
+// version given with @VERSION, else at the binary's own version, which
+// gwretry must know.
+func liveOf(target translate.Target, bin string, versionGiven bool) (e2e.Live, error) {
+	name := target.Backend.Name()
 	short, full, err := dataplane.Version(context.Background(), name, bin)
 	if err != nil {
-		return usageErrorf("--proxy %s: %v", bin, err)
+		return e2e.Live{}, usageErrorf("%s: %v", bin, err)
 	}
 	version := target.Version
-	if !strings.Contains(o.target, "@") {
+	if !versionGiven {
 		if !slices.Contains(target.Backend.Versions(), short) {
-			return usageErrorf("%s is %s %s, a version gwretry has no table for (it knows %s): pass --target %s@VERSION to prove that version's configuration on this binary",
+			return e2e.Live{}, usageErrorf("%s is %s %s, a version gwretry has no table for (it knows %s): pass --target %s@VERSION to prove that version's configuration on this binary",
 				bin, name, full, strings.Join(target.Backend.Versions(), ", "), name)
 		}
 		version = short
 	}
-	live := e2e.Live{Name: name, Bin: bin, Version: version, Full: full}
+	return e2e.Live{Name: name, Bin: bin, Version: version, Full: full}, nil
+}
 
-	var scenarios []e2e.Scenario
-	var unexercised []e2e.Unexercised
-	// baseFindings are the report's findings for the input, for the
-	// claims no scenario ran.
-	var baseFindings []translate.Finding
-	gen := suiteGenerator(o, ch)
-	if o.suite {
-		scenarios = e2e.Scenarios()
-	} else {
-		in, err := readInputs(paths, stdin, o.limits)
-		if err != nil {
-			return err
-		}
-		m, err := proveModel(in, o, ch, nil)
-		if err != nil {
-			return err
-		}
-		longest := o.scenarioTimeout / 3
-		scenarios, unexercised = e2e.Derive(m, e2e.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: longest})
-		gen = userGenerator(o, ch, in)
-		res, err := translate.Run(m, []translate.Target{{Backend: target.Backend, Version: version}}, o.retryNonIdempotent)
-		if err != nil {
-			return &exitError{code: exitInternal, err: err}
-		}
-		baseFindings = res.Report.Findings
+// proveExit is the error (and exit code) of a run's result.
+func proveExit(out proveJSON, runErrs []string) error {
+	switch {
+	case out.Contradicted > 0:
+		return &exitError{code: exitContradicted, err: fmt.Errorf("prove: %d claim(s) contradicted by %s %s", out.Contradicted, out.Target, out.BinaryVersion)}
+	case len(runErrs) > 0:
+		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %d scenario(s) could not be run:\n  %s", len(runErrs), strings.Join(runErrs, "\n  "))}
 	}
+	return nil
+}
 
-	start := time.Now()
+// proveLive runs scenarios on one data plane binary and gathers the
+// verdicts per claim; matrix, when set, gets them too.
+func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []e2e.Scenario, gen e2e.Generator, matrix *e2e.Matrix) (proveJSON, []string) {
 	claims := map[claimKey]*proveClaim{}
 	var order []claimKey
-	var matrix *e2e.Matrix
-	if o.matrix != "" {
-		matrix = e2e.NewMatrix()
-		matrix.Row(name, version, name+" "+full+", live")
-	}
 	var runErrs []string
 	for _, sc := range scenarios {
 		if ctx.Err() != nil {
@@ -257,7 +282,7 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 			continue
 		}
 		if matrix != nil {
-			matrix.Add(name, version, sc.Name, verdicts)
+			matrix.Add(live.Name, live.Version, sc.Name, verdicts)
 		}
 		for _, v := range verdicts {
 			k := claimKey{sc.Route(), sc.RuleIndex(), v.Feature}
@@ -285,37 +310,52 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 			c.Scenarios = append(c.Scenarios, check)
 		}
 	}
-	for _, u := range unexercised {
-		k := claimKey{u.Route, u.Rule, u.Feature}
-		if c := claims[k]; c != nil {
-			if c.Why == "" && c.Outcome == claimNotExercised {
-				c.Why = u.Why
+	out := proveJSON{SchemaVersion: 1, Target: live.Name, Version: live.Version, Binary: live.Bin, BinaryVersion: live.Full, Claims: []proveClaim{}}
+	for _, k := range order {
+		out.Claims = append(out.Claims, *claims[k])
+	}
+	out.finish()
+	return out, runErrs
+}
+
+// addUnexercised adds the claims no scenario tests, with their findings.
+func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.Finding) {
+	for _, u := range us {
+		i := slices.IndexFunc(out.Claims, func(c proveClaim) bool {
+			return c.Route == u.Route && c.Rule == u.Rule && c.Feature == u.Feature
+		})
+		if i >= 0 {
+			if out.Claims[i].Why == "" && out.Claims[i].Outcome == claimNotExercised {
+				out.Claims[i].Why = u.Why
 			}
 			continue
 		}
-		c := &proveClaim{Route: u.Route, Rule: u.Rule, Feature: u.Feature, Outcome: claimNotExercised, Why: u.Why}
-		for _, f := range baseFindings {
-			if f.Route == u.Route && f.Rule == u.Rule && f.Feature == u.Feature {
+		c := proveClaim{Route: u.Route, Rule: u.Rule, Feature: u.Feature, Outcome: claimNotExercised, Why: u.Why}
+		for _, f := range findings {
+			if f.Target == out.Target && f.Route == u.Route && f.Rule == u.Rule && f.Feature == u.Feature {
 				c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
 			}
 		}
-		claims[k] = c
-		order = append(order, k)
+		out.Claims = append(out.Claims, c)
 	}
-	slices.SortFunc(order, func(a, b claimKey) int {
-		if c := strings.Compare(a.route, b.route); c != 0 {
+	out.finish()
+}
+
+// finish sorts the claims and counts them.
+func (out *proveJSON) finish() {
+	slices.SortStableFunc(out.Claims, func(a, b proveClaim) int {
+		if c := strings.Compare(a.Route, b.Route); c != 0 {
 			return c
 		}
-		if a.rule != b.rule {
-			return a.rule - b.rule
+		if a.Rule != b.Rule {
+			return a.Rule - b.Rule
 		}
-		return strings.Compare(string(a.feature), string(b.feature))
+		return strings.Compare(string(a.Feature), string(b.Feature))
 	})
-	out := proveJSON{SchemaVersion: 1, Target: name, Version: version, Binary: bin, BinaryVersion: full, Claims: []proveClaim{}}
-	for _, k := range order {
-		c := claims[k]
+	out.Held, out.Contradicted, out.NotExercised = 0, 0, 0
+	for i, c := range out.Claims {
 		if c.Outcome == claimNotExercised && c.Why == "" {
-			c.Why = "no scenario could tell whether it holds (another feature hid it)"
+			out.Claims[i].Why = "no scenario could tell whether it holds (another feature hid it)"
 		}
 		switch c.Outcome {
 		case claimHeld:
@@ -325,24 +365,93 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 		default:
 			out.NotExercised++
 		}
-		out.Claims = append(out.Claims, *c)
 	}
-	if matrix != nil {
+}
+
+// runSuite runs the end-to-end suite's scenarios on every installed
+// version of each target (dataplane.Installed, or --proxy), prints a
+// summary per version, and with --matrix writes docs/matrix.md from the
+// verdicts, with the static Envoy rows.
+func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel, stdout, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	scenarios := e2e.Scenarios()
+	gen := suiteGenerator(o, ch)
+	matrix := e2e.NewMatrix()
+	var outs []proveJSON
+	var runErrs []string
+	for _, t := range targets {
+		name := t.Backend.Name()
+		bins := dataplane.Installed(name)
+		if o.proxy != "" {
+			if len(targets) != 1 {
+				return usageErrorf("--proxy names one binary: give one --target with it")
+			}
+			bins = []string{o.proxy}
+		}
+		if len(bins) == 0 {
+			matrix.Skip(name+" (live)", "binary not found")
+			fmt.Fprintf(stderr, "prove: no %s binary found; not run live\n", name)
+		}
+		for _, bin := range bins {
+			live, err := liveOf(t, bin, false)
+			if err != nil {
+				return err
+			}
+			desc := live.Full
+			if name == "traefik" {
+				desc = "v" + desc
+			}
+			matrix.Row(name, live.Version, name+" "+desc+", live")
+			start := time.Now()
+			out, errs := proveLive(ctx, o, live, scenarios, gen, matrix)
+			fmt.Fprintf(stderr, "prove: %s %s: %d held, %d contradicted, %d not exercised in %s\n", name, live.Full,
+				out.Held, out.Contradicted, out.NotExercised, time.Since(start).Round(100*time.Millisecond))
+			outs = append(outs, out)
+			runErrs = append(runErrs, errs...)
+		}
+		if name == "envoy" && o.matrix != "" && len(bins) == 0 {
+			for _, version := range t.Backend.Versions() {
+				matrix.Row("envoy", version, "generated configuration only")
+				for _, sc := range scenarios {
+					verdicts, err := e2e.CheckEnvoyConfig(ctx, version, sc, gen, "")
+					if err != nil {
+						runErrs = append(runErrs, fmt.Sprintf("envoy %s %s: %v", version, sc.Name, err))
+						continue
+					}
+					matrix.Add("envoy", version, sc.Name, verdicts)
+				}
+			}
+		}
+	}
+	if o.report == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(outs); err != nil {
+			return err
+		}
+	} else {
+		for _, out := range outs {
+			if out.Contradicted == 0 {
+				continue
+			}
+			out.Claims = slices.DeleteFunc(out.Claims, func(c proveClaim) bool { return c.Outcome != claimContradicted })
+			if err := writeProve(stdout, "text", out, len(scenarios), 0); err != nil {
+				return err
+			}
+		}
+	}
+	if o.matrix != "" {
 		if err := os.WriteFile(o.matrix, matrix.Markdown(scenarios), 0o644); err != nil {
 			return &exitError{code: exitInput, err: err}
 		}
 	}
-	if err := writeProve(stdout, o.report, out, len(scenarios), time.Since(start)); err != nil {
-		return err
+	for _, out := range outs {
+		if err := proveExit(out, nil); err != nil {
+			return err
+		}
 	}
-	switch {
-	case out.Contradicted > 0:
-		return &exitError{code: exitContradicted, err: fmt.Errorf("prove: %d claim(s) contradicted by %s %s", out.Contradicted, name, full)}
-	case len(runErrs) > 0:
-		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %d scenario(s) could not be run:\n  %s", len(runErrs), strings.Join(runErrs, "\n  "))}
-	}
-	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s\n", name, full)
-	return nil
+	return proveExit(proveJSON{}, runErrs)
 }
 
 type claimKey struct {

@@ -171,7 +171,7 @@ func TestProveUsage(t *testing.T) {
 	}{
 		{"no target", []string{"prove", example}, "--target is required"},
 		{"two targets", []string{"prove", example, "--target", "nginx,haproxy"}, "prove runs one data plane"},
-		{"not a live target", []string{"prove", example, "--target", "grpc"}, "prove runs one data plane"},
+		{"not a live target", []string{"prove", example, "--target", "grpc"}, "prove runs nginx, haproxy, traefik, envoy"},
 		{"missing binary", []string{"prove", example, "--target", "nginx", "--proxy", "/nonexistent/nginx"}, "not an executable file"},
 		{"bad report", []string{"prove", example, "--target", "nginx", "--report", "yaml"}, "want text or json"},
 		{"no path", []string{"prove", "--target", "nginx"}, "at least one PATH"},

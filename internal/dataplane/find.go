@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // TraefikVersion is the Traefik release built from the Go module proxy as a
@@ -71,4 +74,51 @@ func Find(name string) string {
 func IsExecutable(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// Installed returns every binary of a data plane that the tests run: Find's,
+// then the versions built into the cache (CacheDir()/NAME-VERSION/sbin/NAME,
+// see tools/build-debian-source.sh), in version order, each once.
+func Installed(name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			real = p
+		}
+		if p != "" && IsExecutable(p) && !seen[real] {
+			seen[real] = true
+			out = append(out, p)
+		}
+	}
+	add(Find(name))
+	if dir := CacheDir(); dir != "" && name != "traefik" {
+		matches, _ := filepath.Glob(filepath.Join(dir, name+"-*", "sbin", name))
+		slices.SortFunc(matches, compareVersionPaths)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	return out
+}
+
+// compareVersionPaths orders .../NAME-1.9.0/... before .../NAME-1.26.3/...
+func compareVersionPaths(a, b string) int {
+	va := strings.Split(versionOf(a), ".")
+	vb := strings.Split(versionOf(b), ".")
+	for i := 0; i < len(va) && i < len(vb); i++ {
+		na, _ := strconv.Atoi(va[i])
+		nb, _ := strconv.Atoi(vb[i])
+		if na != nb {
+			return na - nb
+		}
+	}
+	return len(va) - len(vb)
+}
+
+func versionOf(path string) string {
+	dir := filepath.Base(filepath.Dir(filepath.Dir(path)))
+	_, v, _ := strings.Cut(dir, "-")
+	return v
 }
