@@ -55,6 +55,12 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 		return run, err
 	}
 	defer os.RemoveAll(dir)
+	// nginx started as root runs its workers as nobody, who must reach
+	// the temporary files under the prefix (a large request body), unless
+	// the build puts them elsewhere (Debian's: /var/lib/nginx).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return run, err
+	}
 	ports := &dataplane.Ports{}
 	defer ports.Release()
 
