@@ -55,12 +55,6 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 		return run, err
 	}
 	defer os.RemoveAll(dir)
-	// nginx started as root runs its workers as nobody, who must reach
-	// the temporary files under the prefix (a large request body), unless
-	// the build puts them elsewhere (Debian's: /var/lib/nginx).
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return run, err
-	}
 	ports := &dataplane.Ports{}
 	defer ports.Release()
 
@@ -170,8 +164,7 @@ const StrayEndpoint = "elsewhere"
 func startProxy(ctx context.Context, live Live, out, listen, dir string, ports *dataplane.Ports) (*dataplane.Proxy, string, error) {
 	switch live.Name {
 	case "nginx":
-		prefix := filepath.Join(dir, "nginx-prefix")
-		p, err := dataplane.StartNginx(live.Bin, filepath.Join(out, "nginx", "nginx.conf"), listen, prefix)
+		p, err := dataplane.StartNginx(live.Bin, filepath.Join(out, "nginx", "nginx.conf"), listen)
 		return p, listen, err
 	case "haproxy":
 		p, err := dataplane.StartHAProxy(live.Bin, filepath.Join(out, "haproxy", "haproxy.cfg"), listen)

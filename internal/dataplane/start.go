@@ -121,22 +121,41 @@ type Proxy struct {
 	exited chan struct{}
 	err    error // set before exited is closed
 	stop   sync.Once
+	// cleanup, when set, runs after the process has stopped.
+	cleanup func()
 }
 
 // StartNginx runs nginx bin with the configuration file confPath (which
 // has no pid or error_log directive) and waits until addr accepts
-// connections. nginx's prefix, pid file and logs live in prefix, an
-// existing directory.
-func StartNginx(bin, confPath, addr, prefix string) (*Proxy, error) {
-	if err := os.MkdirAll(filepath.Join(prefix, "logs"), 0o755); err != nil {
-		return nil, fmt.Errorf("nginx prefix: %w", err)
-	}
+// connections. nginx's prefix, pid file, logs and (in a build from
+// source) request body buffers live in a fresh directory of the system's
+// temporary directory, readable by the workers (which run as nobody when
+// nginx is started as root), removed by Stop.
+func StartNginx(bin, confPath, addr string) (*Proxy, error) {
 	conf, err := absolute(confPath)
 	if err != nil {
 		return nil, err
 	}
+	prefix, err := os.MkdirTemp("", "gwretry-nginx-")
+	if err != nil {
+		return nil, fmt.Errorf("nginx prefix: %w", err)
+	}
+	if err := os.Chmod(prefix, 0o755); err != nil {
+		_ = os.RemoveAll(prefix)
+		return nil, fmt.Errorf("nginx prefix: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(prefix, "logs"), 0o755); err != nil {
+		_ = os.RemoveAll(prefix)
+		return nil, fmt.Errorf("nginx prefix: %w", err)
+	}
 	global := fmt.Sprintf("daemon off; pid %s; error_log stderr notice;", filepath.Join(prefix, "nginx.pid"))
-	return Start("nginx", bin, "", addr, "-p", prefix+"/", "-e", "stderr", "-c", conf, "-g", global)
+	p, err := Start("nginx", bin, "", addr, "-p", prefix+"/", "-e", "stderr", "-c", conf, "-g", global)
+	if err != nil {
+		_ = os.RemoveAll(prefix)
+		return nil, err
+	}
+	p.cleanup = func() { _ = os.RemoveAll(prefix) }
+	return p, nil
 }
 
 // StartHAProxy runs haproxy bin in the foreground (-db) with the
@@ -202,6 +221,9 @@ func (p *Proxy) Stop() {
 		}
 		// Workers left behind by a master that died first.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		if p.cleanup != nil {
+			p.cleanup()
+		}
 	})
 }
 

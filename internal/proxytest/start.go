@@ -32,7 +32,7 @@ type Proxy = dataplane.Proxy
 func StartNginx(t testing.TB, confPath, addr string) *Proxy {
 	t.Helper()
 	bin := Require(t, "nginx")
-	return started(t, "nginx")(dataplane.StartNginx(bin, confPath, addr, t.TempDir()))
+	return started(t, "nginx")(dataplane.StartNginx(bin, confPath, addr))
 }
 
 // StartHAProxy runs haproxy in the foreground (-db) with the configuration
