@@ -23,6 +23,7 @@ import (
 // the run stays within its time cap, and no proxy is left running. The
 // data planes run in parallel: the scenarios mostly wait.
 func TestProveExample(t *testing.T) {
+	tmp := privateTemp(t)
 	t.Run("targets", func(t *testing.T) {
 		for _, name := range []string{"nginx", "haproxy", "traefik", "envoy"} {
 			t.Run(name, func(t *testing.T) {
@@ -31,9 +32,19 @@ func TestProveExample(t *testing.T) {
 			})
 		}
 	})
-	if left := leftProxies(t); len(left) > 0 {
+	if left := leftProxies(t, tmp); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
+}
+
+// privateTemp points TMPDIR at a directory of the test's own, so that the
+// processes prove starts name it in their command lines (their
+// configuration and run directories are under it).
+func privateTemp(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	return dir
 }
 
 func proveExample(t *testing.T, name string) {
@@ -72,9 +83,9 @@ func proveExample(t *testing.T, name string) {
 }
 
 // leftProxies lists the processes still running on a configuration that
-// prove wrote (their command line names its gwretry-run- directory) and
-// this process's children.
-func leftProxies(t *testing.T) []string {
+// prove wrote under tmp (their command line names it) and this process's
+// children.
+func leftProxies(t *testing.T, tmp string) []string {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -91,7 +102,7 @@ func leftProxies(t *testing.T) []string {
 		// stat: pid (comm) state ppid ...
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 		child := len(fields) > 1 && fields[1] == self
-		if child || bytes.Contains(cmdline, []byte("gwretry-run-")) {
+		if child || bytes.Contains(cmdline, []byte(tmp)) {
 			left = append(left, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 	}
@@ -122,8 +133,9 @@ func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*tran
 // prove exit 5 and name the claim, with what nginx did.
 func TestProveCatchesALie(t *testing.T) {
 	proxytest.Require(t, "nginx")
+	tmp := privateTemp(t)
 	o := &proveOptions{limits: translate.DefaultLimits(), target: "nginx@1.22", report: "text", channel: "standard",
-		timeout: 2 * time.Minute, scenarioTimeout: time.Minute,
+		timeout: 2 * time.Minute, scenarioTimeout: 30 * time.Second,
 		available: func(backends.Settings) ([]translate.Backend, error) {
 			return []translate.Backend{backoffLiar{nginx.New()}}, nil
 		}}
@@ -140,7 +152,7 @@ func TestProveCatchesALie(t *testing.T) {
 	if strings.Count(out, "CONTRADICTED") != 1 {
 		t.Errorf("more than the lie was contradicted:\n%s", out)
 	}
-	if left := leftProxies(t); len(left) > 0 {
+	if left := leftProxies(t, tmp); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
 }
@@ -149,6 +161,7 @@ func TestProveCatchesALie(t *testing.T) {
 // run, prove says so and exits 70, promptly and with nothing left running.
 func TestProveTimeCap(t *testing.T) {
 	proxytest.Require(t, "nginx")
+	tmp := privateTemp(t)
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code := run([]string{"prove", example, "--target", "nginx", "--timeout", "1ms"}, strings.NewReader(""), &stdout, &stderr)
@@ -158,7 +171,7 @@ func TestProveTimeCap(t *testing.T) {
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("took %v after a 1ms cap", took)
 	}
-	if left := leftProxies(t); len(left) > 0 {
+	if left := leftProxies(t, tmp); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
 }

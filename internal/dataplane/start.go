@@ -38,9 +38,14 @@ const (
 // a port the kernel hands out for ":0" (a backend, a client connection)
 // could otherwise take it between the check and the proxy's bind.
 func ReservePort() (port int, release func(), err error) {
-	dir := filepath.Join(os.TempDir(), "gwretry-test-ports")
+	// One directory for every process, whatever its TMPDIR: /tmp where
+	// it can be written.
+	dir := "/tmp/gwretry-test-ports"
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return 0, nil, fmt.Errorf("reserve a port: %w", err)
+		dir = filepath.Join(os.TempDir(), "gwretry-test-ports")
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return 0, nil, fmt.Errorf("reserve a port: %w", err)
+		}
 	}
 	for range 500 {
 		p := freePortLow + rand.IntN(freePortHigh-freePortLow)
