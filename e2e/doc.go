@@ -11,7 +11,9 @@
 // is not installed here, is also checked statically: its generated retry
 // policy is compared field by field with the findings.
 //
-// With -matrix FILE (or GWRETRY_MATRIX=FILE) the tests write the capability
-// matrix (docs/matrix.md) from the verdicts: every cell names the passing
+// The harness (Observe, Judge, Derive, Matrix) is product code: `gwretry
+// prove` runs it on a user's own rules, and `gwretry prove --suite
+// --matrix FILE` (make matrix) writes the capability matrix
+// (docs/matrix.md) from the suite's verdicts: every cell names the passing
 // scenarios that back it.
 package e2e

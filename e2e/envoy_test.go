@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"fmt"
-	"path/filepath"
-	"strings"
+	"context"
 	"testing"
 
 	"github.com/gwretry/gwretry/backends/envoy"
@@ -19,24 +17,10 @@ func checkEnvoyConfigs(t *testing.T, scenarios []Scenario, matrix *Matrix) {
 		matrix.Row("envoy", version, "generated configuration only")
 		for _, sc := range scenarios {
 			t.Run(version+"/"+sc.Name, func(t *testing.T) {
-				dir := t.TempDir()
-				var addrs []string
-				for i := range sc.endpoints() {
-					addrs = append(addrs, fmt.Sprintf("127.0.0.%d:8080", i+1))
-				}
-				report := generate(t, dir, sc, "envoy@"+version, "127.0.0.1:10080",
-					fmt.Sprintf("%s.%s:8080=%s", sc.Name, Namespace, strings.Join(addrs, ",")),
-					fmt.Sprintf("ready.%s:8080=127.0.0.9:8080", Namespace))
-				findings := ruleFindings(report, "envoy", sc.Route())
-				if len(findings) == 0 {
-					t.Fatalf("the report has no envoy finding for %s", sc.Route())
-				}
-				data := readFile(t, filepath.Join(dir, "out", "envoy", "envoy.yaml"))
-				bs, err := DecodeEnvoy(data)
+				verdicts, err := CheckEnvoyConfig(context.Background(), version, sc, cliGenerator, t.TempDir())
 				if err != nil {
-					t.Fatalf("%v\n%s", err, data)
+					t.Fatal(err)
 				}
-				verdicts := JudgeEnvoy(bs, sc, sc.RetryNonIdempotent, findings)
 				reportVerdicts(t, "envoy", verdicts)
 				matrix.Add("envoy", version, sc.Name, verdicts)
 			})

@@ -57,7 +57,7 @@ func TestFilterHeaderValuesLive(t *testing.T) {
 				}
 			}
 			addr := tg.start(t, filepath.Join(dir, "out"), listen)
-			waitReady(t, addr)
+			waitReadyT(t, addr)
 
 			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 			for k := 0; k*valuesPerRule < len(values); k++ {

@@ -9,8 +9,6 @@ import (
 	"testing"
 )
 
-var matrixFlag = flag.String("matrix", "", "write the capability matrix to `FILE` after the scenarios (also GWRETRY_MATRIX)")
-
 // gwretryBin is the CLI built once by TestMain; it is not changed after.
 var gwretryBin string
 
@@ -34,12 +32,4 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
-}
-
-// matrixPath is where the matrix is written, or "".
-func matrixPath() string {
-	if *matrixFlag != "" {
-		return *matrixFlag
-	}
-	return os.Getenv("GWRETRY_MATRIX")
 }

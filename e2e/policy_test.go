@@ -117,7 +117,7 @@ func TestPolicyRetriesLive(t *testing.T) {
 				}
 			}
 			addr := tg.start(t, filepath.Join(dir, "out"), listen)
-			waitReady(t, addr)
+			waitReadyT(t, addr)
 			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 			for _, c := range []struct {
 				path  string

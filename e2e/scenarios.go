@@ -63,14 +63,57 @@ type Scenario struct {
 	RetryNonIdempotent bool
 	// WantBody, when set, is the body a complete answer has.
 	WantBody string
+	// User is set for a scenario derived from a user's own rule (see
+	// Derive): it then runs on the user's manifests instead of Manifest.
+	User *UserRule
 	Test
 }
 
+// UserRule places a scenario on a rule of a user's manifests: the rule,
+// the request that its match selects, and the Services whose endpoints the
+// scripted backend stands in for.
+type UserRule struct {
+	// Route is "namespace/name" of the HTTPRoute; Rule the rule's index.
+	Route string
+	Rule  int
+	// Path (with the query string, if the match needs one), Host and
+	// Header make a request that the rule's first match selects.
+	Path   string
+	Host   string
+	Header map[string]string
+	// Services are the --endpoint keys ("name.namespace:port") of the
+	// rule's backends, served by the scenario's endpoints; Others are the
+	// keys of every other Service, served by a stray endpoint whose hits
+	// show a request that went elsewhere.
+	Services, Others []string
+}
+
 // Path is the request path and the rule's PathPrefix.
-func (s Scenario) Path() string { return "/" + s.Name }
+func (s Scenario) Path() string {
+	if s.User != nil {
+		return s.User.Path
+	}
+	return "/" + s.Name
+}
 
 // Route is "namespace/name" of the scenario's HTTPRoute, as in the report.
-func (s Scenario) Route() string { return Namespace + "/" + s.Name }
+func (s Scenario) Route() string {
+	if s.User != nil {
+		return s.User.Route
+	}
+	return Namespace + "/" + s.Name
+}
+
+// RuleIndex is the index of the scenario's rule in its route.
+func (s Scenario) RuleIndex() int {
+	if s.User != nil {
+		return s.User.Rule
+	}
+	return 0
+}
+
+// RequestMethod returns the request method.
+func (s Scenario) RequestMethod() string { return s.method() }
 
 // method returns the request method.
 func (s Scenario) method() string {

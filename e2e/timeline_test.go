@@ -26,17 +26,17 @@ const (
 // predict is gwretry explain's timeline of the scenario's rule on target
 // (NAME@VERSION), computed by the library call the command makes, from the
 // same manifest and flags the configuration was generated with.
-func predict(t *testing.T, target string, sc Scenario, run scenarioRun) translate.Timeline {
+func predict(t *testing.T, target string, sc Scenario, run Run) translate.Timeline {
 	t.Helper()
 	in, err := translate.Load([]string{"-"}, strings.NewReader(sc.Manifest()), translate.DefaultLimits())
 	if err != nil {
 		t.Fatalf("loading the manifest: %v", err)
 	}
 	var ro translate.ResolveOptions
-	if ro.Listen, err = translate.ParseListen(run.listen); err != nil {
+	if ro.Listen, err = translate.ParseListen(run.Listen); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range run.endpoints {
+	for _, e := range run.Endpoints {
 		ep, err := translate.ParseEndpoint(e)
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func predict(t *testing.T, target string, sc Scenario, run scenarioRun) translat
 // Scenarios whose tries the backend cannot all see are left out: a refused
 // endpoint's tries are invisible, and a kept-alive connection may be
 // re-sent on the proxy's own.
-func checkTimeline(t *testing.T, target string, sc Scenario, run scenarioRun) {
+func checkTimeline(t *testing.T, target string, sc Scenario, run Run) {
 	t.Helper()
 	if sc.KeepAlive || sc.Dead {
 		return
@@ -91,7 +91,7 @@ func checkTimeline(t *testing.T, target string, sc Scenario, run scenarioRun) {
 		t.Errorf("explain cannot read %s back: %v", sc.Route(), tl.Notes)
 		return
 	}
-	for _, e := range timelineErrors(tl, run.obs) {
+	for _, e := range timelineErrors(tl, run.Obs) {
 		t.Errorf("%s", e)
 	}
 }

@@ -26,6 +26,9 @@ const (
 	exitUsage  = 2 // bad flags or arguments
 	exitFailOn = 3 // --fail-on reached
 	exitDrift  = 4 // translate --check: DIR differs from what translate writes
+	// exitContradicted: gwretry prove saw the real data plane contradict a
+	// claim of the report.
+	exitContradicted = 5
 	// exitInternal is a bug in gwretry (sysexits' EX_SOFTWARE): a backend
 	// broke its contract, a configuration contradicts its report, or a
 	// panic. Never 1, which would blame the input.

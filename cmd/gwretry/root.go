@@ -49,7 +49,7 @@ equivalent configuration for each data plane. For every rule and every data plan
 what is honoured, approximated, or cannot be honoured, and why.
 
 Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 translate --check found
-a difference, 70 an internal error (a bug in gwretry: a configuration that contradicts its own
+a difference, 5 prove saw a data plane contradict a claim of the report, 70 an internal error (a bug in gwretry: a configuration that contradicts its own
 report, a panic).
 
 Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl gwretry".`,
@@ -58,6 +58,7 @@ Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl
   gwretry check manifests/ --target nginx@1.22 --fail-on unsupported
   gwretry translate manifests/ --target all -o out/ --check
   gwretry matrix --target haproxy
+  gwretry prove manifests/ --target nginx
   source <(gwretry completion bash)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -72,6 +73,7 @@ Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl
 	root.AddCommand(newImportCmd(stdin, stdout, stderr))
 	root.AddCommand(newMatrixCmd(stdout))
 	root.AddCommand(newExplainCmd(stdin, stdout))
+	root.AddCommand(newProveCmd(stdin, stdout, stderr))
 	finishCommands(root)
 	return root
 }

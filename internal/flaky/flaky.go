@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 )
 
@@ -107,9 +106,17 @@ type Server struct {
 	idle     *sync.Cond
 }
 
+// TB is the part of testing.TB that New uses (so that the package, which
+// `gwretry prove` runs too, does not import testing).
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // New starts a server named name on a random loopback port. It is closed
 // when the test ends.
-func New(t testing.TB, name string) *Server {
+func New(t TB, name string) *Server {
 	t.Helper()
 	s, err := Start(name)
 	if err != nil {

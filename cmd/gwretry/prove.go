@@ -1,0 +1,645 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/e2e"
+	"github.com/gwretry/gwretry/internal/dataplane"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// proveOptions are the flags of prove.
+type proveOptions struct {
+	target, proxy, report, channel   string
+	retryNonIdempotent, assumeGrants bool
+	timeout, scenarioTimeout         time.Duration
+	limits                           translate.Limits
+	// suite runs the end-to-end suite's own scenarios instead of the
+	// input's rules; matrix writes docs/matrix.md from their verdicts.
+	suite  bool
+	matrix string
+	// available builds the backends: backends.Configured, or a test's own.
+	available func(backends.Settings) ([]translate.Backend, error)
+}
+
+// liveTargetNames are the data planes prove can start.
+func liveTargetNames() []string { return []string{"nginx", "haproxy", "traefik", "envoy"} }
+
+func newProveCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	o := &proveOptions{limits: translate.DefaultLimits(), available: backends.Configured}
+	cmd := &cobra.Command{
+		Use:   "prove PATH... --target NAME[@VERSION]",
+		Short: "Run the real data plane on the generated configuration and check every claim of the report",
+		Long: `prove translates PATH... for one target, derives scenarios from each rule's own retry and
+timeout settings, runs the real data plane binary on the generated configuration, and reports
+for every claim of the report (each feature of each rule) whether it held or was contradicted,
+with what was observed.
+
+Each claim becomes one or more requests against a scripted backend that stands in for the
+rule's Services: listed codes (retried) and an unlisted one (not retried), every try failing
+(exactly attempts retries), connections closed and refused, a slow first try (cut by
+backendRequest and retried), a slow backend (cut by request), the gap between tries
+(backoff), a POST with a body, and a kept-alive upstream connection closed under the proxy.
+Requests match the rule: its path, method, headers, query parameters and hostname. Features
+that no scenario can test (a path regular expression, a timeout longer than prove waits) are
+listed as not exercised, with the reason.
+
+The proxy runs on loopback only: --listen and every Service's endpoints are rewritten to
+127.0.0.1. Every process is stopped by its pid when its scenario ends; --scenario-timeout
+bounds each scenario and --timeout the whole run.
+
+The binary is --proxy, or found as GWRETRY_<NAME>, on PATH, or in /usr/sbin. Without
+@VERSION, the version is the binary's own (nginx -v); with it, the configuration for that
+version is proven against the binary given. Envoy's configuration is first checked with
+` + "`envoy --mode validate`" + `.
+
+Exit codes: 0 every claim that was exercised held, 1 invalid input, 2 usage (also: no binary
+found), 5 a claim was contradicted, 70 an internal error (also: a scenario could not be run).`,
+		Example: `  # the shipped example against the nginx on PATH
+  gwretry prove testdata/examples/retry.yaml --target nginx
+
+  # the HAProxy image a team deploys, in CI
+  gwretry prove manifests/ --target haproxy@3.0 --proxy /usr/sbin/haproxy --report json
+
+  # Envoy, validated first, then run
+  gwretry prove manifests/ --target envoy --proxy ./envoy`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 && !o.suite {
+				return usageErrorf("prove needs at least one PATH (a file, a directory or - for stdin)")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runProve(o, args, stdin, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames(), ", ")+" (required)")
+	f.StringVar(&o.proxy, "proxy", "", "data plane `BINARY` to run (default: GWRETRY_<NAME>, then PATH, then /usr/sbin)")
+	f.StringVar(&o.report, "report", "text", "output on stdout: text or json")
+	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "translate with --retry-non-idempotent: POST, PATCH and LOCK are then expected to be retried")
+	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
+	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel: standard or experimental")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time cap of the whole run")
+	f.DurationVar(&o.scenarioTimeout, "scenario-timeout", time.Minute, "time cap of one scenario (derived scenarios wait at most a third of it on the backend)")
+	f.BoolVar(&o.suite, "suite", false, "run the end-to-end suite's scenarios (e2e/scenarios.go) instead of PATH's rules")
+	f.StringVar(&o.matrix, "matrix", "", "with --suite: write the capability matrix (docs/matrix.md) of the runs to `FILE`")
+	_ = f.MarkHidden("suite")
+	_ = f.MarkHidden("matrix")
+	return cmd
+}
+
+// proveJSON is prove's --report json.
+type proveJSON struct {
+	SchemaVersion int          `json:"schemaVersion"`
+	Target        string       `json:"target"`
+	Version       string       `json:"version"`
+	Binary        string       `json:"binary"`
+	BinaryVersion string       `json:"binaryVersion"`
+	Claims        []proveClaim `json:"claims"`
+	Held          int          `json:"held"`
+	Contradicted  int          `json:"contradicted"`
+	NotExercised  int          `json:"notExercised"`
+}
+
+// proveClaim is one claim of the report and what the scenarios made of it.
+type proveClaim struct {
+	Route    string            `json:"route"`
+	Rule     int               `json:"rule"`
+	RuleName string            `json:"ruleName,omitempty"`
+	Feature  translate.Feature `json:"feature"`
+	Status   translate.Status  `json:"status,omitempty"`
+	Message  string            `json:"message,omitempty"`
+	// Outcome is held, contradicted or not exercised.
+	Outcome   string       `json:"outcome"`
+	Why       string       `json:"why,omitempty"`
+	Scenarios []proveCheck `json:"scenarios,omitempty"`
+}
+
+// proveCheck is one scenario's verdict on a claim.
+type proveCheck struct {
+	Scenario string `json:"scenario"`
+	Outcome  string `json:"outcome"`
+	Reason   string `json:"reason"`
+	Observed string `json:"observed,omitempty"`
+}
+
+// Outcomes of a claim.
+const (
+	claimHeld         = "held"
+	claimContradicted = "contradicted"
+	claimNotExercised = "not exercised"
+)
+
+func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if o.report != "text" && o.report != "json" {
+		return usageErrorf("--report %q: want text or json", o.report)
+	}
+	if o.matrix != "" && !o.suite {
+		return usageErrorf("--matrix needs --suite")
+	}
+	if o.timeout <= 0 || o.scenarioTimeout <= 0 {
+		return usageErrorf("--timeout and --scenario-timeout must be positive")
+	}
+	if o.target == "" {
+		return usageErrorf("--target is required: one of %s, as NAME or NAME@VERSION", strings.Join(liveTargetNames(), ", "))
+	}
+	ch, err := translate.ParseChannel(o.channel)
+	if err != nil {
+		return usageErrorf("--%v", err)
+	}
+	available, err := o.available(backends.Settings{})
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	targets, err := translate.ParseTargets(o.target, available)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	for _, t := range targets {
+		if !slices.Contains(liveTargetNames(), t.Backend.Name()) {
+			return usageErrorf("--target %q: prove runs %s", o.target, strings.Join(liveTargetNames(), ", "))
+		}
+	}
+	if o.suite {
+		return runSuite(o, targets, ch, stdout, stderr)
+	}
+	if len(targets) != 1 {
+		return usageErrorf("--target %q: prove runs one data plane: %s", o.target, strings.Join(liveTargetNames(), ", "))
+	}
+	target := targets[0]
+	name := target.Backend.Name()
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+
+	bin := o.proxy
+	if bin == "" {
+		if bin = dataplane.Find(name); bin == "" {
+			return usageErrorf("no %s binary found (on PATH, in /usr/sbin or as %s): install it or pass --proxy BINARY", name, dataplane.EnvVar(name))
+		}
+	} else if !dataplane.IsExecutable(bin) {
+		return usageErrorf("--proxy %q is not an executable file", bin)
+	}
+	live, err := liveOf(target, bin, strings.Contains(o.target, "@"))
+	if err != nil {
+		return err
+	}
+	in, err := readInputs(paths, stdin, o.limits)
+	if err != nil {
+		return err
+	}
+	m, err := proveModel(in, o, ch, nil)
+	if err != nil {
+		return err
+	}
+	scenarios, unexercised := e2e.Derive(m, e2e.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3})
+	res, err := translate.Run(m, []translate.Target{{Backend: target.Backend, Version: live.Version}}, o.retryNonIdempotent)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	start := time.Now()
+	out, runErrs := proveLive(ctx, o, live, scenarios, userGenerator(o, ch, in), nil)
+	out.addUnexercised(unexercised, res.Report.Findings)
+	if err := writeProve(stdout, o.report, out, len(scenarios), time.Since(start)); err != nil {
+		return err
+	}
+	if err := proveExit(out, runErrs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s\n", live.Name, live.Full)
+	return nil
+}
+
+// liveOf is the data plane binary bin as the target to prove: at the
+// version given with @VERSION, else at the binary's own version, which
+// gwretry must know.
+func liveOf(target translate.Target, bin string, versionGiven bool) (e2e.Live, error) {
+	name := target.Backend.Name()
+	short, full, err := dataplane.Version(context.Background(), name, bin)
+	if err != nil {
+		return e2e.Live{}, usageErrorf("%s: %v", bin, err)
+	}
+	version := target.Version
+	if !versionGiven {
+		if !slices.Contains(target.Backend.Versions(), short) {
+			return e2e.Live{}, usageErrorf("%s is %s %s, a version gwretry has no table for (it knows %s): pass --target %s@VERSION to prove that version's configuration on this binary",
+				bin, name, full, strings.Join(target.Backend.Versions(), ", "), name)
+		}
+		version = short
+	}
+	return e2e.Live{Name: name, Bin: bin, Version: version, Full: full}, nil
+}
+
+// proveExit is the error (and exit code) of a run's result.
+func proveExit(out proveJSON, runErrs []string) error {
+	switch {
+	case out.Contradicted > 0:
+		return &exitError{code: exitContradicted, err: fmt.Errorf("prove: %d claim(s) contradicted by %s %s", out.Contradicted, out.Target, out.BinaryVersion)}
+	case len(runErrs) > 0:
+		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %d scenario(s) could not be run:\n  %s", len(runErrs), strings.Join(runErrs, "\n  "))}
+	}
+	return nil
+}
+
+// proveLive runs scenarios on one data plane binary and gathers the
+// verdicts per claim; matrix, when set, gets them too.
+func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []e2e.Scenario, gen e2e.Generator, matrix *e2e.Matrix) (proveJSON, []string) {
+	claims := map[claimKey]*proveClaim{}
+	var order []claimKey
+	var runErrs []string
+	for _, sc := range scenarios {
+		if ctx.Err() != nil {
+			runErrs = append(runErrs, fmt.Sprintf("%s: not run: the --timeout of %s is up", sc.Name, o.timeout))
+			continue
+		}
+		sctx, scancel := context.WithTimeout(ctx, o.scenarioTimeout)
+		run, err := e2e.Observe(sctx, live, sc, gen, "")
+		scancel()
+		verdicts := e2e.Judge(sc.Test, run.Findings, run.Obs)
+		var se *e2e.StartError
+		switch {
+		case errors.As(err, &se):
+			// The proxy refused or could not run the configuration:
+			// every claim of the rule is contradicted by that.
+			for i := range verdicts {
+				verdicts[i].Outcome = e2e.Contradicted
+				verdicts[i].Reason = "the proxy did not run the generated configuration: " + se.Error()
+			}
+		case err != nil:
+			runErrs = append(runErrs, fmt.Sprintf("%s: %v", sc.Name, err))
+			continue
+		}
+		if matrix != nil {
+			matrix.Add(live.Name, live.Version, sc.Name, verdicts)
+		}
+		for _, v := range verdicts {
+			k := claimKey{sc.Route(), sc.RuleIndex(), v.Feature}
+			c := claims[k]
+			if c == nil {
+				c = &proveClaim{Route: k.route, Rule: k.rule, Feature: k.feature, Outcome: claimNotExercised}
+				claims[k] = c
+				order = append(order, k)
+			}
+			for _, f := range run.Findings {
+				if f.Feature == v.Feature {
+					c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
+				}
+			}
+			check := proveCheck{Scenario: sc.Name, Outcome: string(v.Outcome), Reason: v.Reason}
+			switch v.Outcome {
+			case e2e.Contradicted:
+				c.Outcome = claimContradicted
+				check.Observed = strings.TrimSpace(run.Obs.String())
+			case e2e.Backed:
+				if c.Outcome == claimNotExercised {
+					c.Outcome = claimHeld
+				}
+			}
+			c.Scenarios = append(c.Scenarios, check)
+		}
+	}
+	out := proveJSON{SchemaVersion: 1, Target: live.Name, Version: live.Version, Binary: live.Bin, BinaryVersion: live.Full, Claims: []proveClaim{}}
+	for _, k := range order {
+		out.Claims = append(out.Claims, *claims[k])
+	}
+	out.finish()
+	return out, runErrs
+}
+
+// addUnexercised adds the claims no scenario tests, with their findings.
+func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.Finding) {
+	for _, u := range us {
+		i := slices.IndexFunc(out.Claims, func(c proveClaim) bool {
+			return c.Route == u.Route && c.Rule == u.Rule && c.Feature == u.Feature
+		})
+		if i >= 0 {
+			if out.Claims[i].Why == "" && out.Claims[i].Outcome == claimNotExercised {
+				out.Claims[i].Why = u.Why
+			}
+			continue
+		}
+		c := proveClaim{Route: u.Route, Rule: u.Rule, Feature: u.Feature, Outcome: claimNotExercised, Why: u.Why}
+		for _, f := range findings {
+			if f.Target == out.Target && f.Route == u.Route && f.Rule == u.Rule && f.Feature == u.Feature {
+				c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
+			}
+		}
+		out.Claims = append(out.Claims, c)
+	}
+	out.finish()
+}
+
+// finish sorts the claims and counts them.
+func (out *proveJSON) finish() {
+	slices.SortStableFunc(out.Claims, func(a, b proveClaim) int {
+		if c := strings.Compare(a.Route, b.Route); c != 0 {
+			return c
+		}
+		if a.Rule != b.Rule {
+			return a.Rule - b.Rule
+		}
+		return strings.Compare(string(a.Feature), string(b.Feature))
+	})
+	out.Held, out.Contradicted, out.NotExercised = 0, 0, 0
+	for i, c := range out.Claims {
+		if c.Outcome == claimNotExercised && c.Why == "" {
+			out.Claims[i].Why = "no scenario could tell whether it holds (another feature hid it)"
+		}
+		switch c.Outcome {
+		case claimHeld:
+			out.Held++
+		case claimContradicted:
+			out.Contradicted++
+		default:
+			out.NotExercised++
+		}
+	}
+}
+
+// runSuite runs the end-to-end suite's scenarios on every installed
+// version of each target (dataplane.Installed, or --proxy), prints a
+// summary per version, and with --matrix writes docs/matrix.md from the
+// verdicts, with the static Envoy rows.
+func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel, stdout, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	scenarios := e2e.Scenarios()
+	gen := suiteGenerator(o, ch)
+	matrix := e2e.NewMatrix()
+	var outs []proveJSON
+	var runErrs []string
+	for _, t := range targets {
+		name := t.Backend.Name()
+		bins := dataplane.Installed(name)
+		if o.proxy != "" {
+			if len(targets) != 1 {
+				return usageErrorf("--proxy names one binary: give one --target with it")
+			}
+			bins = []string{o.proxy}
+		}
+		if len(bins) == 0 {
+			matrix.Skip(name+" (live)", "binary not found")
+			fmt.Fprintf(stderr, "prove: no %s binary found; not run live\n", name)
+		}
+		for _, bin := range bins {
+			live, err := liveOf(t, bin, false)
+			if err != nil {
+				return err
+			}
+			desc := live.Full
+			if name == "traefik" {
+				desc = "v" + desc
+			}
+			matrix.Row(name, live.Version, name+" "+desc+", live")
+			start := time.Now()
+			out, errs := proveLive(ctx, o, live, scenarios, gen, matrix)
+			fmt.Fprintf(stderr, "prove: %s %s: %d held, %d contradicted, %d not exercised in %s\n", name, live.Full,
+				out.Held, out.Contradicted, out.NotExercised, time.Since(start).Round(100*time.Millisecond))
+			outs = append(outs, out)
+			runErrs = append(runErrs, errs...)
+		}
+		if name == "envoy" && o.matrix != "" && len(bins) == 0 {
+			for _, version := range t.Backend.Versions() {
+				matrix.Row("envoy", version, "generated configuration only")
+				for _, sc := range scenarios {
+					verdicts, err := e2e.CheckEnvoyConfig(ctx, version, sc, gen, "")
+					if err != nil {
+						runErrs = append(runErrs, fmt.Sprintf("envoy %s %s: %v", version, sc.Name, err))
+						continue
+					}
+					matrix.Add("envoy", version, sc.Name, verdicts)
+				}
+			}
+		}
+	}
+	if o.report == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(outs); err != nil {
+			return err
+		}
+	} else {
+		for _, out := range outs {
+			if out.Contradicted == 0 {
+				continue
+			}
+			out.Claims = slices.DeleteFunc(out.Claims, func(c proveClaim) bool { return c.Outcome != claimContradicted })
+			if err := writeProve(stdout, "text", out, len(scenarios), 0); err != nil {
+				return err
+			}
+		}
+	}
+	if o.matrix != "" {
+		if err := os.WriteFile(o.matrix, matrix.Markdown(scenarios), 0o644); err != nil {
+			return &exitError{code: exitInput, err: err}
+		}
+	}
+	for _, out := range outs {
+		if err := proveExit(out, nil); err != nil {
+			return err
+		}
+	}
+	return proveExit(proveJSON{}, runErrs)
+}
+
+type claimKey struct {
+	route   string
+	rule    int
+	feature translate.Feature
+}
+
+// proveInput is what prove translates for every scenario: the user's
+// paths, or the documents read once from stdin (which cannot be read
+// twice).
+type proveInput struct {
+	paths []string
+	data  []byte
+}
+
+func readInputs(paths []string, stdin io.Reader, lim translate.Limits) (proveInput, error) {
+	if !slices.Contains(paths, "-") {
+		return proveInput{paths: paths}, nil
+	}
+	if len(paths) > 1 {
+		return proveInput{}, usageErrorf("prove reads - (stdin) alone, not with other paths")
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, lim.MaxInputBytes+1))
+	if err != nil {
+		return proveInput{}, inputError(fmt.Errorf("reading stdin: %w", err))
+	}
+	return proveInput{data: data}, nil
+}
+
+// proveModel loads and resolves the inputs. With ro nil, every port of
+// every Service of the input points at a placeholder endpoint, so that
+// every backendRef to a Service of the input resolves.
+func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *translate.ResolveOptions) (*translate.Model, error) {
+	paths, stdin := pi.paths, io.Reader(nil)
+	if pi.paths == nil {
+		paths, stdin = []string{"-"}, strings.NewReader(string(pi.data))
+	}
+	in, err := translate.Load(paths, stdin, o.limits)
+	if in == nil || err != nil {
+		if err == nil {
+			err = errors.New("nothing read")
+		}
+		return nil, inputError(err)
+	}
+	if len(in.Routes) == 0 {
+		return nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), in.Found()))
+	}
+	if ro == nil {
+		ro = &translate.ResolveOptions{}
+		for _, s := range in.Services {
+			for _, p := range s.Obj.Spec.Ports {
+				ro.Endpoints = append(ro.Endpoints, translate.EndpointOverride{Service: s.Obj.Name, Namespace: s.Obj.Namespace,
+					Port: int(p.Port), Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: 1}}})
+			}
+		}
+	}
+	ro.Channel, ro.AssumeReferenceGrants = ch, o.assumeGrants
+	m, err := translate.Build(in, *ro)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	return m, nil
+}
+
+// userGenerator translates the user's inputs for one scenario.
+func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) e2e.Generator {
+	return func(_ context.Context, dir string, sc e2e.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
+		ro := &translate.ResolveOptions{}
+		var err error
+		if ro.Listen, err = translate.ParseListen(listen); err != nil {
+			return nil, err
+		}
+		for _, e := range endpoints {
+			ep, err := translate.ParseEndpoint(e)
+			if err != nil {
+				return nil, err
+			}
+			ro.Endpoints = append(ro.Endpoints, ep)
+		}
+		m, err := proveModel(in, o, ch, ro)
+		if err != nil {
+			return nil, err
+		}
+		return generateInto(dir, m, target, o.available, o.retryNonIdempotent)
+	}
+}
+
+// suiteGenerator translates a suite scenario's own manifest.
+func suiteGenerator(o *proveOptions, ch translate.Channel) e2e.Generator {
+	return func(_ context.Context, dir string, sc e2e.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
+		ro := &translate.ResolveOptions{}
+		var err error
+		if ro.Listen, err = translate.ParseListen(listen); err != nil {
+			return nil, err
+		}
+		for _, e := range endpoints {
+			ep, err := translate.ParseEndpoint(e)
+			if err != nil {
+				return nil, err
+			}
+			ro.Endpoints = append(ro.Endpoints, ep)
+		}
+		m, err := proveModel(proveInput{data: []byte(sc.Manifest())}, o, ch, ro)
+		if err != nil {
+			return nil, err
+		}
+		return generateInto(dir, m, target, o.available, sc.RetryNonIdempotent)
+	}
+}
+
+// generateInto runs the backend of target on m and writes its files and
+// report.json under dir/out.
+func generateInto(dir string, m *translate.Model, target string, backendsOf func(backends.Settings) ([]translate.Backend, error), retryNonIdempotent bool) (*translate.Report, error) {
+	available, err := backendsOf(backends.Settings{})
+	if err != nil {
+		return nil, err
+	}
+	targets, err := translate.ParseTargets(target, available)
+	if err != nil {
+		return nil, err
+	}
+	res, err := translate.Run(m, targets, retryNonIdempotent)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFiles(filepath.Join(dir, "out"), res); err != nil {
+		return nil, err
+	}
+	return res.Report, nil
+}
+
+func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took time.Duration) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s (%s) with the configuration for --target %s@%s: %d scenario(s) in %s\n\n",
+		out.Target, out.BinaryVersion, out.Binary, out.Target, out.Version, scenarios, took.Round(100*time.Millisecond))
+	for _, c := range out.Claims {
+		rule := fmt.Sprintf("%s rule %d", c.Route, c.Rule)
+		if c.RuleName != "" {
+			rule += " (" + c.RuleName + ")"
+		}
+		status := string(c.Status)
+		if status == "" {
+			status = "-"
+		}
+		fmt.Fprintf(&b, "%-13s %s %s = %s\n", strings.ToUpper(c.Outcome), rule, c.Feature, status)
+		switch c.Outcome {
+		case claimHeld:
+			var names []string
+			for _, s := range c.Scenarios {
+				if s.Outcome == string(e2e.Backed) {
+					names = append(names, scenarioLabel(s.Scenario))
+				}
+			}
+			fmt.Fprintf(&b, "    held in: %s\n", strings.Join(names, "; "))
+		case claimContradicted:
+			if c.Message != "" {
+				fmt.Fprintf(&b, "    finding: %q\n", c.Message)
+			}
+			for _, s := range c.Scenarios {
+				if s.Outcome == string(e2e.Contradicted) {
+					fmt.Fprintf(&b, "    contradicted by: %s\n      %s\n", scenarioLabel(s.Scenario), indent(s.Reason, "      "))
+				}
+			}
+		default:
+			fmt.Fprintf(&b, "    %s\n", c.Why)
+		}
+	}
+	fmt.Fprintf(&b, "\n%d held, %d contradicted, %d not exercised\n", out.Held, out.Contradicted, out.NotExercised)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// scenarioLabel drops the rule from a derived scenario's name.
+func scenarioLabel(name string) string {
+	if _, after, ok := strings.Cut(name, ": "); ok {
+		return after
+	}
+	return name
+}
+
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n"+prefix)
+}

@@ -1,0 +1,201 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/backends/nginx"
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestProveExample runs `gwretry prove` on the shipped example for every
+// installed data plane, as the README shows: every claim exercised holds,
+// the run stays within its time cap, and no proxy is left running. The
+// data planes run in parallel: the scenarios mostly wait.
+func TestProveExample(t *testing.T) {
+	tmp := privateTemp(t)
+	t.Run("targets", func(t *testing.T) {
+		for _, name := range []string{"nginx", "haproxy", "traefik", "envoy"} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				proveExample(t, name)
+			})
+		}
+	})
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// privateTemp points TMPDIR at a directory of the test's own, so that the
+// processes prove starts name it in their command lines (their
+// configuration and run directories are under it).
+func privateTemp(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	return dir
+}
+
+func proveExample(t *testing.T, name string) {
+	if name == "envoy" && proxytest.Find(name) == "" {
+		t.Skip("envoy not installed")
+	}
+	proxytest.Require(t, name)
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run([]string{"prove", example, "--target", name, "--report", "json", "--timeout", "3m"},
+		strings.NewReader(""), &stdout, &stderr)
+	took := time.Since(start)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if took > 3*time.Minute {
+		t.Errorf("took %v, past --timeout 3m", took)
+	}
+	var out proveJSON
+	dec := json.NewDecoder(&stdout)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("--report json: %v", err)
+	}
+	if out.Target != name || out.Held == 0 || out.Contradicted != 0 {
+		t.Errorf("target %s, %d held, %d contradicted; want %s, some held, none contradicted", out.Target, out.Held, out.Contradicted, name)
+	}
+	for _, c := range out.Claims {
+		if c.Outcome == claimHeld && len(c.Scenarios) == 0 {
+			t.Errorf("%s rule %d %s held without a scenario", c.Route, c.Rule, c.Feature)
+		}
+		if c.Outcome == claimNotExercised && c.Why == "" {
+			t.Errorf("%s rule %d %s not exercised without a reason", c.Route, c.Rule, c.Feature)
+		}
+	}
+}
+
+// leftProxies lists the processes still running on a configuration that
+// prove wrote under tmp (their command line names it) and this process's
+// children.
+func leftProxies(t *testing.T, tmp string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	self := strconv.Itoa(os.Getpid())
+	var left []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		// stat: pid (comm) state ppid ...
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		child := len(fields) > 1 && fields[1] == self
+		if child || bytes.Contains(cmdline, []byte(tmp)) {
+			left = append(left, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return left
+}
+
+// backoffLiar is nginx, except that it claims to honour retry.backoff. It
+// is no translate.Judge, so only the real proxy can catch it.
+type backoffLiar struct{ nginx *nginx.Backend }
+
+func (b backoffLiar) Name() string       { return b.nginx.Name() }
+func (b backoffLiar) Versions() []string { return b.nginx.Versions() }
+
+func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	out, err := b.nginx.Generate(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range out.Findings {
+		if f.Feature == translate.FeatureRetryBackoff {
+			out.Findings[i].Status, out.Findings[i].Message = translate.Honoured, "retries wait the backoff"
+		}
+	}
+	return out, nil
+}
+
+// TestProveCatchesALie: a backend that says nginx honours backoff makes
+// prove exit 5 and name the claim, with what nginx did.
+func TestProveCatchesALie(t *testing.T) {
+	proxytest.Require(t, "nginx")
+	tmp := privateTemp(t)
+	o := &proveOptions{limits: translate.DefaultLimits(), target: "nginx@1.22", report: "text", channel: "standard",
+		timeout: 2 * time.Minute, scenarioTimeout: 30 * time.Second,
+		available: func(backends.Settings) ([]translate.Backend, error) {
+			return []translate.Backend{backoffLiar{nginx.New()}}, nil
+		}}
+	var stdout, stderr bytes.Buffer
+	err := runProve(o, []string{example}, strings.NewReader(""), &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != exitContradicted {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitContradicted, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "CONTRADICTED  shop/storefront rule 0 (catalogue) retry.backoff = honoured") ||
+		!strings.Contains(out, "want at least 100ms") || !strings.Contains(out, "1 contradicted") {
+		t.Errorf("the output does not name the claim and the gap:\n%s", out)
+	}
+	if strings.Count(out, "CONTRADICTED") != 1 {
+		t.Errorf("more than the lie was contradicted:\n%s", out)
+	}
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// TestProveTimeCap: when --timeout is up, the remaining scenarios are not
+// run, prove says so and exits 70, promptly and with nothing left running.
+func TestProveTimeCap(t *testing.T) {
+	proxytest.Require(t, "nginx")
+	tmp := privateTemp(t)
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run([]string{"prove", example, "--target", "nginx", "--timeout", "1ms"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitInternal || !strings.Contains(stderr.String(), "--timeout of 1ms is up") {
+		t.Errorf("exit %d, want %d with the time cap named\nstderr:\n%s", code, exitInternal, stderr.String())
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v after a 1ms cap", took)
+	}
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+func TestProveUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no target", []string{"prove", example}, "--target is required"},
+		{"two targets", []string{"prove", example, "--target", "nginx,haproxy"}, "prove runs one data plane"},
+		{"not a live target", []string{"prove", example, "--target", "grpc"}, "prove runs nginx, haproxy, traefik, envoy"},
+		{"missing binary", []string{"prove", example, "--target", "nginx", "--proxy", "/nonexistent/nginx"}, "not an executable file"},
+		{"bad report", []string{"prove", example, "--target", "nginx", "--report", "yaml"}, "want text or json"},
+		{"no path", []string{"prove", "--target", "nginx"}, "at least one PATH"},
+		{"matrix without suite", []string{"prove", example, "--target", "nginx", "--matrix", "x.md"}, "--matrix needs --suite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tc.args, strings.NewReader(""), &stdout, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d with %q", code, stderr.String(), exitUsage, tc.want)
+			}
+		})
+	}
+}

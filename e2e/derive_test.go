@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+func deriveFrom(t *testing.T, manifest string, opts DeriveOptions) ([]Scenario, []Unexercised) {
+	t.Helper()
+	in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Derive(m, opts)
+}
+
+const deriveManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  hostnames: ["*.example.com"]
+  rules:
+  - name: api
+    matches: [{path: {type: Exact, value: /api}, method: PUT, headers: [{name: X-Tenant, value: blue}], queryParams: [{name: v, value: "2"}]}]
+    retry: {codes: [502], attempts: 2, backoff: 50ms}
+    timeouts: {backendRequest: 300ms}
+    backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: RegularExpression, value: "/re.*"}}]
+    retry: {attempts: 1}
+    backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /slow}}]
+    timeouts: {request: 90s}
+    backendRefs: [{name: other, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: ns}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: ns}
+spec: {ports: [{port: 80}]}
+`
+
+// Derive makes requests the rule selects (path, method, headers, query,
+// hostname), one scenario per claim where the values allow, and names the
+// features it cannot exercise with the reason.
+func TestDerive(t *testing.T) {
+	scs, skipped := deriveFrom(t, deriveManifest, DeriveOptions{Longest: 20 * time.Second})
+	var names []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+		if sc.User == nil || sc.User.Route != "ns/r" {
+			t.Fatalf("%s: not placed on the user's route: %+v", sc.Name, sc.User)
+		}
+		if sc.User.Rule != 0 {
+			t.Errorf("%s: rule %d, want only rule 0 exercised", sc.Name, sc.User.Rule)
+			continue
+		}
+		u := sc.User
+		if u.Path != "/api?v=2" || u.Host != "prove.example.com" || u.Header["X-Tenant"] != "blue" {
+			t.Errorf("%s: request %q host %q headers %v", sc.Name, u.Path, u.Host, u.Header)
+		}
+		if sc.method() != "PUT" && sc.method() != "POST" {
+			t.Errorf("%s: method %s", sc.Name, sc.method())
+		}
+		if len(u.Services) != 1 || u.Services[0] != "api.ns:80" || len(u.Others) != 1 || u.Others[0] != "other.ns:80" {
+			t.Errorf("%s: services %v others %v", sc.Name, u.Services, u.Others)
+		}
+		if len(sc.Claims) == 0 {
+			t.Errorf("%s: no claim", sc.Name)
+		}
+	}
+	for _, want := range []string{
+		"ns/r rule 0 (api): code 502 retried",
+		"ns/r rule 0 (api): unlisted code 503 not retried",
+		"ns/r rule 0 (api): code 502 every time: 2 retries",
+		"ns/r rule 0 (api): connection closed retried",
+		"ns/r rule 0 (api): connection refused retried on another endpoint",
+		"ns/r rule 0 (api): backoff of 50ms between tries",
+		"ns/r rule 0 (api): slow first try cut after 300ms and retried",
+		"ns/r rule 0 (api): kept-alive connection closed, retried",
+	} {
+		if !strings.Contains(strings.Join(names, "\n"), want) {
+			t.Errorf("no scenario %q in\n%s", want, strings.Join(names, "\n"))
+		}
+	}
+	whys := map[string]string{}
+	for _, u := range skipped {
+		whys[u.Route+" "+string(rune('0'+u.Rule))+" "+string(u.Feature)] = u.Why
+	}
+	for key, want := range map[string]string{
+		"ns/r 1 retry.attempts":         "regular expression",
+		"ns/r 2 timeouts.request":       "longer than prove waits",
+		"ns/r 1 retry.connectionErrors": "regular expression",
+	} {
+		if !strings.Contains(whys[key], want) {
+			t.Errorf("%s: why %q, want %q (all: %v)", key, whys[key], want, whys)
+		}
+	}
+}
+
+// With --retry-non-idempotent a rule for any method gets a POST with a
+// body that must be retried; without it, one that must not be.
+func TestDerivePost(t *testing.T) {
+	manifest := `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  rules:
+  - retry: {codes: [500], attempts: 1}
+    backendRefs: [{name: api, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: ns}
+spec: {ports: [{port: 80}]}
+`
+	for _, tc := range []struct {
+		optIn bool
+		name  string
+		hits  int
+	}{{false, "POST with a 4 KiB body, code 500 not retried", 1}, {true, "POST with a 4 KiB body, code 500 retried", 2}} {
+		scs, _ := deriveFrom(t, manifest, DeriveOptions{RetryNonIdempotent: tc.optIn})
+		found := false
+		for _, sc := range scs {
+			if strings.HasSuffix(sc.Name, tc.name) {
+				found = true
+				if sc.method() != "POST" || sc.BodyBytes != 4<<10 || sc.Spec.Hits.Min != tc.hits || sc.RetryNonIdempotent != tc.optIn {
+					t.Errorf("%s: %s %d bytes, spec %v", sc.Name, sc.method(), sc.BodyBytes, sc.Spec)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("opt-in %v: no scenario %q", tc.optIn, tc.name)
+		}
+	}
+}
