@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -231,6 +232,9 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	prog := startProgress(o.console, stderr, time.Second)
+	defer func() { prog.end() }()
+	prog.set("reading %s", strings.Join(paths, ", "))
 	in, loadErr := translate.Load(paths, stdin, o.limits)
 	if in == nil {
 		return inputError(loadErr)
@@ -240,6 +244,7 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	}
 	// The documents that decoded are validated even when others did not,
 	// so that every problem is listed at once.
+	prog.set("validating and resolving %d routes", len(in.Routes))
 	m, err := translate.Build(in, ro)
 	if loadErr != nil {
 		var loaded, built translate.ErrorList
@@ -253,7 +258,10 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return inputError(err)
 	}
+	prog.set("generating and reading back %d target(s) for %d rules", len(targets), len(m.Rules))
 	res, err := translate.Run(m, targets, o.retryNonIdempotent)
+	prog.end()
+	prog = nil
 	if err != nil {
 		// The model passed validation and the allowlists: whatever a
 		// backend still refuses is gwretry's bug, not the input's.
