@@ -57,6 +57,8 @@ func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) 
 writes each target's configuration. Without -o the configuration of the single target goes to
 stdout; with -o DIR every target's files and DIR/report.json are written. The report goes to
 stderr as a table unless --report says otherwise (coloured on a terminal, unless NO_COLOR is set).
+On a terminal, an input that takes more than a second shows a progress line on stderr, erased
+when translate ends.
 
 -o yaml and -o json print the single target's configuration on stdout in that format, where its
 data plane reads it (Envoy's bootstrap, Traefik's static and dynamic files); nginx and HAProxy
