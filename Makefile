@@ -18,7 +18,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 
-.PHONY: all build run test unit e2e matrix docs bench fuzz deps nginx haproxy traefik versions fmt vet check-fmt clean
+.PHONY: all build run test unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions fmt vet check-fmt clean
 
 all: build
 
@@ -50,9 +50,20 @@ matrix: deps build
 docs:
 	$(GO) test -count=1 -run '^TestCLIDoc$$' ./cmd/gwretry/ -update
 
-## bench: speed and memory of loading, resolving and generating.
+## bench: speed and memory of loading, resolving and generating, on the
+## shipped examples and on generated corpora of ROUTES routes (default
+## 1000,10000; see docs/performance.md). BENCHTIME=1x runs each once.
+ROUTES    ?= 1000,10000
+BENCHTIME ?= 1x
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	GWRETRY_BENCH_ROUTES=$(ROUTES) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 120m ./...
+
+## corpus: write the benchmark corpus of N routes (default 10000) to out/.
+N ?= 10000
+corpus:
+	@mkdir -p out
+	$(GO) run ./tools/gencorpus -routes $(N) > out/corpus-$(N).yaml
+	@echo out/corpus-$(N).yaml
 
 ## fuzz: long randomized runs (FUZZTIME per target, default 10m): random
 ## valid models through every backend and version, each judged by reading

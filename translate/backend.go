@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Backend turns a Model into one data plane's configuration. Each data plane
@@ -170,25 +174,20 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 		}
 		res.Notes = append(res.Notes, Warning("", "%s", text))
 	}
-	for _, t := range targets {
+	outs := make([]*Output, len(targets))
+	errs := make([]error, len(targets))
+	Parallel(len(targets), func(i int) {
+		outs[i], errs[i] = generate(m, targets[i], retryNonIdempotent)
+	})
+	for i, t := range targets {
 		name := t.Backend.Name()
-		out, err := t.Backend.Generate(m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		// The first failing target in the order of targets, whichever
+		// finished first, so that the message does not depend on timing.
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
+		out := outs[i]
 		_, mesh := t.Backend.(MeshBackend)
-		if err := checkFindings(m, out.Findings, mesh); err != nil {
-			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
-		}
-		if j, ok := t.Backend.(Judge); ok {
-			opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
-			if err := checkJudged(j, m, opts, out, mesh); err != nil {
-				return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
-			}
-		}
-		if err := checkConnectionClaims(t.Backend, m, Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}, out); err != nil {
-			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
-		}
 		for _, f := range out.Findings {
 			f.Target = name
 			res.Report.Findings = append(res.Report.Findings, f)
@@ -230,6 +229,66 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 	SortFindings(res.Report.Findings)
 	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return res, nil
+}
+
+// generate runs one target and checks its contract: its findings, and
+// its judge's reading of its files. Targets share the Model, which no
+// backend writes to, so Run runs them at once.
+func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, err error) {
+	name := t.Backend.Name()
+	// A panic on a worker goroutine would end the process before the
+	// command's own recover sees it: it becomes an internal error here.
+	defer func() {
+		if p := recover(); p != nil {
+			err = &InternalError{Err: fmt.Errorf("%s: panic: %v\n%s", name, p, debug.Stack())}
+		}
+	}()
+	opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
+	out, err := t.Backend.Generate(m, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	_, mesh := t.Backend.(MeshBackend)
+	if err := checkFindings(m, out.Findings, mesh); err != nil {
+		return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+	}
+	if j, ok := t.Backend.(Judge); ok {
+		if err := checkJudged(j, m, opts, out, mesh); err != nil {
+			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		}
+	}
+	if err := checkConnectionClaims(t.Backend, m, opts, out); err != nil {
+		return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+	}
+	return out, nil
+}
+
+// Parallel calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and returns
+// when all have returned. Each call must write only its own index's
+// results, so that what the caller then reads in index order is the same
+// whatever the number of cores and the order the calls ran in.
+func Parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // checkFindings verifies that every feature each rule sets has exactly one

@@ -292,44 +292,100 @@ func (l *loader) readStream(name string, r io.Reader) error {
 		return fmt.Errorf("%s: input exceeds %d bytes in total (raise --max-input-bytes)", name, l.lim.MaxInputBytes)
 	}
 	l.read += int64(len(data))
+	// The documents are split first, then converted to JSON on every core
+	// (the YAML parsing is most of the work and each document's is its
+	// own), then decoded in their order, so that errors, notes and objects
+	// come in the same order whatever the number of cores.
+	type document struct {
+		pos  Position
+		raw  []byte
+		stop *InputError // the splitting failed here: nothing after it
+	}
+	var docs []document
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := yr.Read()
 		if err == io.EOF {
-			return nil
+			break
 		}
 		pos := Position{File: name, Doc: doc}
 		if err != nil {
-			l.errs = append(l.errs, &InputError{Pos: pos, Msg: "cannot split YAML documents: " + err.Error()})
-			return nil
+			docs = append(docs, document{pos: pos, stop: &InputError{Pos: pos, Msg: "cannot split YAML documents: " + err.Error()}})
+			break
 		}
 		if len(raw) > l.lim.MaxDocumentBytes {
-			l.errs = append(l.errs, &InputError{Pos: pos, Msg: fmt.Sprintf("document is %d bytes, more than the limit of %d (raise --max-document-bytes)", len(raw), l.lim.MaxDocumentBytes)})
+			docs = append(docs, document{pos: pos, stop: &InputError{Pos: pos, Msg: fmt.Sprintf("document is %d bytes, more than the limit of %d (raise --max-document-bytes)", len(raw), l.lim.MaxDocumentBytes)}})
 			continue
 		}
-		if err := l.readDocument(pos, raw); err != nil {
+		docs = append(docs, document{pos: pos, raw: raw})
+	}
+	converted := make([]converted, len(docs))
+	panics := make([]any, len(docs))
+	Parallel(len(docs), func(i int) {
+		// A panic on a worker would end the process before the command's
+		// recover sees it: it is raised again on this goroutine.
+		defer func() { panics[i] = recover() }()
+		if docs[i].stop == nil {
+			converted[i] = toJSON(docs[i].pos, docs[i].raw)
+		}
+	})
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
+	for i, d := range docs {
+		docs[i].raw = nil
+		if d.stop != nil {
+			l.errs = append(l.errs, d.stop)
+			continue
+		}
+		c := converted[i]
+		converted[i] = nil
+		if c.err != nil {
+			l.errs = append(l.errs, c.err)
+			continue
+		}
+		if c.json == nil {
+			continue // empty or comment-only document
+		}
+		if err := l.decodeObject(d.pos, c.json); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
-// readDocument decodes one document. It returns an error only when reading
-// must stop (too many documents); input problems are collected.
-func (l *loader) readDocument(pos Position, raw []byte) error {
+// converted is a document as JSON, nil for an empty one, or why it has
+// none.
+type converted = *struct {
+	json []byte
+	err  *InputError
+}
+
+// toJSON checks one document for aliases and converts it to JSON, with
+// duplicate keys rejected. It reads nothing but its arguments, so that
+// documents are converted concurrently.
+func toJSON(pos Position, raw []byte) converted {
+	out := &struct {
+		json []byte
+		err  *InputError
+	}{}
 	if err := rejectAliases(raw); err != nil {
-		l.errs = append(l.errs, &InputError{Pos: pos, Msg: err.Error()})
-		return nil
+		out.err = &InputError{Pos: pos, Msg: err.Error()}
+		return out
 	}
 	j, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
-		l.errs = append(l.errs, &InputError{Pos: pos, Msg: "invalid YAML: " + err.Error()})
-		return nil
+		out.err = &InputError{Pos: pos, Msg: "invalid YAML: " + err.Error()}
+		return out
 	}
 	j = bytes.TrimSpace(j)
 	if len(j) == 0 || bytes.Equal(j, []byte("null")) || bytes.Equal(j, []byte("{}")) {
-		return nil // empty or comment-only document
+		return out // empty or comment-only document
 	}
-	return l.decodeObject(pos, j)
+	out.json = j
+	return out
 }
 
 type typeMeta struct {

@@ -102,12 +102,20 @@ func Validate(in *Input, ch Channel) ErrorList {
 // API accepts (so that one mistake is not reported twice).
 func validateInput(in *Input, ch Channel) ErrorList {
 	var errs ErrorList
-	for _, r := range in.Routes {
+	// Each route is validated on its own (the schema and CEL validators
+	// are shared, read-only), on every core; the problems are listed in
+	// the routes' order whatever the number of cores.
+	perRoute := make([]ErrorList, len(in.Routes))
+	Parallel(len(in.Routes), func(i int) {
+		r := in.Routes[i]
 		if e := validateAPI(r.Pos, "HTTPRoute", r.Obj.Namespace, r.Obj.Name, r.Obj, ch); len(e) > 0 {
-			errs = append(errs, e...)
-			continue
+			perRoute[i] = e
+			return
 		}
-		errs = append(errs, validateRoute(r)...)
+		perRoute[i] = validateRoute(r)
+	})
+	for _, e := range perRoute {
+		errs = append(errs, e...)
 	}
 	for _, g := range in.Gateways {
 		if e := validateAPI(g.Pos, "Gateway", g.Obj.Namespace, g.Obj.Name, g.Obj, ch); len(e) > 0 {

@@ -167,11 +167,10 @@ var probeMethods = []string{"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", 
 // that no earlier route of the same rule with the same match (but for
 // :method) already took.
 func (j *judge) virtualHost(env routeEnv) error {
-	type taken struct {
-		key     string
-		methods []string
-	}
-	var earlier []taken
+	// earlier holds, by rule and match without methods, the methods that
+	// routes before this one already take: a map, so that a virtual host
+	// of n routes is judged in linear time.
+	earlier := map[string]map[string]bool{}
 	for _, rt := range env.vh.GetRoutes() {
 		if rt.GetName() == misdirectedRoute {
 			// Serves no rule: checkTLS reads it back.
@@ -186,15 +185,20 @@ func (j *judge) virtualHost(env routeEnv) error {
 			return fmt.Errorf("route %s: %w", rt.GetName(), err)
 		}
 		var reach []string
+		k := r.Name + "\x00" + key
+		taken := earlier[k]
 		for _, meth := range methods {
-			shadowed := slices.ContainsFunc(earlier, func(t taken) bool {
-				return t.key == r.Name+"\x00"+key && slices.Contains(t.methods, meth)
-			})
-			if !shadowed {
+			if !taken[meth] {
 				reach = append(reach, meth)
 			}
 		}
-		earlier = append(earlier, taken{key: r.Name + "\x00" + key, methods: methods})
+		if taken == nil {
+			taken = map[string]bool{}
+			earlier[k] = taken
+		}
+		for _, meth := range methods {
+			taken[meth] = true
+		}
 		b, err := j.behaviour(r, rt, env)
 		if err != nil {
 			return fmt.Errorf("route %s: %w", rt.GetName(), err)

@@ -244,16 +244,7 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 		return crossplane.Directives{block("location", []string{"/"}, crossplane.Directives{directive("return", "404")})}
 	}
 	route := "$" + sb.prefix + "_route"
-	entries := crossplane.Directives{}
-	for i, target := range targets {
-		re := "~^1"
-		if i > 0 {
-			re = "~^0{" + strconv.Itoa(i) + "}1"
-		}
-		entries = append(entries, directive(re, target))
-	}
-	entries = append(entries, directive("default", noRoute))
-	sb.maps = append(sb.maps, block("map", []string{strings.Join(matchVars, ""), route}, entries))
+	sb.routeMaps(route, matchVars, targets)
 
 	out := crossplane.Directives{block("location", []string{"/"}, crossplane.Directives{
 		directive("error_page", "418", "=", route),
@@ -261,6 +252,54 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 	})}
 	out = append(out, locations...)
 	return append(out, notFound)
+}
+
+// maxMapSource bounds the bytes of the source of a route map: nginx reads
+// a configuration token into a buffer of 4096 bytes and refuses a longer
+// one ("too long parameter").
+const maxMapSource = 3072
+
+// routeMaps adds the maps that set route to the target of the first match
+// variable that is "1", or to noRoute. One map over the concatenation of
+// every match variable does it while that concatenation fits in one nginx
+// token; a host with more matches is split into chunks, each map setting
+// its own variable to the target of its first "1" (or ""), and a last map
+// takes the first target of their concatenation, so that the first match
+// still wins and every map stays linear in its own matches.
+func (sb *serverBuilder) routeMaps(route string, matchVars, targets []string) {
+	firstOf := func(variable string, vars, targets []string, def string) {
+		entries := crossplane.Directives{}
+		for i, target := range targets {
+			re := "~^1"
+			if i > 0 {
+				re = "~^0{" + strconv.Itoa(i) + "}1"
+			}
+			entries = append(entries, directive(re, target))
+		}
+		entries = append(entries, directive("default", def))
+		sb.maps = append(sb.maps, block("map", []string{strings.Join(vars, ""), variable}, entries))
+	}
+	if len(strings.Join(matchVars, "")) <= maxMapSource {
+		firstOf(route, matchVars, targets, noRoute)
+		return
+	}
+	var chunks []string
+	for start := 0; start < len(matchVars); {
+		end, size := start, 0
+		for end < len(matchVars) && (end == start || size+len(matchVars[end]) <= maxMapSource) {
+			size += len(matchVars[end])
+			end++
+		}
+		v := route + "_" + strconv.Itoa(len(chunks))
+		firstOf(v, matchVars[start:end], targets[start:end], "")
+		chunks = append(chunks, v)
+		start = end
+	}
+	// Every target is "@r_<rule name>", and rule names have no '@'.
+	sb.maps = append(sb.maps, block("map", []string{strings.Join(chunks, ""), route}, crossplane.Directives{
+		directive("~^(@[^@]+)", "$1"),
+		directive("default", noRoute),
+	}))
 }
 
 // matchMap adds the maps for one route match and returns its variable, which

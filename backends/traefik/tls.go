@@ -388,6 +388,11 @@ func observeTLS(files []translate.File) (tlsObserved, error) {
 			return tlsObserved{}, fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
+	return observeDecodedTLS(&st, &d)
+}
+
+// observeDecodedTLS is observeTLS over files the judge already decoded.
+func observeDecodedTLS(st *staticConfig, d *dynamicConfig) (tlsObserved, error) {
 	o := tlsObserved{terminates: map[string]bool{}, store: storeView(d.TLS)}
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {

@@ -91,11 +91,12 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, &translate.InternalError{Err: fmt.Errorf("traefik.yaml: %w", err)}
 	}
-	dynamicYAML, err := encodeChecked(dyn, &dynamicConfig{})
+	readBack := &dynamicConfig{}
+	dynamicYAML, err := encodeChecked(dyn, readBack)
 	if err != nil {
 		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
 	}
-	if err := checkRules(dynamicYAML, rules); err != nil {
+	if err := checkDecodedRules(readBack, rules); err != nil {
 		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
 	}
 	out := &translate.Output{

@@ -39,6 +39,12 @@ func checkRules(dynamicYAML []byte, want map[string]expr) error {
 	if err := yaml.UnmarshalStrict(dynamicYAML, &d); err != nil {
 		return fmt.Errorf("decoding the output back: %w", err)
 	}
+	return checkDecodedRules(&d, want)
+}
+
+// checkDecodedRules is checkRules over the configuration encodeChecked
+// already decoded back from the output, which it need not decode again.
+func checkDecodedRules(d *dynamicConfig, want map[string]expr) error {
 	if len(d.HTTP.Routers) != len(want) {
 		return fmt.Errorf("%d routers written, %d meant", len(d.HTTP.Routers), len(want))
 	}

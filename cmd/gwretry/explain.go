@@ -77,7 +77,7 @@ func runExplain(o *options, output string, paths []string, stdin io.Reader, stdo
 	if err != nil {
 		return err
 	}
-	_, m, err := o.loadModel(paths, stdin, ro)
+	_, m, err := o.loadModel(paths, stdin, ro, nil)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,6 +57,8 @@ func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) 
 writes each target's configuration. Without -o the configuration of the single target goes to
 stdout; with -o DIR every target's files and DIR/report.json are written. The report goes to
 stderr as a table unless --report says otherwise (coloured on a terminal, unless NO_COLOR is set).
+On a terminal, an input that takes more than a second shows a progress line on stderr, erased
+when translate ends.
 
 -o yaml and -o json print the single target's configuration on stdout in that format, where its
 data plane reads it (Envoy's bootstrap, Traefik's static and dynamic files); nginx and HAProxy
@@ -253,8 +256,8 @@ func (o *options) resolveOptions() (translate.ResolveOptions, error) {
 }
 
 // loadModel reads paths and builds the model; every problem of the input
-// is listed at once.
-func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions) (*translate.Input, *translate.Model, error) {
+// is listed at once. prog, when not nil, shows the step on a terminal.
+func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions, prog *progress) (*translate.Input, *translate.Model, error) {
 	in, loadErr := translate.Load(paths, stdin, o.limits)
 	if in == nil {
 		return nil, nil, inputError(loadErr)
@@ -264,6 +267,7 @@ func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.Resolv
 	}
 	// The documents that decoded are validated even when others did not,
 	// so that every problem is listed at once.
+	prog.set("validating and resolving %d routes", len(in.Routes))
 	m, err := translate.Build(in, ro)
 	if loadErr != nil {
 		var loaded, built translate.ErrorList
@@ -285,11 +289,17 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	in, m, err := o.loadModel(paths, stdin, ro)
+	prog := startProgress(o.console, stderr, time.Second)
+	defer func() { prog.end() }()
+	prog.set("reading %s", strings.Join(paths, ", "))
+	in, m, err := o.loadModel(paths, stdin, ro, prog)
 	if err != nil {
 		return err
 	}
+	prog.set("generating and reading back %d target(s) for %d rules", len(targets), len(m.Rules))
 	res, err := translate.Run(m, targets, o.retryNonIdempotent)
+	prog.end()
+	prog = nil
 	if err != nil {
 		// The model passed validation and the allowlists: whatever a
 		// backend still refuses is gwretry's bug, not the input's.
