@@ -1,20 +1,14 @@
 package haproxy
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"maps"
-	"math/big"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/gwretry/gwretry/internal/tlstest"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -30,55 +24,11 @@ type testPKI struct {
 // DNS names are dnsNames[name].
 func newTestPKI(t *testing.T, dnsNames map[string][]string) *testPKI {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	ca := tlstest.New(t, "")
+	for _, name := range slices.Sorted(maps.Keys(dnsNames)) {
+		ca.Sign(t, tlstest.Leaf{Namespace: "ns", Name: name, DNSNames: dnsNames[name]})
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gwretry test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &testPKI{dir: t.TempDir(), pool: x509.NewCertPool()}
-	p.pool.AddCert(ca)
-	serial := int64(2)
-	for name, names := range dnsNames {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, DNSNames: names,
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-		serial++
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := filepath.Join(p.dir, "ns", name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		chain := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
-		if err := os.WriteFile(filepath.Join(d, "tls.crt"), chain, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return p
+	return &testPKI{dir: ca.Dir, pool: ca.Pool}
 }
 
 // cert is the model's certificate of Secret ns/name.

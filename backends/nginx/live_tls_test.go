@@ -4,13 +4,8 @@ package nginx
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"math/big"
 	"net"
@@ -24,71 +19,33 @@ import (
 
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/tlstest"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // testPKI is a self-signed CA made at test time and the leaf certificates
 // it signed, written as --tls-dir DIR/ns/NAME/tls.crt and tls.key.
 type testPKI struct {
-	dir   string
-	pool  *x509.CertPool
-	ca    *x509.Certificate
-	caKey *ecdsa.PrivateKey
+	dir  string
+	pool *x509.CertPool
+	ca   *tlstest.CA
 	// serials are the serial numbers of the leaves by Secret name.
 	serials map[string]*big.Int
 }
 
 func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gwretry test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &testPKI{dir: sharedDir(t), pool: x509.NewCertPool(), serials: map[string]*big.Int{}}
-	p.pool.AddCert(ca)
-	p.caKey, p.ca = key, ca
-	return p
+	ca := tlstest.New(t, sharedDir(t))
+	return &testPKI{dir: ca.Dir, pool: ca.Pool, ca: ca, serials: map[string]*big.Int{}}
 }
 
 // leaf writes the certificate of Secret ns/name for the DNS names (and
 // 127.0.0.1).
 func (p *testPKI) leaf(t *testing.T, name string, dnsNames ...string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial := big.NewInt(int64(100 + len(p.serials)))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: dnsNames, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := filepath.Join(p.dir, "ns", name)
-	writeFile(t, filepath.Join(d, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	writeFile(t, filepath.Join(d, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
-	if err := os.Chmod(filepath.Join(d, "tls.key"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p.serials[name] = serial
+	c := p.ca.Sign(t, tlstest.Leaf{Namespace: "ns", Name: name, DNSNames: dnsNames,
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}, Serial: int64(100 + len(p.serials))})
+	p.serials[name] = c.SerialNumber
 }
 
 // tlsGateway has an HTTP listener and three HTTPS listeners on one port:

@@ -1,20 +1,15 @@
 package traefik
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/gwretry/gwretry/internal/tlstest"
 	"github.com/gwretry/gwretry/translate"
 	"sigs.k8s.io/yaml"
 )
@@ -25,61 +20,12 @@ import (
 // SNI matches). It returns DIR, the CA pool and each leaf by name.
 func testCA(t *testing.T, sans map[string][]string) (string, *x509.CertPool, map[string]*x509.Certificate) {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gwretry test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	dir := t.TempDir()
+	ca := tlstest.New(t, "")
 	leaves := map[string]*x509.Certificate{}
-	serial := int64(2)
-	for name, names := range sans {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf " + name},
-			DNSNames: names, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-		serial++
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if leaves[name], err = x509.ParseCertificate(der); err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := filepath.Join(dir, "ns", name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		chain := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
-		if err := os.WriteFile(filepath.Join(d, "tls.crt"), chain, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range slices.Sorted(maps.Keys(sans)) {
+		leaves[name] = ca.Sign(t, tlstest.Leaf{Namespace: "ns", Name: name, CommonName: "leaf " + name, DNSNames: sans[name]})
 	}
-	return dir, pool, leaves
+	return ca.Dir, ca.Pool, leaves
 }
 
 // tlsManifest: Gateway ns/gw with an HTTP listener and three HTTPS ones
