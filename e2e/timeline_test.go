@@ -32,16 +32,9 @@ func predict(t *testing.T, target string, sc Scenario, run Run) translate.Timeli
 	if err != nil {
 		t.Fatalf("loading the manifest: %v", err)
 	}
-	var ro translate.ResolveOptions
-	if ro.Listen, err = translate.ParseListen(run.Listen); err != nil {
+	ro, err := translate.ParseFlags(run.Listen, run.Endpoints)
+	if err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range run.Endpoints {
-		ep, err := translate.ParseEndpoint(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ro.Endpoints = append(ro.Endpoints, ep)
 	}
 	m, err := translate.Build(in, ro)
 	if err != nil {

@@ -70,6 +70,27 @@ func ParseListen(s string) (*Bind, error) {
 	return &Bind{Address: host, Port: port}, nil
 }
 
+// ParseFlags reads the --listen value (none when "") and --endpoint
+// values of a run into ResolveOptions.
+func ParseFlags(listen string, endpoints []string) (ResolveOptions, error) {
+	var ro ResolveOptions
+	if listen != "" {
+		l, err := ParseListen(listen)
+		if err != nil {
+			return ro, err
+		}
+		ro.Listen = l
+	}
+	for _, e := range endpoints {
+		ep, err := ParseEndpoint(e)
+		if err != nil {
+			return ro, err
+		}
+		ro.Endpoints = append(ro.Endpoints, ep)
+	}
+	return ro, nil
+}
+
 // ParseEndpoint parses --endpoint NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...].
 func ParseEndpoint(s string) (EndpointOverride, error) {
 	var o EndpointOverride

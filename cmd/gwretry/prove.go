@@ -522,19 +522,11 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 // userGenerator translates the user's inputs for one scenario.
 func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) e2e.Generator {
 	return func(_ context.Context, dir string, sc e2e.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
-		ro := &translate.ResolveOptions{}
-		var err error
-		if ro.Listen, err = translate.ParseListen(listen); err != nil {
+		ro, err := translate.ParseFlags(listen, endpoints)
+		if err != nil {
 			return nil, err
 		}
-		for _, e := range endpoints {
-			ep, err := translate.ParseEndpoint(e)
-			if err != nil {
-				return nil, err
-			}
-			ro.Endpoints = append(ro.Endpoints, ep)
-		}
-		m, err := proveModel(in, o, ch, ro)
+		m, err := proveModel(in, o, ch, &ro)
 		if err != nil {
 			return nil, err
 		}
@@ -545,19 +537,11 @@ func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) e2e.Gen
 // suiteGenerator translates a suite scenario's own manifest.
 func suiteGenerator(o *proveOptions, ch translate.Channel) e2e.Generator {
 	return func(_ context.Context, dir string, sc e2e.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
-		ro := &translate.ResolveOptions{}
-		var err error
-		if ro.Listen, err = translate.ParseListen(listen); err != nil {
+		ro, err := translate.ParseFlags(listen, endpoints)
+		if err != nil {
 			return nil, err
 		}
-		for _, e := range endpoints {
-			ep, err := translate.ParseEndpoint(e)
-			if err != nil {
-				return nil, err
-			}
-			ro.Endpoints = append(ro.Endpoints, ep)
-		}
-		m, err := proveModel(proveInput{data: []byte(sc.Manifest())}, o, ch, ro)
+		m, err := proveModel(proveInput{data: []byte(sc.Manifest())}, o, ch, &ro)
 		if err != nil {
 			return nil, err
 		}
