@@ -46,16 +46,21 @@ func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 	return bs, nil
 }
 
-// verify parses data back and checks that it is exactly bs.
-func verify(bs *bootstrapv3.Bootstrap, data []byte) error {
+// verify parses data back and checks that it is exactly bs; it returns
+// the bootstrap read back, which the judges read (translate.File.Parsed)
+// instead of decoding data again.
+func verify(bs *bootstrapv3.Bootstrap, data []byte) (*bootstrapv3.Bootstrap, error) {
 	back, err := decode(data)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !proto.Equal(bs, back) {
-		return errors.New("the written bootstrap does not read back as the one built")
+		return nil, errors.New("the written bootstrap does not read back as the one built")
 	}
-	return validate(back)
+	if err := validate(back); err != nil {
+		return nil, err
+	}
+	return back, nil
 }
 
 // validator is implemented by the generated protoc-gen-validate code.

@@ -630,17 +630,14 @@ func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
 	return nil
 }
 
-// readBack decodes the generated envoy.yaml strictly, with the capability
-// row of opts' version.
+// readBack decodes the generated envoy.yaml strictly (or takes the
+// bootstrap Generate decoded from it: translate.FileParsed), with the
+// capability row of opts' version.
 func readBack(opts translate.Options, files []translate.File) (capability, *bootstrapv3.Bootstrap, error) {
 	c, err := lookup(opts.Version)
 	if err != nil {
 		return c, nil, err
 	}
-	data, err := translate.FileData(files, OutputPath)
-	if err != nil {
-		return c, nil, err
-	}
-	bs, err := decode(data)
+	bs, err := translate.FileParsed(files, OutputPath, decode)
 	return c, bs, err
 }

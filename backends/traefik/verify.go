@@ -32,6 +32,24 @@ func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 	return data, nil
 }
 
+// parseStatic and parseDynamic decode traefik.yaml and dynamic.yaml
+// strictly, for the judges (translate.FileParsed).
+func parseStatic(data []byte) (*staticConfig, error) {
+	var st staticConfig
+	if err := yaml.UnmarshalStrict(data, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func parseDynamic(data []byte) (*dynamicConfig, error) {
+	var d dynamicConfig
+	if err := yaml.UnmarshalStrict(data, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
 // checkRules parses every router rule in the encoded dynamic configuration
 // and compares it with the intended matcher tree.
 func checkRules(dynamicYAML []byte, want map[string]expr) error {
