@@ -26,7 +26,7 @@ func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing bootstrap JSON: %w", err)
 	}
-	y, err := yaml.JSONToYAML(j)
+	y, err := jsonToYAML(j)
 	if err != nil {
 		return nil, fmt.Errorf("converting bootstrap to YAML: %w", err)
 	}
