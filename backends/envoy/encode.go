@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gwretry/gwretry/internal/yamlchunk"
+
 	// The typed configs in the bootstrap must be registered for protojson
 	// to write and read them; bootstrap.go and route.go import them too.
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
@@ -26,7 +28,7 @@ func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing bootstrap JSON: %w", err)
 	}
-	y, err := jsonToYAML(j)
+	y, err := yamlchunk.JSONToYAML(j)
 	if err != nil {
 		return nil, fmt.Errorf("converting bootstrap to YAML: %w", err)
 	}
