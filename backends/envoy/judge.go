@@ -33,8 +33,8 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 	if err != nil {
 		return nil, err
 	}
-	// Generate's parse-back was validated before it was handed on; a
-	// file decoded here is validated here.
+	// Generate's parse-back equals the bootstrap it validated before
+	// writing it; a file decoded here is validated here.
 	bs, err := translate.FileParsed(files, OutputPath, func(data []byte) (*bootstrapv3.Bootstrap, error) {
 		bs, err := decode(data)
 		if err != nil {
