@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path"
@@ -56,6 +57,32 @@ type Output struct {
 type File struct {
 	Path string
 	Data []byte
+	// Parsed, when not nil, is the backend's own strict parse of Data
+	// (its parse-back, already compared with what was meant): its judges
+	// read it (FileParsed) instead of parsing the same bytes again, and
+	// must not modify it. Generate sets it; Run drops it once the judges
+	// have run, so that it is not held with the other targets' output.
+	Parsed *Parsed
+}
+
+// Parsed is what a backend decoded from the bytes of one of its files.
+type Parsed struct {
+	data  []byte
+	value any
+}
+
+// NewParsed records that value is what data decodes to. FileParsed
+// returns it only for a File whose Data is that very slice: a File whose
+// Data was replaced is parsed again.
+func NewParsed(data []byte, value any) *Parsed { return &Parsed{data: data, value: value} }
+
+// Equal reports whether p and q were decoded from the same bytes, and so
+// are the same value (go-cmp compares Outputs with it).
+func (p *Parsed) Equal(q *Parsed) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return bytes.Equal(p.data, q.data)
 }
 
 // Target is a backend and the version chosen for it.
@@ -259,6 +286,9 @@ func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, err error
 	}
 	if err := checkConnectionClaims(t.Backend, m, opts, out); err != nil {
 		return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+	}
+	for i := range out.Files {
+		out.Files[i].Parsed = nil
 	}
 	return out, nil
 }

@@ -342,6 +342,27 @@ func observeChecked(j Judge, m *Model, opts Options, out *Output, mesh bool) (ma
 	return observed, nil
 }
 
+// FileParsed returns the generated file at path as the backend parsed it
+// back (File.Parsed) when that is a T, else parse(File.Data): a judge reads
+// its backend's one strict parse of the bytes rather than a second parse
+// of the same bytes by the same decoder, and files given to it by anyone
+// else (tests, an edited file) are parsed.
+func FileParsed[T any](files []File, path string, parse func([]byte) (T, error)) (T, error) {
+	for _, f := range files {
+		if f.Path != path {
+			continue
+		}
+		if p := f.Parsed; p != nil && len(p.data) == len(f.Data) && len(f.Data) > 0 && &p.data[0] == &f.Data[0] {
+			if v, ok := p.value.(T); ok {
+				return v, nil
+			}
+		}
+		return parse(f.Data)
+	}
+	var zero T
+	return zero, fmt.Errorf("no %s among the generated files", path)
+}
+
 // FileData returns the data of the generated file at path, for a judge.
 func FileData(files []File, path string) ([]byte, error) {
 	for _, f := range files {

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gwretry/gwretry/internal/yamlchunk"
+
 	// The typed configs in the bootstrap must be registered for protojson
 	// to write and read them; bootstrap.go and route.go import them too.
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
@@ -26,7 +28,7 @@ func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing bootstrap JSON: %w", err)
 	}
-	y, err := yaml.JSONToYAML(j)
+	y, err := yamlchunk.JSONToYAML(j)
 	if err != nil {
 		return nil, fmt.Errorf("converting bootstrap to YAML: %w", err)
 	}
@@ -46,16 +48,19 @@ func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 	return bs, nil
 }
 
-// verify parses data back and checks that it is exactly bs.
-func verify(bs *bootstrapv3.Bootstrap, data []byte) error {
+// verify parses data back and checks that it is exactly bs; it returns
+// the bootstrap read back, which the judges read (translate.File.Parsed)
+// instead of decoding data again. Being equal to bs, which Generate
+// validated, it is as valid (validation is a function of the message).
+func verify(bs *bootstrapv3.Bootstrap, data []byte) (*bootstrapv3.Bootstrap, error) {
 	back, err := decode(data)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !proto.Equal(bs, back) {
-		return errors.New("the written bootstrap does not read back as the one built")
+		return nil, errors.New("the written bootstrap does not read back as the one built")
 	}
-	return validate(back)
+	return back, nil
 }
 
 // validator is implemented by the generated protoc-gen-validate code.

@@ -133,7 +133,8 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
-	if err := verify(bs, data); err != nil {
+	back, err := verify(bs, data)
+	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
 	if err := checkClusterRefs(bs); err != nil {
@@ -145,7 +146,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	}
 	findings = append(findings, connFindings(m, c)...)
 	return &translate.Output{
-		Files:    []translate.File{{Path: OutputPath, Data: data}},
+		Files:    []translate.File{{Path: OutputPath, Data: data, Parsed: translate.NewParsed(data, back)}},
 		Findings: findings,
 		Notes:    translate.InfoNotes(slices.Concat(notes(c, opts.RetryNonIdempotent, g.validateClustersOff), stripNotes(g.strippedListeners), tlsNotes(m))...),
 	}, nil

@@ -260,11 +260,11 @@ func TestTamperedOutputIsRejected(t *testing.T) {
 		if bytes.Equal(bad, data) {
 			t.Fatalf("%s: replacement did not apply", name)
 		}
-		if err := verify(built, bad); err == nil {
+		if _, err := verify(built, bad); err == nil {
 			t.Errorf("%s: verify accepted a tampered file", name)
 		}
 	}
-	if err := verify(built, data); err != nil {
+	if _, err := verify(built, data); err != nil {
 		t.Errorf("verify rejected the real output: %v", err)
 	}
 }

@@ -29,12 +29,24 @@ import (
 // matchers decide which method class a route serves, and the behaviour
 // comes from the route's fields and Envoy's defaults.
 func (*Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	c, bs, err := readBack(opts, files)
+	c, err := lookup(opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(bs); err != nil {
-		return nil, fmt.Errorf("%s fails validation: %w", OutputPath, err)
+	// Generate's parse-back equals the bootstrap it validated before
+	// writing it; a file decoded here is validated here.
+	bs, err := translate.FileParsed(files, OutputPath, func(data []byte) (*bootstrapv3.Bootstrap, error) {
+		bs, err := decode(data)
+		if err != nil {
+			return nil, err
+		}
+		if err := validate(bs); err != nil {
+			return nil, fmt.Errorf("%s fails validation: %w", OutputPath, err)
+		}
+		return bs, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	j := &judge{cap: c, clusters: map[string]*clusterv3.Cluster{}, rules: map[string]*translate.Rule{},
 		backends: map[string]*translate.BackendRef{}, matches: map[string][]translate.Match{},
@@ -630,17 +642,14 @@ func checkClusterRefs(bs *bootstrapv3.Bootstrap) error {
 	return nil
 }
 
-// readBack decodes the generated envoy.yaml strictly, with the capability
-// row of opts' version.
+// readBack decodes the generated envoy.yaml strictly (or takes the
+// bootstrap Generate decoded from it: translate.FileParsed), with the
+// capability row of opts' version.
 func readBack(opts translate.Options, files []translate.File) (capability, *bootstrapv3.Bootstrap, error) {
 	c, err := lookup(opts.Version)
 	if err != nil {
 		return c, nil, err
 	}
-	data, err := translate.FileData(files, OutputPath)
-	if err != nil {
-		return c, nil, err
-	}
-	bs, err := decode(data)
+	bs, err := translate.FileParsed(files, OutputPath, decode)
 	return c, bs, err
 }

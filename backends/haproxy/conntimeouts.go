@@ -5,7 +5,6 @@ import (
 	"time"
 
 	parser "github.com/haproxytech/client-native/v5/config-parser"
-	"github.com/haproxytech/client-native/v5/config-parser/options"
 	tcpActions "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/actions"
 	tcptypes "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/types"
 	"github.com/haproxytech/client-native/v5/config-parser/types"
@@ -124,13 +123,9 @@ func connFindings(m *translate.Model) []translate.Finding {
 // Gateway's field applies, the value HAProxy uses (the section's own, else
 // the defaults').
 func (*Backend) ObserveConnections(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	data, err := translate.FileData(files, OutputPath)
+	p, err := translate.FileParsed(files, OutputPath, parseConfig)
 	if err != nil {
 		return nil, err
-	}
-	p, err := parser.New(options.String(string(data)), options.NoNamedDefaultsFrom)
-	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", OutputPath, err)
 	}
 	c := cfgReader{p: p}
 	defs, err := p.SectionsGet(parser.Defaults)

@@ -62,38 +62,46 @@ func (d *document) setLines(s sectionRef, attr string, value common.ParserData, 
 // render builds haproxy.cfg with config-parser, which chooses the line
 // order, then parses it back and compares it with what was meant.
 func (d *document) render() ([]byte, error) {
+	data, _, err := d.renderParsed()
+	return data, err
+}
+
+// renderParsed is render, and also returns the parse of the bytes it
+// compared, for the judges (translate.File.Parsed).
+func (d *document) renderParsed() ([]byte, parser.Parser, error) {
 	p, err := parser.New(options.NoNamedDefaultsFrom)
 	if err != nil {
-		return nil, fmt.Errorf("internal error: config-parser: %w", err)
+		return nil, nil, fmt.Errorf("internal error: config-parser: %w", err)
 	}
 	for _, s := range d.sections {
 		if s.typ == parser.Global {
 			continue // always present, named "data"
 		}
 		if err := p.SectionsCreate(s.typ, s.name); err != nil {
-			return nil, fmt.Errorf("internal error: creating %s %s: %w", s.typ, s.name, err)
+			return nil, nil, fmt.Errorf("internal error: creating %s %s: %w", s.typ, s.name, err)
 		}
 	}
 	for _, e := range d.entries {
 		if err := p.Set(e.section.typ, e.section.name, e.attr, e.value); err != nil {
-			return nil, fmt.Errorf("internal error: setting %s in %s %s: %w", e.attr, e.section.typ, e.section.name, err)
+			return nil, nil, fmt.Errorf("internal error: setting %s in %s %s: %w", e.attr, e.section.typ, e.section.name, err)
 		}
 	}
 	out := p.String()
-	if err := d.verify(out); err != nil {
-		return nil, fmt.Errorf("internal error: generated haproxy.cfg does not read back as written (%w); nothing was written", err)
+	q, err := d.verify(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("internal error: generated haproxy.cfg does not read back as written (%w); nothing was written", err)
 	}
-	return []byte(out), nil
+	return []byte(out), q, nil
 }
 
 // verify parses out with config-parser and checks that it holds exactly the
 // sections and attribute values of d, and no other line. A value that broke
 // out of its word or line (a newline, a '#', a space) fails one of the
 // three checks.
-func (d *document) verify(out string) error {
+func (d *document) verify(out string) (parser.Parser, error) {
 	q, err := parser.New(options.String(out), options.NoNamedDefaultsFrom)
 	if err != nil {
-		return fmt.Errorf("parse: %w", err)
+		return nil, fmt.Errorf("parse: %w", err)
 	}
 	want := map[parser.Section][]string{}
 	for _, s := range d.sections {
@@ -102,7 +110,7 @@ func (d *document) verify(out string) error {
 	for _, typ := range sectionTypes {
 		got, err := q.SectionsGet(typ)
 		if err != nil {
-			return fmt.Errorf("listing %s sections: %w", typ, err)
+			return nil, fmt.Errorf("listing %s sections: %w", typ, err)
 		}
 		w := slices.Sorted(slices.Values(want[typ]))
 		got = slices.Sorted(slices.Values(got))
@@ -110,7 +118,7 @@ func (d *document) verify(out string) error {
 			w = []string{parser.GlobalSectionName} // always present
 		}
 		if !slices.Equal(got, w) && !(len(got) == 0 && len(w) == 0) {
-			return fmt.Errorf("%s sections: got %q, want %q", typ, got, w)
+			return nil, fmt.Errorf("%s sections: got %q, want %q", typ, got, w)
 		}
 	}
 	lines := 0
@@ -122,17 +130,17 @@ func (d *document) verify(out string) error {
 	for _, e := range d.entries {
 		got, err := q.Get(e.section.typ, e.section.name, e.attr)
 		if err != nil {
-			return fmt.Errorf("%s %s: reading %s: %w", e.section.typ, e.section.name, e.attr, err)
+			return nil, fmt.Errorf("%s %s: reading %s: %w", e.section.typ, e.section.name, e.attr, err)
 		}
 		if !reflect.DeepEqual(got, e.value) {
-			return fmt.Errorf("%s %s: %s reads back as %s, want %s", e.section.typ, e.section.name, e.attr, describe(got), describe(e.value))
+			return nil, fmt.Errorf("%s %s: %s reads back as %s, want %s", e.section.typ, e.section.name, e.attr, describe(got), describe(e.value))
 		}
 		lines += e.lines
 	}
 	if n := countLines(out); n != lines {
-		return fmt.Errorf("%d configuration lines, want %d", n, lines)
+		return nil, fmt.Errorf("%d configuration lines, want %d", n, lines)
 	}
-	return nil
+	return q, nil
 }
 
 // countLines counts non-blank lines.

@@ -77,11 +77,13 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	if err := checkUniqueNames(frontends, backends); err != nil {
 		return nil, err
 	}
-	cfg, err := buildDocument(frontends, backends).render()
+	cfg, parsed, err := buildDocument(frontends, backends).renderParsed()
 	if err != nil {
 		return nil, err
 	}
-	files := []translate.File{{Path: OutputPath, Data: cfg}}
+	// The judges read haproxy.cfg as parsed back here, not a second
+	// parse of the same bytes.
+	files := []translate.File{{Path: OutputPath, Data: cfg, Parsed: translate.NewParsed(cfg, parsed)}}
 	for _, f := range frontends {
 		if f.tls == nil {
 			continue

@@ -27,6 +27,16 @@ const (
 	builtinRetryOn = "conn-failure"
 )
 
+// parseConfig parses haproxy.cfg for the judges, when Generate's own
+// parse of it is not at hand (translate.FileParsed).
+func parseConfig(data []byte) (parser.Parser, error) {
+	p, err := parser.New(options.String(string(data)), options.NoNamedDefaultsFrom)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", OutputPath, err)
+	}
+	return p, nil
+}
+
 // Observe implements translate.Judge: it parses haproxy.cfg back with
 // config-parser and derives, from the rule's backend section and the
 // defaults it inherits, what HAProxy does with each method class of each
@@ -36,13 +46,9 @@ const (
 // retries only requests not yet sent, timeout server is an inactivity
 // timer that answers 504, and http-request return answers by itself.
 func (*Backend) Observe(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	data, err := translate.FileData(files, OutputPath)
+	p, err := translate.FileParsed(files, OutputPath, parseConfig)
 	if err != nil {
 		return nil, err
-	}
-	p, err := parser.New(options.String(string(data)), options.NoNamedDefaultsFrom)
-	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", OutputPath, err)
 	}
 	views, err := readTLS(p, files)
 	if err != nil {

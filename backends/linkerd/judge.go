@@ -22,11 +22,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if err != nil {
 		return nil, err
 	}
-	data, err := translate.FileData(files, routesPath)
-	if err != nil {
-		return nil, err
-	}
-	routes, err := decode(data)
+	routes, err := translate.FileParsed(files, routesPath, decode)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", routesPath, err)
 	}

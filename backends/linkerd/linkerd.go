@@ -115,10 +115,13 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(data, routes); err != nil {
+	back, err := verify(data, routes)
+	if err != nil {
 		return nil, &translate.InternalError{Err: fmt.Errorf("%s: %w", routesPath, err)}
 	}
-	out.Files = []translate.File{{Path: routesPath, Data: data}}
+	// The judge reads the routes as decoded back here, not a second
+	// decoding of the same bytes.
+	out.Files = []translate.File{{Path: routesPath, Data: data, Parsed: translate.NewParsed(data, back)}}
 	out.Notes = append(out.Notes, translate.InfoNotes(
 		"Linkerd applies "+routesPath+" itself (kubectl apply -f): the annotations act on meshed clients' requests to each route's Service parents",
 		"a Service's own retry.linkerd.io and timeout.linkerd.io annotations apply to the routes that set none, and a ServiceProfile of the Service makes Linkerd ignore these annotations altogether",
@@ -278,21 +281,21 @@ func encode(routes []outRoute) ([]byte, error) {
 }
 
 // verify decodes data strictly as HTTPRoutes and compares them with what
-// was meant to be written.
-func verify(data []byte, routes []outRoute) error {
+// was meant to be written; it returns the routes decoded.
+func verify(data []byte, routes []outRoute) ([]*gwv1.HTTPRoute, error) {
 	got, err := decode(data)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(got) != len(routes) {
-		return fmt.Errorf("decoded %d routes, wrote %d", len(got), len(routes))
+		return nil, fmt.Errorf("decoded %d routes, wrote %d", len(got), len(routes))
 	}
 	for i, r := range routes {
 		a, err1 := json.Marshal(toDocument(got[i]))
 		b, err2 := json.Marshal(toDocument(r.obj))
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-			return fmt.Errorf("route %d (%s/%s) does not read back as written", i, r.obj.Namespace, r.obj.Name)
+			return nil, fmt.Errorf("route %d (%s/%s) does not read back as written", i, r.obj.Namespace, r.obj.Name)
 		}
 	}
-	return nil
+	return got, nil
 }

@@ -67,24 +67,39 @@ func render(ds crossplane.Directives, v version) ([]byte, error) {
 // nginx.conf, for LayoutConfD the contents of http {}. It parses the text
 // back as nginx would read it and compares.
 func renderLayout(ds crossplane.Directives, layout string, v version) ([]byte, error) {
+	conf, _, err := renderLayoutParsed(ds, layout, v)
+	return conf, err
+}
+
+// parsedConf is the parse-back of a generated file, for the judges
+// (translate.File.Parsed): the contents of its http {} block as read for
+// one layout and version.
+type parsedConf struct {
+	layout, version string
+	http            crossplane.Directives
+}
+
+// renderLayoutParsed is renderLayout, and also returns the parse of the
+// bytes it compared.
+func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]byte, *parsedConf, error) {
 	name := fileName(layout)
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", name, err)
+		return nil, nil, fmt.Errorf("writing %s: %w", name, err)
 	}
 	buf.WriteByte('\n')
 	conf := buf.Bytes()
-	read, _, err := parseConfig(conf, layout, v)
+	read, http, err := parseConfig(conf, layout, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	meant, got := simplify(ds), simplify(read)
 	// Typed equality first, linear in the directives; go-cmp's reflection
 	// only to explain a difference.
 	if !slices.EqualFunc(meant, got, equalNode) {
-		return nil, fmt.Errorf("generated %s does not read back as written (-meant +read):\n%s", name, cmp.Diff(meant, got))
+		return nil, nil, fmt.Errorf("generated %s does not read back as written (-meant +read):\n%s", name, cmp.Diff(meant, got))
 	}
-	return conf, nil
+	return conf, &parsedConf{layout: layout, version: v.Name, http: http}, nil
 }
 
 // equalNode reports whether two directives are the same, blocks included.

@@ -323,16 +323,30 @@ func parseNginxTime(s string) (time.Duration, error) {
 }
 
 // readBack parses the generated file back as nginx reads it, for the
-// version of opts: the version and the contents of its http {} block.
+// version of opts (or takes Generate's parse of the same bytes for the
+// same layout and version: translate.FileParsed): the version and the
+// contents of its http {} block.
 func (b *Backend) readBack(opts translate.Options, files []translate.File) (version, crossplane.Directives, error) {
 	v, err := lookupVersion(opts.Version)
 	if err != nil {
 		return v, nil, err
 	}
-	data, err := translate.FileData(files, b.path())
+	layout := b.Layout()
+	parsed, err := translate.FileParsed(files, b.path(), func(data []byte) (*parsedConf, error) {
+		_, http, err := parseConfig(data, layout, v)
+		return &parsedConf{layout: layout, version: v.Name, http: http}, err
+	})
 	if err != nil {
 		return v, nil, err
 	}
-	_, http, err := parseConfig(data, b.Layout(), v)
-	return v, http, err
+	if parsed.layout != layout || parsed.version != v.Name {
+		// Generate's parse was for another layout or version.
+		data, err := translate.FileData(files, b.path())
+		if err != nil {
+			return v, nil, err
+		}
+		_, http, err := parseConfig(data, layout, v)
+		return v, http, err
+	}
+	return v, parsed.http, nil
 }

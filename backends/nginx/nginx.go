@@ -129,7 +129,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err := checkArgs(ds); err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
-	conf, err := renderLayout(ds, b.Layout(), v)
+	conf, parsed, err := renderLayoutParsed(ds, b.Layout(), v)
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
@@ -156,7 +156,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		notes = append(notes, "HTTPS listeners: listen ... ssl with each hostname's ssl_certificate and ssl_certificate_key (the --tls-dir files, by absolute path; nginx's master process reads them at start and on reload, so nginx -t fails while one is missing or unreadable); SNI selects the server_name's certificate, HTTP/1.1 inside; a listener without a catch-all hostname refuses the handshake of other SNI names (ssl_reject_handshake on)")
 	}
 	return &translate.Output{
-		Files:    []translate.File{{Path: b.path(), Data: conf}},
+		// The judges read the file as parsed back here, not a second
+		// parse of the same bytes.
+		Files:    []translate.File{{Path: b.path(), Data: conf, Parsed: translate.NewParsed(conf, parsed)}},
 		Findings: append(cp.Findings, connFindings(m)...),
 		Notes:    slices.Concat(translate.InfoNotes(run...), translate.InfoNotes(notes...), cp.Notes),
 	}, nil

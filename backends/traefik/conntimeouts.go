@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -128,21 +126,15 @@ func connFindings(m *translate.Model) []translate.Finding {
 // serverTimeout, the responseHeaderTimeout of every servers transport the
 // routers of each of its rules reach (0 when unset: none).
 func (*Backend) ObserveConnections(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	var st staticConfig
-	var d dynamicConfig
-	for _, x := range []struct {
-		path string
-		dst  any
-	}{{staticPath, &st}, {dynamicPath, &d}} {
-		data, err := translate.FileData(files, x.path)
-		if err != nil {
-			return nil, err
-		}
-		if err := yaml.UnmarshalStrict(data, x.dst); err != nil {
-			return nil, fmt.Errorf("%s: %w", x.path, err)
-		}
+	st, err := translate.FileParsed(files, staticPath, parseStatic)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", staticPath, err)
 	}
-	j := &judge{d: &d, st: &st}
+	d, err := translate.FileParsed(files, dynamicPath, parseDynamic)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dynamicPath, err)
+	}
+	j := &judge{d: d, st: st}
 	routers := map[string][]string{}
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for k := range d.HTTP.Routers {

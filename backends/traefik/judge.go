@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -56,15 +54,15 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if staticData == nil || dynData == nil {
 		return nil, fmt.Errorf("%s and %s are both needed", staticPath, dynamicPath)
 	}
-	var st staticConfig
-	if err := yaml.UnmarshalStrict(staticData, &st); err != nil {
+	st, err := translate.FileParsed(files, staticPath, parseStatic)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", staticPath, err)
 	}
 	if err := checkDynamicFile(st.Providers.File.Filename); err != nil {
 		return nil, fmt.Errorf("%s: %w", staticPath, err)
 	}
-	var d dynamicConfig
-	if err := yaml.UnmarshalStrict(dynData, &d); err != nil {
+	d, err := translate.FileParsed(files, dynamicPath, parseDynamic)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dynamicPath, err)
 	}
 	sup, err := lookupVersion(opts.Version)
@@ -74,7 +72,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	// Which entry points terminate TLS is read in Traefik's terms and
 	// must be the model's: a TLS listener served as plain HTTP (or the
 	// reverse) is no behaviour of the rule's but a broken listener.
-	tobs, err := observeDecodedTLS(&st, &d)
+	tobs, err := observeDecodedTLS(st, d)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +81,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			return nil, fmt.Errorf("entry point %s: terminates TLS %v, but listener %s has TLS %v", l.Name, t, l.Name, l.TLS)
 		}
 	}
-	j := &judge{d: &d, st: &st, v37: sup.StatusRetry}
+	j := &judge{d: d, st: st, v37: sup.StatusRetry}
 	byRule := map[string][]string{}
 	for name := range d.HTTP.Routers {
 		if sm := routerNameRE.FindStringSubmatch(name); sm != nil {

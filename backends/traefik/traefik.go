@@ -87,7 +87,8 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	staticYAML, err := encodeChecked(st, &staticConfig{})
+	staticBack := &staticConfig{}
+	staticYAML, err := encodeChecked(st, staticBack)
 	if err != nil {
 		return nil, &translate.InternalError{Err: fmt.Errorf("traefik.yaml: %w", err)}
 	}
@@ -100,7 +101,10 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
 	}
 	out := &translate.Output{
-		Files: []translate.File{{Path: staticPath, Data: staticYAML}, {Path: dynamicPath, Data: dynamicYAML}},
+		// The judges read the files as decoded back here, not a second
+		// decoding of the same bytes.
+		Files: []translate.File{{Path: staticPath, Data: staticYAML, Parsed: translate.NewParsed(staticYAML, staticBack)},
+			{Path: dynamicPath, Data: dynamicYAML, Parsed: translate.NewParsed(dynamicYAML, readBack)}},
 		Notes: notes(m, sup, b.file()),
 	}
 	sites := sitesOf(m)

@@ -8,13 +8,17 @@ import (
 	"slices"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/internal/yamlchunk"
 )
 
 // encodeChecked marshals v and decodes the result strictly into fresh (a
 // pointer to a zero value of v's type), failing unless the decoded value
 // equals v. A value that changed the document's structure cannot pass.
 func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
-	data, err := yaml.Marshal(v)
+	// yamlchunk writes yaml.Marshal's bytes without yaml.v2's emitter
+	// holding the whole document's events (dynamic.yaml is megabytes).
+	data, err := yamlchunk.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding: %w", err)
 	}
@@ -30,6 +34,24 @@ func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 		return nil, errors.New("the output does not decode to what was meant")
 	}
 	return data, nil
+}
+
+// parseStatic and parseDynamic decode traefik.yaml and dynamic.yaml
+// strictly, for the judges (translate.FileParsed).
+func parseStatic(data []byte) (*staticConfig, error) {
+	var st staticConfig
+	if err := yaml.UnmarshalStrict(data, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func parseDynamic(data []byte) (*dynamicConfig, error) {
+	var d dynamicConfig
+	if err := yaml.UnmarshalStrict(data, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // checkRules parses every router rule in the encoded dynamic configuration

@@ -1,0 +1,70 @@
+package envoy
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/internal/corpus"
+	"github.com/gwretry/gwretry/internal/yamlchunk"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestJSONToYAMLChunked checks that the chunked writer gives JSONToYAML's
+// bytes on the bootstrap of a generated corpus, large enough to be written
+// in chunks several levels deep.
+func TestJSONToYAMLChunked(t *testing.T) {
+	data, err := corpus.Generate(corpus.Defaults(150))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "corpus.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lookup("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := (&generator{cap: c}).bootstrap(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		json string
+	}{
+		{"corpus bootstrap", string(big)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := yaml.JSONToYAML([]byte(tt.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := yamlchunk.JSONToYAML([]byte(tt.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("chunked YAML differs from JSONToYAML (%d and %d bytes)", len(got), len(want))
+			}
+		})
+	}
+}

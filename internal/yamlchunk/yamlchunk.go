@@ -1,0 +1,244 @@
+// Package yamlchunk writes large YAML documents with yaml.v2, byte for
+// byte as sigs.k8s.io/yaml does, in a fraction of the memory.
+package yamlchunk
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// chunkNodes is the size, in nodes, above which JSONToYAML writes a list
+// one element at a time.
+const chunkNodes = 2048
+
+// chunkToken starts the placeholders JSONToYAML writes in place of a list
+// or an element; a document that contains it is written in one piece.
+const chunkToken = "gwretrychunk"
+
+// JSONToYAML is sigs.k8s.io/yaml's JSONToYAML(j), byte for byte, without
+// holding one yaml.v2 emitter event per node of the whole document: that
+// emitter never drops the events it has written, which for an 8 MB
+// envoy.yaml is a queue of a quarter of a gigabyte. A large list that is a
+// mapping's value is written by yaml.v2 one element at a time, each
+// element inside its ancestors alone (so at the column, and with the line
+// folding, it has in the whole document), and spliced in where the list
+// belongs. Every byte is yaml.v2's; the caller parses the result back and
+// compares it with what it meant, and tests compare it with JSONToYAML.
+// An 8 MB envoy.yaml at 1,000 routes is the case it was written for.
+func JSONToYAML(j []byte) ([]byte, error) {
+	if bytes.Contains(j, []byte(chunkToken)) {
+		return yaml.JSONToYAML(j)
+	}
+	// yaml.Unmarshal, as JSONToYAML does, to keep integers integers.
+	var obj any
+	if err := yamlv2.Unmarshal(j, &obj); err != nil {
+		return nil, err
+	}
+	w := &chunkWriter{}
+	return w.render(nil, obj)
+}
+
+// Marshal is sigs.k8s.io/yaml's Marshal(v) (encoding/json, then
+// JSONToYAML) written as JSONToYAML writes it.
+func Marshal(v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling into JSON: %w", err)
+	}
+	return JSONToYAML(j)
+}
+
+// step is one step of a path from the document's root: a mapping key, or
+// (key == nil) a list element.
+type step struct{ key any }
+
+type chunkWriter struct{ n int }
+
+// wrap returns v inside its ancestors along path, each with only the key
+// or the one element that leads to v.
+func wrap(path []step, v any) any {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].key == nil {
+			v = []any{v}
+		} else {
+			v = map[any]any{path[i].key: v}
+		}
+	}
+	return v
+}
+
+// render returns the YAML of wrap(path, v), writing the large lists in v
+// one element at a time.
+func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
+	type chunk struct {
+		token string
+		path  []step
+		list  []any
+		mp    map[any]any
+	}
+	var chunks []chunk
+	// Replace every large list or mapping that is a mapping's value, in
+	// mappings reached through mappings only, by a placeholder scalar.
+	var find func(sub []step, m map[any]any)
+	find = func(sub []step, m map[any]any) {
+		for k, val := range m {
+			switch x := val.(type) {
+			case map[any]any:
+				if len(x) > 1 && nodes(x) > chunkNodes {
+					w.n++
+					tok := chunkToken + strconv.Itoa(w.n)
+					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], step{key: k}), mp: x})
+					m[k] = tok
+					continue
+				}
+				find(append(sub[:len(sub):len(sub)], step{key: k}), x)
+			case []any:
+				if nodes(x) > chunkNodes {
+					w.n++
+					tok := chunkToken + strconv.Itoa(w.n)
+					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], step{key: k}), list: x})
+					m[k] = tok
+				}
+			}
+		}
+	}
+	if m, ok := v.(map[any]any); ok {
+		find(path[:len(path):len(path)], m)
+	}
+	doc, err := yamlv2.Marshal(wrap(path, v))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range chunks {
+		if c.mp != nil {
+			body, err := w.renderMap(c.path, c.mp)
+			if err != nil {
+				return nil, err
+			}
+			if doc, err = splice(doc, c.token, body); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		elem := append(c.path[:len(c.path):len(c.path)], step{})
+		marker, err := yamlv2.Marshal(wrap(elem, chunkToken))
+		if err != nil {
+			return nil, err
+		}
+		at := bytes.Index(marker, []byte(chunkToken))
+		if at < 0 {
+			return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
+		}
+		prefix := marker[:at]
+		lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
+		var body bytes.Buffer
+		body.WriteString(":\n")
+		for _, e := range c.list {
+			t, err := w.render(elem, e)
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.HasPrefix(t, prefix) {
+				return nil, fmt.Errorf("writing YAML: an element does not start as its placeholder %q", prefix)
+			}
+			body.Write(lead)
+			body.Write(t[len(prefix):])
+		}
+		if doc, err = splice(doc, c.token, body.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+// splice puts body (":\n" and the lines of a list or mapping) where the
+// placeholder token is a mapping's value in doc.
+func splice(doc []byte, token string, body []byte) ([]byte, error) {
+	old := []byte(": " + token + "\n")
+	if bytes.Count(doc, old) != 1 {
+		return nil, fmt.Errorf("writing YAML: placeholder %s not found once", token)
+	}
+	return bytes.Replace(doc, old, body, 1), nil
+}
+
+// renderMap returns ":\n" and the lines of the mapping m at path, written
+// one key at a time in yaml.v2's order of keys.
+func (w *chunkWriter) renderMap(path []step, m map[any]any) ([]byte, error) {
+	// yaml.v2's order of the keys: what it writes for the same keys,
+	// numbered, read back in order.
+	numbered := make(map[any]any, len(m))
+	keys := make([]any, 0, len(m))
+	for k := range m {
+		numbered[k] = len(keys)
+		keys = append(keys, k)
+	}
+	listed, err := yamlv2.Marshal(numbered)
+	if err != nil {
+		return nil, err
+	}
+	var order yamlv2.MapSlice
+	if err := yamlv2.Unmarshal(listed, &order); err != nil {
+		return nil, err
+	}
+	if len(order) != len(keys) {
+		return nil, fmt.Errorf("writing YAML: %d keys read back for %d", len(order), len(keys))
+	}
+	marker, err := yamlv2.Marshal(wrap(path, map[any]any{chunkToken: chunkToken}))
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(marker, []byte(chunkToken))
+	if at < 0 {
+		return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
+	}
+	prefix := marker[:at]
+	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
+	var body bytes.Buffer
+	body.WriteString(":\n")
+	for _, item := range order {
+		i, ok := item.Value.(int)
+		if !ok || i < 0 || i >= len(keys) {
+			return nil, fmt.Errorf("writing YAML: key %v read back as %v", item.Key, item.Value)
+		}
+		k := keys[i]
+		t, err := w.render(path, map[any]any{k: m[k]})
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.HasPrefix(t, prefix) {
+			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", k, prefix)
+		}
+		body.Write(lead)
+		body.Write(t[len(prefix):])
+	}
+	return body.Bytes(), nil
+}
+
+// nodes counts the nodes of v, stopping once above chunkNodes.
+func nodes(v any) int {
+	n := 0
+	var count func(v any)
+	count = func(v any) {
+		if n > chunkNodes {
+			return
+		}
+		n++
+		switch x := v.(type) {
+		case map[any]any:
+			for _, e := range x {
+				count(e)
+			}
+		case []any:
+			for _, e := range x {
+				count(e)
+			}
+		}
+	}
+	count(v)
+	return n
+}

@@ -1,0 +1,86 @@
+package yamlchunk
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+)
+
+func TestJSONToYAML(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	item := `{"s": "` + long + `", "n": 12345678901234, "f": 1.5, "l": [[1, 2], {"x": "y"}], "e": {}, "z": []}`
+	tests := []struct {
+		name   string
+		json   string
+		chunks int // at least
+	}{
+		{"scalars", `{"a": 1, "b": "x", "c": [1, 2], "d": {}}`, 0},
+		{"placeholder in the input", `{"a": ["gwretrychunk1"]}`, 0},
+		{"large list, long strings folded", `{"a": {"b": [` + repeat(item, 3000) + `]}}`, 1},
+		{"nested large lists", `{"top": [` + repeat(`{"name": "n", "inner": {"routes": [`+repeat(item, 300)+`]}}`, 4) + `], "after": 1}`, 5},
+		{"large mappings, keys in yaml.v2's natural order", `{"http": {"routers": {` + keyed(`{"rule": "`+long+`", "n": [1, 2, {"a": "b"}]}`, 600) + `}, "services": {` + keyed(item, 200) + `}}, "tls": null}`, 3},
+		{"large list in a list item's first key", `{"l": [` + repeat(`{"a": [`+repeat(item, 300)+`], "b": 2}`, 2) + `]}`, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := yaml.JSONToYAML([]byte(tt.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := JSONToYAML([]byte(tt.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("chunked YAML differs from JSONToYAML (%d and %d bytes)", len(got), len(want))
+			}
+			var obj any
+			if err := yamlv2.Unmarshal([]byte(tt.json), &obj); err != nil {
+				t.Fatal(err)
+			}
+			w := &chunkWriter{}
+			if _, err := w.render(nil, obj); err != nil || w.n < tt.chunks {
+				t.Errorf("%d chunks, %v; want at least %d", w.n, err, tt.chunks)
+			}
+		})
+	}
+}
+
+func TestMarshal(t *testing.T) {
+	type doc struct {
+		Items []map[string]string `json:"items"`
+	}
+	var d doc
+	for range 1000 {
+		d.Items = append(d.Items, map[string]string{"k": "v", "w": "x y"})
+	}
+	want, err := yaml.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(d)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("Marshal differs from sigs.k8s.io/yaml's (%v)", err)
+	}
+}
+
+// keyed is n members "<key>": item, with keys that yaml.v2 sorts
+// otherwise than bytes do (numbers in them, cases, punctuation).
+func keyed(item string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"%s-r%d_x%d": %s`, []string{"team-00", "Team-1", "team-10", "a.b", "9"}[i%5], i, n-i, item)
+	}
+	return b.String()
+}
+
+func repeat(item string, n int) string {
+	return strings.TrimSuffix(strings.Repeat(item+",", n), ",")
+}
