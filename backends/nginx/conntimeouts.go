@@ -112,7 +112,12 @@ func connFindings(m *translate.Model) []translate.Finding {
 		}
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
-			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client, as HAProxy's timeout client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request"
+			// Not honoured: HAProxy (the router, whose timer the field
+			// is) does not cut a client that stalls its body while the
+			// backend has not answered (proven live in the HAProxy
+			// backend's TestLiveConnectionTimeouts); nginx does.
+			status = translate.Approximated
+			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy's timeout client does not fire and its timeout server ends the request with 504"
 			for _, l := range g.Listeners {
 				if l.TLS {
 					status = translate.Approximated

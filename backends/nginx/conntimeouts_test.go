@@ -82,7 +82,7 @@ func TestConnectionTimeouts(t *testing.T) {
 		}
 	}
 	want := map[string]translate.Status{
-		"shop/gw connection.clientTimeout": translate.Honoured, "shop/gw connection.serverTimeout": translate.Honoured,
+		"shop/gw connection.clientTimeout": translate.Approximated, "shop/gw connection.serverTimeout": translate.Honoured,
 		"shop/gw connection.clientFinTimeout": translate.Unsupported, "shop/gw connection.serverFinTimeout": translate.Unsupported,
 		"shop/gw connection.tunnelTimeout": translate.Unsupported, "shop/gw connection.tlsInspectDelay": translate.Unsupported,
 		"shop/gw2 connection.clientTimeout": translate.Approximated, "shop/gw2 connection.serverTimeout": translate.Honoured,
