@@ -3,6 +3,7 @@ package translate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -279,7 +280,12 @@ func (r *resolver) connectionTimeouts(m *Model) {
 	}
 	// Where every Gateway's listeners are generated.
 	gatewaysOf := map[*Listener][]string{}
-	for _, key := range slices.Sorted(mapKeys(r.gateways)) {
+	atBind := map[Bind][]*Listener{}
+	for _, ml := range m.Listeners {
+		b := Bind{Address: ml.Address, Port: ml.Port}
+		atBind[b] = append(atBind[b], ml)
+	}
+	for _, key := range slices.Sorted(maps.Keys(r.gateways)) {
 		gw := r.gateways[key]
 		for _, l := range gw.Spec.Listeners {
 			want := bindHTTP
@@ -293,8 +299,8 @@ func (r *resolver) connectionTimeouts(m *Model) {
 			if r.bindTLS[b] != want {
 				continue
 			}
-			for _, ml := range m.Listeners {
-				if ml.Address == b.Address && ml.Port == b.Port && !slices.Contains(gatewaysOf[ml], key) {
+			for _, ml := range atBind[b] {
+				if !slices.Contains(gatewaysOf[ml], key) {
 					gatewaysOf[ml] = append(gatewaysOf[ml], key)
 				}
 			}
@@ -312,18 +318,24 @@ func (r *resolver) connectionTimeouts(m *Model) {
 			}
 		}
 	}
-	for _, key := range slices.Sorted(mapKeys(byGateway)) {
-		g := byGateway[key]
-		for _, ml := range m.Listeners {
-			if slices.Contains(gatewaysOf[ml], key) {
+	// Each Gateway's listeners and rules, in the model's order: one pass
+	// over each, not one per Gateway.
+	for _, ml := range m.Listeners {
+		for _, key := range gatewaysOf[ml] {
+			if g := byGateway[key]; g != nil {
 				g.Listeners = append(g.Listeners, ml)
 			}
 		}
-		for _, rule := range m.Rules {
-			if slices.Contains(gatewaysOfRule[rule], key) {
+	}
+	for _, rule := range m.Rules {
+		for _, key := range gatewaysOfRule[rule] {
+			if g := byGateway[key]; g != nil {
 				g.Rules = append(g.Rules, rule)
 			}
 		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(byGateway)) {
+		g := byGateway[key]
 		for i := range g.Timeouts {
 			c := &g.Timeouts[i]
 			if len(g.Listeners) == 0 {
@@ -358,7 +370,7 @@ func (r *resolver) connectionTimeouts(m *Model) {
 			}
 			if len(sites) > 0 {
 				c.Blocked = fmt.Sprintf("%s is shared with %s, whose older policy wins there (a generated proxy has one %s for it), so gwretry applies this Gateway's value nowhere",
-					strings.Join(sites, ", "), strings.Join(slices.Sorted(mapKeys(others)), ", "), c.Feature.Field())
+					strings.Join(sites, ", "), strings.Join(slices.Sorted(maps.Keys(others)), ", "), c.Feature.Field())
 			}
 		}
 		m.ConnectionTimeouts = append(m.ConnectionTimeouts, g)
@@ -369,16 +381,6 @@ func (r *resolver) connectionTimeouts(m *Model) {
 		}
 	}
 	m.Notes = r.notes
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // ConnectionFindings returns exactly one finding for every field of every
