@@ -72,10 +72,16 @@ func (*Backend) Observe(m *translate.Model, _ translate.Options, files []transla
 	if err != nil {
 		return nil, fmt.Errorf("listing backends: %w", err)
 	}
+	// A set: a scan of the list per rule is quadratic in the routes
+	// (2.5 of HAProxy's 5 CPU seconds at 10,000 routes).
+	haveBackend := make(map[string]bool, len(backends))
+	for _, b := range backends {
+		haveBackend[b] = true
+	}
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
 		name := "be_" + r.Name
-		if !slices.Contains(backends, name) {
+		if !haveBackend[name] {
 			return nil, fmt.Errorf("rule %s: no backend %s in %s", r.Name, name, OutputPath)
 		}
 		be := c.backend(def, name)
