@@ -93,19 +93,29 @@ func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]b
 	if err != nil {
 		return nil, nil, err
 	}
-	meant, got := simplify(ds), simplify(read)
-	// Typed equality first, linear in the directives; go-cmp's reflection
-	// only to explain a difference.
-	if !slices.EqualFunc(meant, got, equalNode) {
+	// Typed equality over the directives as they are, linear in them;
+	// the copies without positions and go-cmp's reflection only to
+	// explain a difference.
+	if !slices.EqualFunc(ds, read, equalDirective) {
+		meant, got := simplify(ds), simplify(read)
 		return nil, nil, fmt.Errorf("generated %s does not read back as written (-meant +read):\n%s", name, cmp.Diff(meant, got))
 	}
 	return conf, &parsedConf{layout: layout, version: v.Name, http: http}, nil
 }
 
-// equalNode reports whether two directives are the same, blocks included.
-func equalNode(a, b node) bool {
-	return a.Name == b.Name && a.IsBlock == b.IsBlock && a.Comment == b.Comment &&
-		slices.Equal(a.Args, b.Args) && slices.EqualFunc(a.Block, b.Block, equalNode)
+// equalDirective reports whether two directives are the same, blocks
+// included, as simplify would show them: name, arguments (none and an
+// empty list alike), whether each is a block or a comment, not their
+// positions.
+func equalDirective(a, b *crossplane.Directive) bool {
+	if a.Directive != b.Directive || a.IsBlock() != b.IsBlock() || a.IsComment() != b.IsComment() ||
+		!slices.Equal(a.Args, b.Args) {
+		return false
+	}
+	if !a.IsBlock() {
+		return true
+	}
+	return slices.EqualFunc(a.Block, b.Block, equalDirective)
 }
 
 // fileName is the base name of the file a layout writes.

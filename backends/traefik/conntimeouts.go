@@ -29,12 +29,12 @@ import (
 // entryPointTransport is the transport of a static entry point
 // (pkg/config/static EntryPointsTransport), with only what gwretry writes.
 type entryPointTransport struct {
-	RespondingTimeouts *respondingTimeouts `json:"respondingTimeouts,omitempty"`
+	RespondingTimeouts *respondingTimeouts `json:"respondingTimeouts,omitempty" yaml:"respondingTimeouts,omitempty"`
 }
 
 // respondingTimeouts is pkg/config/static RespondingTimeouts.
 type respondingTimeouts struct {
-	ReadTimeout string `json:"readTimeout,omitempty"`
+	ReadTimeout string `json:"readTimeout,omitempty" yaml:"readTimeout,omitempty"`
 }
 
 // defaultEntryPointReadTimeout is Traefik 3's respondingTimeouts.readTimeout

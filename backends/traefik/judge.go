@@ -175,6 +175,10 @@ type judge struct {
 	d   *dynamicConfig
 	st  *staticConfig
 	v37 bool
+	// known holds the facts of each router read so far: a router is
+	// read once per method class and once for its TLS host, and facts
+	// parses its rule.
+	known map[*router]routerFacts
 }
 
 // chain is what a router's middlewares do.

@@ -24,6 +24,22 @@ type routerFacts struct {
 }
 
 func (j *judge) facts(rt *router) (routerFacts, error) {
+	if f, ok := j.known[rt]; ok {
+		return f, nil
+	}
+	f, err := j.readFacts(rt)
+	if err != nil {
+		return f, err
+	}
+	if j.known == nil {
+		j.known = map[*router]routerFacts{}
+	}
+	j.known[rt] = f
+	return f, nil
+}
+
+// readFacts is facts, read from the router and its entry point.
+func (j *judge) readFacts(rt *router) (routerFacts, error) {
 	var f routerFacts
 	if len(rt.EntryPoints) != 1 {
 		return f, fmt.Errorf("router has %d entry points, want 1", len(rt.EntryPoints))

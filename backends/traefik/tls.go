@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/gwretry/gwretry/translate"
-	"sigs.k8s.io/yaml"
 )
 
 // buildTLS builds the dynamic tls section for the TLS listeners of m: every
@@ -380,9 +379,9 @@ func observeTLS(files []translate.File) (tlsObserved, error) {
 		var err error
 		switch f.Path {
 		case staticPath:
-			err = yaml.UnmarshalStrict(f.Data, &st)
+			err = decodeStrict(f.Data, &st)
 		case dynamicPath:
-			err = yaml.UnmarshalStrict(f.Data, &d)
+			err = decodeStrict(f.Data, &d)
 		}
 		if err != nil {
 			return tlsObserved{}, fmt.Errorf("%s: %w", f.Path, err)

@@ -1,6 +1,7 @@
 package traefik
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,71 @@ func TestCheckRulesDetectsDifferences(t *testing.T) {
 	}
 	if err := checkRules([]byte("http:\n  routers:\n    r:\n      rulez: x\n"), nil); err == nil {
 		t.Error("checkRules accepted an unknown field")
+	}
+}
+
+// TestDecodeStrictRejects: the parse-back and the judges read traefik.yaml
+// and dynamic.yaml strictly: duplicate keys, unknown fields and field
+// names in another case are errors, at any depth.
+func TestDecodeStrictRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		static    bool
+	}{
+		{"duplicate top-level key", "http: {}\nhttp: {}\n", false},
+		{"duplicate field", "http:\n  routers:\n    r:\n      rule: a\n      rule: b\n", false},
+		{"duplicate map key", "http:\n  routers:\n    r:\n      rule: a\n    r:\n      rule: b\n", false},
+		{"duplicate map key, other quoting", "http:\n  middlewares:\n    m:\n      errors:\n        statusRewrites:\n          \"500\": 1\n          '500': 2\n", false},
+		{"unknown top-level field", "http: {}\ntcp: {}\n", false},
+		{"unknown nested field", "http:\n  services:\n    s:\n      loadBalancer:\n        servers:\n        - url: http://a\n          weight: 1\n", false},
+		{"field in another case", "http:\n  routers:\n    r:\n      Rule: a\n", false},
+		{"field in another case (static)", "entrypoints:\n  web:\n    address: :80\n", true},
+		{"unknown static field", "global:\n  checkNewVersion: false\n  sendAnonymousUsage: false\n  extra: 1\n", true},
+		{"wrong type", "http:\n  routers:\n    r:\n      priority: high\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.static {
+				_, err = parseStatic([]byte(tc.doc))
+			} else {
+				_, err = parseDynamic([]byte(tc.doc))
+			}
+			if err == nil {
+				t.Errorf("accepted:\n%s", tc.doc)
+			}
+		})
+	}
+}
+
+// TestYAMLTagsMatchJSON: every field of the configuration structs is read
+// back (yaml tag) under the name it is written (json tag), and no struct
+// is embedded (encoding/json inlines an embedded struct, yaml.v2 does not).
+func TestYAMLTagsMatchJSON(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(ty reflect.Type) {
+		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice || ty.Kind() == reflect.Map {
+			ty = ty.Elem()
+		}
+		if ty.Kind() != reflect.Struct || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		for i := 0; i < ty.NumField(); i++ {
+			f := ty.Field(i)
+			if f.Anonymous {
+				t.Errorf("%s.%s is embedded", ty.Name(), f.Name)
+			}
+			j, y := f.Tag.Get("json"), f.Tag.Get("yaml")
+			if j == "" || j != y {
+				t.Errorf("%s.%s: json tag %q, yaml tag %q", ty.Name(), f.Name, j, y)
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[staticConfig]())
+	walk(reflect.TypeFor[dynamicConfig]())
+	if len(seen) < 20 {
+		t.Errorf("walked %d structs only", len(seen))
 	}
 }
