@@ -324,3 +324,57 @@ func TestCELForkAgreesCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestCELForkConcurrent validates routes concurrently with fresh
+// validators, whose memoized schema adaptors are then built by concurrent
+// validations (run it with -race), and requires the results of a
+// sequential run.
+func TestCELForkConcurrent(t *testing.T) {
+	data, err := corpus.Generate(corpus.Defaults(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Load([]string{"-"}, strings.NewReader(string(data)), DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := make([]*gwv1.HTTPRoute, 0, 2*len(in.Routes))
+	for _, r := range in.Routes {
+		routes = append(routes, r.Obj)
+		broken := r.Obj.DeepCopy()
+		routeMutations[0].f(broken)
+		routeMutations[4].f(broken)
+		routes = append(routes, broken)
+	}
+	run := func(parallel bool) []string {
+		v, err := newCRDValidator("crds/experimental-httproutes.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(routes))
+		one := func(i int) {
+			r := routes[i]
+			errs := validateWith(v, Position{}, "HTTPRoute", r.Namespace, r.Name, r, ChannelExperimental, "")
+			s := make([]string, 0, len(errs))
+			for _, e := range errs {
+				s = append(s, e.Error())
+			}
+			sort.Strings(s)
+			out[i] = strings.Join(s, "\n")
+		}
+		if parallel {
+			Parallel(len(routes), one)
+		} else {
+			for i := range routes {
+				one(i)
+			}
+		}
+		return out
+	}
+	want, got := run(false), run(true)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("route %d: concurrent:\n%s\nsequential:\n%s", i, got[i], want[i])
+		}
+	}
+}
