@@ -1,9 +1,11 @@
 package translate
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -203,6 +205,16 @@ func validateUnstructured(v *crdValidator, pos Position, kind, namespace, name s
 	if !hasBlocking(errs) {
 		errs = append(errs, v.cel(u)...)
 	}
+	// The API server's validators walk Go maps (CEL rules of sibling
+	// properties, the schema's properties), so several problems of one
+	// object come in a random order: sorted by field path (indices as
+	// numbers), then message, the list is the same on every run.
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		if c := comparePaths(a.Field, b.Field); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ErrorBody(), b.ErrorBody())
+	})
 	out := make(ErrorList, 0, len(errs))
 	for _, e := range errs {
 		f := e.Field
@@ -233,4 +245,37 @@ func hasBlocking(errs field.ErrorList) bool {
 		}
 	}
 	return false
+}
+
+// comparePaths orders field paths as text, except that runs of digits
+// compare as numbers: spec.rules[2] comes before spec.rules[10].
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun is the length of the run of ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
