@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -34,13 +35,120 @@ func JSONToYAML(j []byte) ([]byte, error) {
 	if bytes.Contains(j, []byte(chunkToken)) {
 		return yaml.JSONToYAML(j)
 	}
-	// yaml.Unmarshal, as JSONToYAML does, to keep integers integers.
-	var obj any
-	if err := yamlv2.Unmarshal(j, &obj); err != nil {
+	obj, err := readJSON(j)
+	if err != nil {
 		return nil, err
 	}
 	w := &chunkWriter{}
 	return w.render(nil, obj)
+}
+
+// readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
+// j, as JSONToYAML does (to keep integers integers): map[any]any with
+// string keys, []any, strings, booleans, nil, and numbers as yaml.v2
+// resolves their text. encoding/json reads the structure, several times
+// faster than yaml.v2's parser reads JSON as flow-style YAML; yaml.v2
+// still resolves every distinct number (an int, int64, uint64 or float64,
+// as it chooses), once. Unlike yaml.v2, it also reads the escapes \/ and
+// \u of a surrogate pair, which neither encoding/json nor protojson
+// writes.
+func readJSON(j []byte) (any, error) {
+	r := &jsonReader{dec: json.NewDecoder(bytes.NewReader(j)), numbers: map[json.Number]any{}}
+	r.dec.UseNumber()
+	tok, err := r.dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	v, err := r.value(tok)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("reading JSON: data after the top-level value (%v)", err)
+	}
+	return v, nil
+}
+
+type jsonReader struct {
+	dec     *json.Decoder
+	numbers map[json.Number]any
+}
+
+// value reads the value that starts with tok.
+func (r *jsonReader) value(tok json.Token) (any, error) {
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := map[any]any{}
+			for r.dec.More() {
+				kt, err := r.dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("reading JSON: key %v is not a string", kt)
+				}
+				v, err := r.next()
+				if err != nil {
+					return nil, err
+				}
+				m[k] = v
+			}
+			return m, r.end('}')
+		case '[':
+			l := []any{}
+			for r.dec.More() {
+				v, err := r.next()
+				if err != nil {
+					return nil, err
+				}
+				l = append(l, v)
+			}
+			return l, r.end(']')
+		}
+		return nil, fmt.Errorf("reading JSON: unexpected %v", t)
+	case json.Number:
+		return r.number(t)
+	case string, bool, nil:
+		return t, nil
+	}
+	return nil, fmt.Errorf("reading JSON: unexpected token %T", tok)
+}
+
+// next reads the next value.
+func (r *jsonReader) next() (any, error) {
+	tok, err := r.dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	return r.value(tok)
+}
+
+// end reads the delimiter that closes an object or array.
+func (r *jsonReader) end(d json.Delim) error {
+	tok, err := r.dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != d {
+		return fmt.Errorf("reading JSON: %v where %v closes", tok, d)
+	}
+	return nil
+}
+
+// number is n as yaml.v2 reads it as a plain scalar.
+func (r *jsonReader) number(n json.Number) (any, error) {
+	if v, ok := r.numbers[n]; ok {
+		return v, nil
+	}
+	var v any
+	if err := yamlv2.Unmarshal([]byte(n), &v); err != nil {
+		return nil, fmt.Errorf("reading JSON number %s: %w", n, err)
+	}
+	r.numbers[n] = v
+	return v, nil
 }
 
 // Marshal is sigs.k8s.io/yaml's Marshal(v) (encoding/json, then

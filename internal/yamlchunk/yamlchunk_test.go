@@ -20,6 +20,9 @@ func TestJSONToYAML(t *testing.T) {
 	}{
 		{"scalars", `{"a": 1, "b": "x", "c": [1, 2], "d": {}}`, 0},
 		{"placeholder in the input", `{"a": ["gwretrychunk1"]}`, 0},
+		{"numbers as yaml.v2 resolves them", `{"a": [0, -0, 1, -1, 0.0, 1.5, 1e5, 1E+21, -2.5e-7, 0.1, 9223372036854775807, -9223372036854775808, 9223372036854775808, 18446744073709551615, 18446744073709551616, 100000000000000000000000, 1e400], "b": {"80": 80, "1e5": "1e5"}}`, 0},
+		{"strings, booleans, null, empty", `{"s": "\u003c&\u00e9\u2028é😀 \"q\" \\ / \t\n", "y": "yes", "o": "on", "n": "null", "t": true, "f": false, "z": null, "": {"": [], "e": {}}, "l": [[], {}, [[]], "", " x"]}`, 0},
+		{"top-level list", `[1, "a", {"b": null}]`, 0},
 		{"large list, long strings folded", `{"a": {"b": [` + repeat(item, 3000) + `]}}`, 1},
 		{"nested large lists", `{"top": [` + repeat(`{"name": "n", "inner": {"routes": [`+repeat(item, 300)+`]}}`, 4) + `], "after": 1}`, 5},
 		{"large mappings, keys in yaml.v2's natural order", `{"http": {"routers": {` + keyed(`{"rule": "`+long+`", "n": [1, 2, {"a": "b"}]}`, 600) + `}, "services": {` + keyed(item, 200) + `}}, "tls": null}`, 3},
