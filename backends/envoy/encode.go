@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/internal/yamlchunk"
 
@@ -37,7 +36,7 @@ func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 
 // decode reads a bootstrap written by encode, rejecting unknown fields.
 func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
-	j, err := yaml.YAMLToJSONStrict(data)
+	j, err := yamlchunk.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading bootstrap YAML: %w", err)
 	}
