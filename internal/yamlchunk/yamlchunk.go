@@ -4,6 +4,7 @@ package yamlchunk
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,16 +45,19 @@ func JSONToYAML(j []byte) ([]byte, error) {
 }
 
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
-// j, as JSONToYAML does (to keep integers integers): map[any]any with
-// string keys, []any, strings, booleans, nil, and numbers as yaml.v2
-// resolves their text. encoding/json reads the structure, several times
-// faster than yaml.v2's parser reads JSON as flow-style YAML; yaml.v2
-// still resolves every distinct number (an int, int64, uint64 or float64,
-// as it chooses), once. Unlike yaml.v2, it also reads the escapes \/ and
-// \u of a surrogate pair, which neither encoding/json nor protojson
-// writes.
+// j, as JSONToYAML does (to keep integers integers), but with every
+// mapping a yaml.v2 MapSlice already in the order yaml.v2 writes a map's
+// keys (the last of a key given twice, as yaml.v2 keeps it): []any,
+// strings, booleans, nil, and numbers as yaml.v2 resolves their text.
+// yaml.v2 writes a MapSlice as it writes the map, in a third of the
+// memory of a map[any]any. encoding/json reads the structure, several
+// times faster than yaml.v2's parser reads JSON as flow-style YAML;
+// yaml.v2 still resolves every distinct number (an int, int64, uint64 or
+// float64, as it chooses), and sorts every distinct sequence of keys,
+// once. Unlike yaml.v2, it also reads the escapes \/ and \u of a
+// surrogate pair, which neither encoding/json nor protojson writes.
 func readJSON(j []byte) (any, error) {
-	r := &jsonReader{dec: json.NewDecoder(bytes.NewReader(j)), numbers: map[json.Number]any{}}
+	r := &jsonReader{dec: json.NewDecoder(bytes.NewReader(j)), numbers: map[json.Number]any{}, orders: map[string][]int{}}
 	r.dec.UseNumber()
 	tok, err := r.dec.Token()
 	if err != nil {
@@ -72,6 +76,10 @@ func readJSON(j []byte) (any, error) {
 type jsonReader struct {
 	dec     *json.Decoder
 	numbers map[json.Number]any
+	// orders are, by sequence of keys (each length-prefixed), the
+	// indexes of the members yaml.v2 writes, in its order.
+	orders map[string][]int
+	keys   []byte
 }
 
 // value reads the value that starts with tok.
@@ -80,7 +88,7 @@ func (r *jsonReader) value(tok json.Token) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			m := map[any]any{}
+			var m yamlv2.MapSlice
 			for r.dec.More() {
 				kt, err := r.dec.Token()
 				if err != nil {
@@ -94,9 +102,12 @@ func (r *jsonReader) value(tok json.Token) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				m[k] = v
+				m = append(m, yamlv2.MapItem{Key: k, Value: v})
 			}
-			return m, r.end('}')
+			if err := r.end('}'); err != nil {
+				return nil, err
+			}
+			return r.ordered(m)
 		case '[':
 			l := []any{}
 			for r.dec.More() {
@@ -138,6 +149,66 @@ func (r *jsonReader) end(d json.Delim) error {
 	return nil
 }
 
+// ordered returns the members of m that yaml.v2 writes for the map of
+// them, in its order.
+func (r *jsonReader) ordered(m yamlv2.MapSlice) (yamlv2.MapSlice, error) {
+	if m == nil {
+		return yamlv2.MapSlice{}, nil
+	}
+	if len(m) == 1 {
+		return m, nil
+	}
+	r.keys = r.keys[:0]
+	for _, it := range m {
+		k := it.Key.(string)
+		r.keys = binary.AppendUvarint(r.keys, uint64(len(k)))
+		r.keys = append(r.keys, k...)
+	}
+	order, ok := r.orders[string(r.keys)]
+	if !ok {
+		var err error
+		if order, err = v2Order(m); err != nil {
+			return nil, err
+		}
+		r.orders[string(r.keys)] = order
+	}
+	out := make(yamlv2.MapSlice, len(order))
+	for i, o := range order {
+		out[i] = m[o]
+	}
+	return out, nil
+}
+
+// v2Order returns the indexes of the members of m that yaml.v2 keeps in
+// the map of them (the last of a key given twice), in the order it writes
+// that map: what it writes for the keys, numbered, read back in order.
+func v2Order(m yamlv2.MapSlice) ([]int, error) {
+	numbered := make(map[any]any, len(m))
+	for i, it := range m {
+		numbered[it.Key] = i
+	}
+	listed, err := yamlv2.Marshal(numbered)
+	if err != nil {
+		return nil, err
+	}
+	var read yamlv2.MapSlice
+	if err := yamlv2.Unmarshal(listed, &read); err != nil {
+		return nil, err
+	}
+	if len(read) != len(numbered) {
+		return nil, fmt.Errorf("writing YAML: %d keys read back for %d", len(read), len(numbered))
+	}
+	order := make([]int, len(read))
+	for i, it := range read {
+		o, ok := it.Value.(int)
+		if !ok || o < 0 || o >= len(m) || m[o].Key != it.Key {
+			return nil, fmt.Errorf("writing YAML: key %v read back as %v", it.Key, it.Value)
+		}
+		order[i] = o
+	}
+	return order, nil
+}
+
 // number is n as yaml.v2 reads it as a plain scalar.
 func (r *jsonReader) number(n json.Number) (any, error) {
 	if v, ok := r.numbers[n]; ok {
@@ -174,34 +245,37 @@ func wrap(path []step, v any) any {
 		if path[i].key == nil {
 			v = []any{v}
 		} else {
-			v = map[any]any{path[i].key: v}
+			v = yamlv2.MapSlice{{Key: path[i].key, Value: v}}
 		}
 	}
 	return v
 }
 
-// render returns the YAML of wrap(path, v), writing the large lists in v
-// one element at a time.
+// render returns the YAML of wrap(path, v), writing the large lists and
+// mappings in v one element or key at a time. Mappings are MapSlices in
+// yaml.v2's order of keys (readJSON's).
 func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 	type chunk struct {
 		token string
 		path  []step
 		list  []any
-		mp    map[any]any
+		mp    yamlv2.MapSlice
 	}
 	var chunks []chunk
 	// Replace every large list or mapping that is a mapping's value, in
 	// mappings reached through mappings only, by a placeholder scalar.
-	var find func(sub []step, m map[any]any)
-	find = func(sub []step, m map[any]any) {
-		for k, val := range m {
-			switch x := val.(type) {
-			case map[any]any:
+	// The tree is the caller's, written once: it is changed in place.
+	var find func(sub []step, m yamlv2.MapSlice)
+	find = func(sub []step, m yamlv2.MapSlice) {
+		for i := range m {
+			k := m[i].Key
+			switch x := m[i].Value.(type) {
+			case yamlv2.MapSlice:
 				if len(x) > 1 && nodes(x) > chunkNodes {
 					w.n++
 					tok := chunkToken + strconv.Itoa(w.n)
 					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], step{key: k}), mp: x})
-					m[k] = tok
+					m[i].Value = tok
 					continue
 				}
 				find(append(sub[:len(sub):len(sub)], step{key: k}), x)
@@ -210,12 +284,12 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 					w.n++
 					tok := chunkToken + strconv.Itoa(w.n)
 					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], step{key: k}), list: x})
-					m[k] = tok
+					m[i].Value = tok
 				}
 			}
 		}
 	}
-	if m, ok := v.(map[any]any); ok {
+	if m, ok := v.(yamlv2.MapSlice); ok {
 		find(path[:len(path):len(path)], m)
 	}
 	doc, err := yamlv2.Marshal(wrap(path, v))
@@ -246,11 +320,12 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 		lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 		var body bytes.Buffer
 		body.WriteString(":\n")
-		for _, e := range c.list {
+		for i, e := range c.list {
 			t, err := w.render(elem, e)
 			if err != nil {
 				return nil, err
 			}
+			c.list[i] = nil // written: let it go
 			if !bytes.HasPrefix(t, prefix) {
 				return nil, fmt.Errorf("writing YAML: an element does not start as its placeholder %q", prefix)
 			}
@@ -275,28 +350,9 @@ func splice(doc []byte, token string, body []byte) ([]byte, error) {
 }
 
 // renderMap returns ":\n" and the lines of the mapping m at path, written
-// one key at a time in yaml.v2's order of keys.
-func (w *chunkWriter) renderMap(path []step, m map[any]any) ([]byte, error) {
-	// yaml.v2's order of the keys: what it writes for the same keys,
-	// numbered, read back in order.
-	numbered := make(map[any]any, len(m))
-	keys := make([]any, 0, len(m))
-	for k := range m {
-		numbered[k] = len(keys)
-		keys = append(keys, k)
-	}
-	listed, err := yamlv2.Marshal(numbered)
-	if err != nil {
-		return nil, err
-	}
-	var order yamlv2.MapSlice
-	if err := yamlv2.Unmarshal(listed, &order); err != nil {
-		return nil, err
-	}
-	if len(order) != len(keys) {
-		return nil, fmt.Errorf("writing YAML: %d keys read back for %d", len(order), len(keys))
-	}
-	marker, err := yamlv2.Marshal(wrap(path, map[any]any{chunkToken: chunkToken}))
+// one key at a time (m is in yaml.v2's order of keys).
+func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) {
+	marker, err := yamlv2.Marshal(wrap(path, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}}))
 	if err != nil {
 		return nil, err
 	}
@@ -308,18 +364,14 @@ func (w *chunkWriter) renderMap(path []step, m map[any]any) ([]byte, error) {
 	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 	var body bytes.Buffer
 	body.WriteString(":\n")
-	for _, item := range order {
-		i, ok := item.Value.(int)
-		if !ok || i < 0 || i >= len(keys) {
-			return nil, fmt.Errorf("writing YAML: key %v read back as %v", item.Key, item.Value)
-		}
-		k := keys[i]
-		t, err := w.render(path, map[any]any{k: m[k]})
+	for i, item := range m {
+		t, err := w.render(path, yamlv2.MapSlice{item})
 		if err != nil {
 			return nil, err
 		}
+		m[i].Value = nil // written: let it go
 		if !bytes.HasPrefix(t, prefix) {
-			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", k, prefix)
+			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", item.Key, prefix)
 		}
 		body.Write(lead)
 		body.Write(t[len(prefix):])
@@ -337,9 +389,9 @@ func nodes(v any) int {
 		}
 		n++
 		switch x := v.(type) {
-		case map[any]any:
+		case yamlv2.MapSlice:
 			for _, e := range x {
-				count(e)
+				count(e.Value)
 			}
 		case []any:
 			for _, e := range x {
