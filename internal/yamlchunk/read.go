@@ -44,7 +44,6 @@ func YAMLToJSONStrict(y []byte) ([]byte, error) {
 	w := &jsonWriter{scalars: map[scalarKey]any{}}
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
-	w.buf.Grow(len(y))
 	if doc.Kind != yamlv3.DocumentNode || len(doc.Content) != 1 {
 		return nil, errors.New("reading YAML: no document")
 	}
