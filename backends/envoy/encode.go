@@ -34,7 +34,8 @@ func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 	return y, nil
 }
 
-// decode reads a bootstrap written by encode, rejecting unknown fields.
+// decode reads a bootstrap written by encode, rejecting duplicate keys
+// (yamlchunk.YAMLToJSONStrict) and unknown fields (protojson).
 func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 	j, err := yamlchunk.YAMLToJSONStrict(data)
 	if err != nil {
