@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -49,145 +50,117 @@ func JSONToYAML(j []byte) ([]byte, error) {
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
 // j, as JSONToYAML does (to keep integers integers), but with every
 // mapping a yaml.v2 MapSlice already in the order yaml.v2 writes a map's
-// keys (the last of a key given twice, as yaml.v2 keeps it): []any,
-// strings, booleans, nil, and numbers as yaml.v2 resolves their text.
-// yaml.v2 writes a MapSlice as it writes the map, in a third of the
-// memory of a map[any]any. encoding/json reads the structure, several
-// times faster than yaml.v2's parser reads JSON as flow-style YAML;
-// yaml.v2 still resolves every distinct number (an int, int64, uint64 or
-// float64, as it chooses), and sorts every distinct sequence of keys,
-// once. Unlike yaml.v2, it also reads the escapes \/ and \u of a
-// surrogate pair, which neither encoding/json nor protojson writes.
+// keys: []any, strings, booleans, nil, and numbers as yaml.v2 resolves
+// their text. yaml.v2 writes a MapSlice as it writes the map, in a third
+// of the memory of a map[any]any. encoding/json reads the JSON (the last
+// of a key given twice, as yaml.v2 keeps it), several times faster than
+// yaml.v2's parser reads it as flow-style YAML; yaml.v2 still resolves
+// every distinct number (an int, int64, uint64 or float64, as it
+// chooses), and sorts every distinct set of keys, once. Unlike yaml.v2,
+// it also reads the escapes \/ and \u of a surrogate pair, which neither
+// encoding/json nor protojson writes.
 func readJSON(j []byte) (any, error) {
-	r := &jsonReader{dec: json.NewDecoder(bytes.NewReader(j)), numbers: map[json.Number]any{}, orders: map[string][]int{}}
-	r.dec.UseNumber()
-	tok, err := r.dec.Token()
-	if err != nil {
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	v, err := r.value(tok)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := r.dec.Token(); err != io.EOF {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("reading JSON: data after the top-level value (%v)", err)
 	}
-	return v, nil
+	r := &jsonReader{numbers: map[json.Number]any{}, orders: map[string][]int{}}
+	return r.convert(v)
 }
 
 type jsonReader struct {
-	dec     *json.Decoder
 	numbers map[json.Number]any
-	// orders are, by sequence of keys (each length-prefixed), the
-	// indexes of the members yaml.v2 writes, in its order.
+	// orders are, by set of keys (sorted, each length-prefixed), the
+	// indexes of those sorted keys in yaml.v2's order.
 	orders map[string][]int
 	keys   []byte
 }
 
-// value reads the value that starts with tok.
-func (r *jsonReader) value(tok json.Token) (any, error) {
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			var m yamlv2.MapSlice
-			for r.dec.More() {
-				kt, err := r.dec.Token()
+// convert returns v, as encoding/json decodes it, as readJSON returns it;
+// it empties v's objects on the way, so that each is dropped once
+// converted.
+func (r *jsonReader) convert(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) < 2 {
+			out := make(yamlv2.MapSlice, 0, len(x))
+			for k, e := range x {
+				ce, err := r.convert(e)
 				if err != nil {
 					return nil, err
 				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("reading JSON: key %v is not a string", kt)
-				}
-				v, err := r.next()
-				if err != nil {
-					return nil, err
-				}
-				m = append(m, yamlv2.MapItem{Key: k, Value: v})
+				out = append(out, yamlv2.MapItem{Key: k, Value: ce})
 			}
-			if err := r.end('}'); err != nil {
+			return out, nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		order, err := r.order(keys)
+		if err != nil {
+			return nil, err
+		}
+		out := make(yamlv2.MapSlice, len(keys))
+		for i, o := range order {
+			k := keys[o]
+			cv, err := r.convert(x[k])
+			if err != nil {
 				return nil, err
 			}
-			return r.ordered(m)
-		case '[':
-			l := []any{}
-			for r.dec.More() {
-				v, err := r.next()
-				if err != nil {
-					return nil, err
-				}
-				l = append(l, v)
-			}
-			return l, r.end(']')
+			delete(x, k)
+			out[i] = yamlv2.MapItem{Key: k, Value: cv}
 		}
-		return nil, fmt.Errorf("reading JSON: unexpected %v", t)
+		return out, nil
+	case []any:
+		for i, e := range x {
+			ce, err := r.convert(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = ce
+		}
+		return x, nil
 	case json.Number:
-		return r.number(t)
+		return r.number(x)
 	case string, bool, nil:
-		return t, nil
+		return x, nil
 	}
-	return nil, fmt.Errorf("reading JSON: unexpected token %T", tok)
+	return nil, fmt.Errorf("reading JSON: unexpected %T", v)
 }
 
-// next reads the next value.
-func (r *jsonReader) next() (any, error) {
-	tok, err := r.dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	return r.value(tok)
-}
-
-// end reads the delimiter that closes an object or array.
-func (r *jsonReader) end(d json.Delim) error {
-	tok, err := r.dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != d {
-		return fmt.Errorf("reading JSON: %v where %v closes", tok, d)
-	}
-	return nil
-}
-
-// ordered returns the members of m that yaml.v2 writes for the map of
-// them, in its order.
-func (r *jsonReader) ordered(m yamlv2.MapSlice) (yamlv2.MapSlice, error) {
-	if m == nil {
-		return yamlv2.MapSlice{}, nil
-	}
-	if len(m) == 1 {
-		return m, nil
-	}
+// order sorts keys (distinct) and returns the indexes of the sorted keys
+// in the order yaml.v2 writes the map of them.
+func (r *jsonReader) order(keys []string) ([]int, error) {
+	slices.Sort(keys)
 	r.keys = r.keys[:0]
-	for _, it := range m {
-		k := it.Key.(string)
+	for _, k := range keys {
 		r.keys = binary.AppendUvarint(r.keys, uint64(len(k)))
 		r.keys = append(r.keys, k...)
 	}
-	order, ok := r.orders[string(r.keys)]
-	if !ok {
-		var err error
-		if order, err = v2Order(m); err != nil {
-			return nil, err
-		}
-		r.orders[string(r.keys)] = order
+	if order, ok := r.orders[string(r.keys)]; ok {
+		return order, nil
 	}
-	out := make(yamlv2.MapSlice, len(order))
-	for i, o := range order {
-		out[i] = m[o]
+	order, err := v2Order(keys)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	r.orders[string(r.keys)] = order
+	return order, nil
 }
 
-// v2Order returns the indexes of the members of m that yaml.v2 keeps in
-// the map of them (the last of a key given twice), in the order it writes
-// that map: what it writes for the keys, numbered, read back in order.
-func v2Order(m yamlv2.MapSlice) ([]int, error) {
-	numbered := make(map[any]any, len(m))
-	for i, it := range m {
-		numbered[it.Key] = i
+// v2Order returns the indexes of keys (distinct) in the order yaml.v2
+// writes a map of them: what it writes for the keys, numbered, read back
+// in order.
+func v2Order(keys []string) ([]int, error) {
+	numbered := make(map[any]any, len(keys))
+	for i, k := range keys {
+		numbered[k] = i
 	}
 	listed, err := yamlv2.Marshal(numbered)
 	if err != nil {
@@ -197,13 +170,13 @@ func v2Order(m yamlv2.MapSlice) ([]int, error) {
 	if err := yamlv2.Unmarshal(listed, &read); err != nil {
 		return nil, err
 	}
-	if len(read) != len(numbered) {
-		return nil, fmt.Errorf("writing YAML: %d keys read back for %d", len(read), len(numbered))
+	if len(read) != len(keys) {
+		return nil, fmt.Errorf("writing YAML: %d keys read back for %d", len(read), len(keys))
 	}
 	order := make([]int, len(read))
 	for i, it := range read {
 		o, ok := it.Value.(int)
-		if !ok || o < 0 || o >= len(m) || m[o].Key != it.Key {
+		if !ok || o < 0 || o >= len(keys) || keys[o] != it.Key {
 			return nil, fmt.Errorf("writing YAML: key %v read back as %v", it.Key, it.Value)
 		}
 		order[i] = o
