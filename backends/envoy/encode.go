@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/internal/yamlchunk"
 
@@ -35,9 +34,10 @@ func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 	return y, nil
 }
 
-// decode reads a bootstrap written by encode, rejecting unknown fields.
+// decode reads a bootstrap written by encode, rejecting duplicate keys
+// (yamlchunk.YAMLToJSONStrict) and unknown fields (protojson).
 func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
-	j, err := yaml.YAMLToJSONStrict(data)
+	j, err := yamlchunk.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading bootstrap YAML: %w", err)
 	}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/internal/corpus"
@@ -64,6 +66,22 @@ func TestJSONToYAMLChunked(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("chunked YAML differs from JSONToYAML (%d and %d bytes)", len(got), len(want))
+			}
+			// The parse-back reads it as sigs.k8s.io/yaml does.
+			back, err := decode(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := yaml.YAMLToJSONStrict(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sigs := &bootstrapv3.Bootstrap{}
+			if err := protojson.Unmarshal(j, sigs); err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(back, bs) || !proto.Equal(sigs, bs) {
+				t.Errorf("the bootstrap read back differs (as built: %v, as sigs.k8s.io/yaml reads it: %v)", proto.Equal(back, bs), proto.Equal(back, sigs))
 			}
 		})
 	}

@@ -4,7 +4,9 @@
 //
 // The configuration is built from go-control-plane protos, validated with
 // their generated ValidateAll methods, written with protojson and
-// sigs.k8s.io/yaml, and parsed back and compared before it is returned.
+// yaml.v2 (internal/yamlchunk, byte for byte sigs.k8s.io/yaml's
+// JSONToYAML), and parsed back strictly (yaml.v3, protojson) and compared
+// before it is returned.
 package envoy
 
 import (

@@ -50,7 +50,7 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 	}
 	j := &judge{cap: c, clusters: map[string]*clusterv3.Cluster{}, rules: map[string]*translate.Rule{},
 		backends: map[string]*translate.BackendRef{}, matches: map[string][]translate.Match{},
-		out: map[string]map[translate.MethodClass]translate.Behaviour{}}
+		out: map[string]map[translate.MethodClass]translate.Behaviour{}, regexps: regexps{}}
 	for _, cl := range bs.GetStaticResources().GetClusters() {
 		j.clusters[cl.GetName()] = cl
 	}
@@ -106,6 +106,26 @@ type judge struct {
 	// matches are each rule's distinct matches.
 	matches map[string][]translate.Match
 	out     map[string]map[translate.MethodClass]translate.Behaviour
+	// regexps are the :method header regexes compiled so far: every route
+	// of a rule repeats the same few.
+	regexps regexps
+}
+
+// regexps compiles each anchored header regex once.
+type regexps map[string]*regexp.Regexp
+
+// whole returns the regexp that matches a whole value with the RE2
+// pattern p, as Envoy's safe_regex does.
+func (rs regexps) whole(p string) (*regexp.Regexp, error) {
+	if re, ok := rs[p]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(`^(?:` + p + `)$`)
+	if err != nil {
+		return nil, err
+	}
+	rs[p] = re
+	return re, nil
 }
 
 // routeEnv is what a route inherits from its listener, connection manager,
@@ -192,7 +212,7 @@ func (j *judge) virtualHost(env routeEnv) error {
 		if err != nil {
 			return err
 		}
-		key, methods, err := methodsOf(rt.GetMatch(), r)
+		key, methods, err := methodsOf(rt.GetMatch(), r, j.regexps)
 		if err != nil {
 			return fmt.Errorf("route %s: %w", rt.GetName(), err)
 		}
@@ -262,7 +282,7 @@ func classesOf(methods []string) []translate.MethodClass {
 
 // methodsOf returns the route's match without its :method headers (as a
 // comparable key) and the probe methods it accepts.
-func methodsOf(m *routev3.RouteMatch, r *translate.Rule) (string, []string, error) {
+func methodsOf(m *routev3.RouteMatch, r *translate.Rule, res regexps) (string, []string, error) {
 	rest := proto.Clone(m).(*routev3.RouteMatch)
 	rest.Headers = nil
 	var method []*routev3.HeaderMatcher
@@ -290,7 +310,7 @@ func methodsOf(m *routev3.RouteMatch, r *translate.Rule) (string, []string, erro
 	for _, p := range probes {
 		ok := true
 		for _, h := range method {
-			hit, err := headerMatches(h, p)
+			hit, err := headerMatches(h, p, res)
 			if err != nil {
 				return "", nil, err
 			}
@@ -305,7 +325,7 @@ func methodsOf(m *routev3.RouteMatch, r *translate.Rule) (string, []string, erro
 
 // headerMatches evaluates a header matcher on a present header value, as
 // Envoy does for the kinds gwretry can meet; others are an error.
-func headerMatches(h *routev3.HeaderMatcher, v string) (bool, error) {
+func headerMatches(h *routev3.HeaderMatcher, v string, res regexps) (bool, error) {
 	var hit bool
 	switch s := h.GetHeaderMatchSpecifier().(type) {
 	case *routev3.HeaderMatcher_StringMatch:
@@ -318,7 +338,7 @@ func headerMatches(h *routev3.HeaderMatcher, v string) (bool, error) {
 			hit = v == p.Exact
 		case *matcherv3.StringMatcher_SafeRegex:
 			// RE2 in Envoy and in Go; Envoy matches the whole value.
-			re, err := regexp.Compile(`^(?:` + p.SafeRegex.GetRegex() + `)$`)
+			re, err := res.whole(p.SafeRegex.GetRegex())
 			if err != nil {
 				return false, fmt.Errorf("header %s: %w", h.GetName(), err)
 			}

@@ -1,0 +1,122 @@
+package yamlchunk
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// sameJSON reports whether a and b are the same JSON value (numbers
+// compared as written).
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	for _, x := range []struct {
+		data []byte
+		v    *any
+	}{{a, &va}, {b, &vb}} {
+		d := json.NewDecoder(bytes.NewReader(x.data))
+		d.UseNumber()
+		if err := d.Decode(x.v); err != nil {
+			t.Fatalf("%s: %v", x.data, err)
+		}
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func TestYAMLToJSONStrict(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	tests := []struct {
+		name string
+		yaml string
+		// err: rejected; sigs.k8s.io/yaml's YAMLToJSONStrict rejects it
+		// too unless stricter.
+		err      bool
+		stricter bool
+	}{
+		{name: "scalars", yaml: "a: 1\nb: x\nc: [1, 2.5, -3, 1e5, 0x1F, 0o17, 1_000]\nd: {}\ne: []\nf: null\ng: ~\nh: true\ni: \"yes\"\nj: ''\nk: 18446744073709551615\nl: 18446744073709551616\nm: -9223372036854775808\n"},
+		{name: "strings that look like others, quoted", yaml: "a: \"1\"\nb: 'true'\nc: \"null\"\nd: \"2001-12-14\"\ne: \"<<\"\n\"80\": x\n"},
+		{name: "folded and escaped strings", yaml: "a: " + strings.TrimSpace(strings.ReplaceAll(long, "word word ", "word\n  word ")) + "\nb: \"tab\\there \\\" \\\\ \\u00e9 \\x41\"\nc: |\n  two\n  lines\n"},
+		{name: "nested", yaml: "l:\n- a: 1\n  b:\n  - [x, {u: z}]\n- - 1\n  - 2\nm:\n  q:\n    o: p\n"},
+		{name: "merge key's string as a value", yaml: "a: <<\n"},
+		{name: "explicit core tags", yaml: "a: !!str 12\nb: !!int \"12\"\nc: !!float 1\n"},
+		{name: "empty document", yaml: ""},
+		{name: "top-level list", yaml: "- 1\n- a\n"},
+		{name: "duplicate key", yaml: "a: 1\nb: 2\na: 3\n", err: true},
+		{name: "duplicate key, nested", yaml: "l:\n- x: 1\n  x: 1\n", err: true},
+		{name: "duplicate key, once quoted", yaml: "a: 1\n\"a\": 1\n", err: true},
+		{name: "syntax error", yaml: "a: [1\n", err: true},
+		{name: "infinity", yaml: "a: .inf\n", err: true},
+		{name: "alias", yaml: "a: &x 1\nb: *x\n", err: true, stricter: true},
+		{name: "merge key", yaml: "a: &x {c: 1}\nb:\n  <<: *x\n", err: true, stricter: true},
+		{name: "integer key", yaml: "1: a\n", err: true, stricter: true},
+		{name: "second document", yaml: "a: 1\n---\nb: 2\n", err: true, stricter: true},
+		{name: "other tag", yaml: "a: !!binary aGk=\n", err: true, stricter: true},
+		{name: "timestamp", yaml: "a: 2001-12-14\n", err: true, stricter: true},
+		{name: "YAML 1.1 boolean", yaml: "a: yes\n", err: true, stricter: true},
+		{name: "YAML 1.1 boolean key", yaml: "n: 1\n", err: true, stricter: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, wantErr := yaml.YAMLToJSONStrict([]byte(tt.yaml))
+			got, err := YAMLToJSONStrict([]byte(tt.yaml))
+			if tt.err {
+				if err == nil {
+					t.Errorf("accepted, as %s", got)
+				}
+				if !tt.stricter && wantErr == nil {
+					t.Errorf("sigs.k8s.io/yaml accepts it (%s): the case is stricter", want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantErr != nil {
+				t.Fatalf("sigs.k8s.io/yaml rejects it: %v", wantErr)
+			}
+			if !sameJSON(t, got, want) {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestRoundTrip writes strings that YAML could read as something else
+// with JSONToYAML and reads them back with YAMLToJSONStrict.
+func TestRoundTrip(t *testing.T) {
+	values := []any{"yes", "no", "on", "off", "y", "n", "Y", "True", "NULL", "~", "", " ", "-", "?", ":", "2001-12-14", "2001-12-14T21:59:43.10-05:00",
+		"0o17", "0x1F", "0b101", "1_000", "+1", "-0", ".5", "1e5", "1:20", "1:20:30.5", ".inf", "-.Inf", ".nan", "<<", "=", "!x", "&a", "*a", "%x", "@x", "`x",
+		"a: b", "a #b", "#a", "[a]", "{a}", "a\nb", "a\tb", " a", "a ", "\"", "'", "é\u2028\u0085x", strings.Repeat("long words ", 30),
+		1, -1, 0, 1.5, 1e21, 9223372036854775807, uint64(18446744073709551615), true, false, nil}
+	doc := map[string]any{}
+	for i, v := range values {
+		doc[strings.Repeat("k", i%7)+string(rune('a'+i%26))+strings.Repeat("x", i/26)] = map[string]any{"v": v, "l": []any{v, v}}
+	}
+	j, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := JSONToYAML(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := YAMLToJSONStrict(y)
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, y)
+	}
+	if !sameJSON(t, back, j) {
+		t.Errorf("read back %s\nwrote %s", back, j)
+	}
+	want, err := yaml.YAMLToJSONStrict(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(t, back, want) {
+		t.Errorf("read back %s\nsigs.k8s.io/yaml reads %s", back, want)
+	}
+}
