@@ -303,7 +303,8 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	prog.set("generating and reading back %d target(s) for %d rules", len(targets), len(m.Rules))
 	// Each target's files go where they are going as soon as the target
 	// is done (translate.RunTo), rather than all held to the end: -o DIR
-	// stages them beside DIR's files, --check keeps only their diffs.
+	// stages them in DIR/.gwretry-* until every target has succeeded,
+	// --check keeps only their diffs.
 	out, err := o.newOutput(targets, checkOnly, stdout)
 	if err != nil {
 		return err
