@@ -173,16 +173,51 @@ func isDigits(s string) bool {
 // Result is the outcome of running every target over a model.
 type Result struct {
 	Report *Report
-	// Files from every target, sorted by path.
+	// Files from every target, sorted by path; Run fills it in, RunTo
+	// leaves it empty (its Sink got the files).
 	Files []File
 	// Notes of every target, with Target set.
 	Notes []Note
 }
 
+// Sink receives one target's files once the target has been generated and
+// its judge has agreed with its findings: the paths are checked, the files
+// sorted by path and their Parsed dropped. RunTo calls it for each target
+// in the order of the targets, whatever order they finished in, and keeps
+// no reference to the files after it returns, so that a sink that writes
+// them out lets them go. An error from it ends RunTo, which returns it as
+// it is.
+type Sink func(t Target, files []File) error
+
 // Run generates every target's configuration for m and builds the report. It
 // checks the backends' contract: each feature of each rule has exactly one
 // finding, every file path is relative and inside the output directory.
+// It holds every target's files until the end (Result.Files); RunTo hands
+// each target's files to a Sink instead.
 func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
+	var files []File
+	res, err := RunTo(m, targets, retryNonIdempotent, func(_ Target, fs []File) error {
+		files = append(files, fs...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	res.Files = files
+	return res, nil
+}
+
+// RunTo is Run that gives each target's files to sink, in the order of
+// the targets, as soon as that target and those before it are done,
+// rather than holding them all. At most as many targets generate at once
+// as there are cores (GOMAXPROCS), and a target that finished before an
+// earlier one waits for it with its files: at most lookahead targets past
+// the earliest one not yet given to sink are started. On the first error
+// in the order of the targets (a backend's, a broken contract, or sink's)
+// it stops starting targets, waits for those under way, and returns that
+// error: sink is not called again.
+func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Result, error) {
 	res := &Result{Report: &Report{SchemaVersion: 1, Routes: m.RouteCount, Rules: m.RuleCount,
 		Findings: []Finding{}, Targets: []TargetInfo{}, Effective: m.Effective, Policies: m.Policies}}
 	if res.Report.Effective == nil {
@@ -201,24 +236,26 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 		}
 		res.Notes = append(res.Notes, Warning("", "%s", text))
 	}
-	outs := make([]*Output, len(targets))
-	errs := make([]error, len(targets))
-	Parallel(len(targets), func(i int) {
-		outs[i], errs[i] = generate(m, targets[i], retryNonIdempotent)
-	})
-	for i, t := range targets {
+	// Messages repeat: most findings of a target share a handful of texts
+	// (one per feature, status and reason), each formatted anew by the
+	// backend. The report keeps one copy of each.
+	messages := map[string]string{}
+	err := inOrder(len(targets), lookahead(len(targets)), func(i int) (*Output, error) {
+		return generate(m, targets[i], retryNonIdempotent)
+	}, func(i int, out *Output) error {
+		t := targets[i]
 		name := t.Backend.Name()
-		// The first failing target in the order of targets, whichever
-		// finished first, so that the message does not depend on timing.
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		out := outs[i]
 		_, mesh := t.Backend.(MeshBackend)
 		for _, f := range out.Findings {
 			f.Target = name
+			if msg, ok := messages[f.Message]; ok {
+				f.Message = msg
+			} else {
+				messages[f.Message] = f.Message
+			}
 			res.Report.Findings = append(res.Report.Findings, f)
 		}
+		out.Findings = nil
 		for _, s := range m.Skipped {
 			for _, feat := range s.Features {
 				res.Report.Findings = append(res.Report.Findings, Finding{Target: name, Route: s.Route,
@@ -236,26 +273,104 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 				}
 			}
 		}
+		var files []File
 		for _, f := range out.Files {
 			if len(m.Listeners) == 0 && !(mesh && len(m.MeshRules) > 0) {
 				break
 			}
 			clean := path.Clean(f.Path)
 			if clean != f.Path || path.IsAbs(clean) || strings.HasPrefix(clean, "../") || clean == ".." {
-				return nil, &InternalError{Err: fmt.Errorf("%s: bad output path %q", name, f.Path)}
+				return &InternalError{Err: fmt.Errorf("%s: bad output path %q", name, f.Path)}
 			}
-			res.Files = append(res.Files, f)
+			files = append(files, f)
 		}
+		out.Files = nil
 		for _, n := range out.Notes {
 			n.Target = name
 			res.Notes = append(res.Notes, n)
 		}
 		res.Report.Targets = append(res.Report.Targets, TargetInfo{Name: name, Version: t.Version})
+		slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+		return sink(t, files)
+	})
+	if err != nil {
+		return nil, err
 	}
 	applyProvenance(m, res.Report.Findings)
 	SortFindings(res.Report.Findings)
-	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return res, nil
+}
+
+// lookahead is how many targets past the earliest one not yet handed on
+// may be started: one per core, so that a long target does not leave the
+// other cores idle, and one more to work on while a short one's files
+// wait for it.
+func lookahead(n int) int {
+	return min(n, runtime.GOMAXPROCS(0)+1)
+}
+
+// inOrder calls gen(0) … gen(n-1) on up to GOMAXPROCS goroutines, and
+// then(i, gen(i)'s output) on the caller's goroutine in the order of i,
+// each as soon as gen(i) and every then before it are done. gen(j) starts
+// only when j < k+window, k the first index then has not been called for,
+// so that at most window outputs are held at once (under way or waiting
+// for an earlier one). The first error, in the order of i, of gen or then
+// stops it: no gen starts after it, those under way are waited for, and
+// then is not called again.
+func inOrder(n, window int, gen func(i int) (*Output, error), then func(i int, out *Output) error) error {
+	type result struct {
+		out *Output
+		err error
+	}
+	window = max(window, 1)
+	results := make([]chan result, n)
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	// Each token is one output that may be held; a worker takes one before
+	// it takes the next index, so the indices that hold tokens are always
+	// the ones from the first not yet handed on: the earliest always runs.
+	tokens := make(chan struct{}, window)
+	stop := make(chan struct{})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), n, window)
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case tokens <- struct{}{}:
+				case <-stop:
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				out, err := gen(i)
+				results[i] <- result{out, err}
+			}
+		})
+	}
+	var err error
+	for i := range n {
+		r := <-results[i]
+		if err = r.err; err == nil {
+			err = then(i, r.out)
+		}
+		<-tokens
+		if err != nil {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	return err
 }
 
 // generate runs one target and checks its contract: its findings, and

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,65 +28,186 @@ import (
 // too. It returns the number of files that differ and writes nothing under
 // dir.
 func drift(dir string, files []translate.File, targets []string, w io.Writer) (int, error) {
-	want := map[string][]byte{}
-	owned := map[string]bool{}
-	for _, t := range targets {
-		owned[t] = true
+	d := newDrifter(dir, targets)
+	if err := d.add(files); err != nil {
+		return 0, err
 	}
+	return d.finish(w)
+}
+
+// drifter is drift one target's files at a time: add compares each file
+// as it comes and keeps only the diffs, finish adds the stale files and
+// prints the diffs in path order.
+type drifter struct {
+	dir string
+	// want is every path compared, owned the top-level directories whose
+	// other files are stale.
+	want  map[string]bool
+	owned map[string]bool
+	// diffs are the unified diffs of the files that differ, by path.
+	diffs map[string]string
+}
+
+func newDrifter(dir string, targets []string) *drifter {
+	d := &drifter{dir: dir, want: map[string]bool{}, owned: map[string]bool{}, diffs: map[string]string{}}
+	for _, t := range targets {
+		d.owned[t] = true
+	}
+	return d
+}
+
+// add compares files with what dir holds.
+func (d *drifter) add(files []translate.File) error {
 	for _, f := range files {
-		want[f.Path] = f.Data
+		d.want[f.Path] = true
 		if top, _, ok := strings.Cut(f.Path, "/"); ok {
-			owned[top] = true
+			d.owned[top] = true
+		}
+		have, exists, err := readExisting(filepath.Join(d.dir, filepath.FromSlash(f.Path)))
+		if err != nil {
+			return err
+		}
+		if err := d.compare(f.Path, have, exists, f.Data, true); err != nil {
+			return err
 		}
 	}
-	// Every path of either side, sorted, so that the output is the same
-	// byte for byte from one run to the next.
-	paths := make([]string, 0, len(want))
-	for p := range want {
-		paths = append(paths, p)
+	return nil
+}
+
+// addStream compares the file at p with what fill writes, without holding
+// the whole of it unless it differs.
+func (d *drifter) addStream(p string, fill func(io.Writer) error) error {
+	full := filepath.Join(d.dir, filepath.FromSlash(p))
+	same, err := sameAsFile(full, fill)
+	if err != nil {
+		return err
 	}
-	for _, top := range sortedKeys(owned) {
-		stale, err := filesUnder(dir, top)
+	if same {
+		d.want[p] = true
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := fill(&buf); err != nil {
+		return err
+	}
+	return d.add([]translate.File{{Path: p, Data: buf.Bytes()}})
+}
+
+// compare keeps the diff of the file at p when it differs.
+func (d *drifter) compare(p string, have []byte, exists bool, data []byte, generated bool) error {
+	if exists && generated && string(have) == string(data) {
+		return nil
+	}
+	from, to := "a/"+p, "b/"+p
+	if !exists {
+		from = "/dev/null"
+	}
+	if !generated {
+		to = "/dev/null"
+	}
+	diff, err := udiff.ToUnified(from, to, string(have), udiff.Bytes(have, data), udiff.DefaultContextLines)
+	if err != nil {
+		return &translate.InternalError{Err: fmt.Errorf("diff of %s: %w", p, err)}
+	}
+	if diff == "" {
+		// Equal text cannot get here; an empty file created or
+		// removed has no hunk, so say so.
+		diff = fmt.Sprintf("--- %s\n+++ %s\n", from, to)
+	}
+	d.diffs[p] = diff
+	return nil
+}
+
+// finish compares the stale files (under a directory a target owns, not
+// written) and prints every diff in path order. It returns the number of
+// files that differ.
+func (d *drifter) finish(w io.Writer) (int, error) {
+	for _, top := range sortedKeys(d.owned) {
+		stale, err := filesUnder(d.dir, top)
 		if err != nil {
 			return 0, err
 		}
 		for _, p := range stale {
-			if _, ok := want[p]; !ok {
-				paths = append(paths, p)
+			if d.want[p] {
+				continue
+			}
+			have, _, err := readExisting(filepath.Join(d.dir, filepath.FromSlash(p)))
+			if err != nil {
+				return 0, err
+			}
+			if err := d.compare(p, have, true, nil, false); err != nil {
+				return 0, err
 			}
 		}
 	}
+	paths := make([]string, 0, len(d.diffs))
+	for p := range d.diffs {
+		paths = append(paths, p)
+	}
 	slices.Sort(paths)
-	n := 0
-	for _, p := range paths {
-		have, exists, err := readExisting(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil {
-			return n, err
+	for i, p := range paths {
+		if _, err := io.WriteString(w, d.diffs[p]); err != nil {
+			return i, err
 		}
-		data, generated := want[p]
-		if exists && generated && string(have) == string(data) {
-			continue
+	}
+	return len(paths), nil
+}
+
+// sameAsFile reports whether the file at p holds exactly what fill writes;
+// a missing file is not.
+func sameAsFile(p string, fill func(io.Writer) error) (bool, error) {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("--check: %w", err)
+	}
+	defer f.Close()
+	c := &comparer{r: bufio.NewReaderSize(f, 1<<16), same: true}
+	if err := fill(c); err != nil {
+		return false, err
+	}
+	if c.err != nil {
+		return false, fmt.Errorf("--check: %w", c.err)
+	}
+	if !c.same {
+		return false, nil
+	}
+	// Equal so far: the file must end there too.
+	_, err = c.r.ReadByte()
+	if err == io.EOF {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("--check: %w", err)
+	}
+	return false, nil
+}
+
+// comparer is a writer that compares what is written with what r reads.
+type comparer struct {
+	r    *bufio.Reader
+	buf  []byte
+	same bool
+	err  error
+}
+
+func (c *comparer) Write(p []byte) (int, error) {
+	n := len(p)
+	for c.same && c.err == nil && len(p) > 0 {
+		chunk := p[:min(len(p), 1<<16)]
+		if cap(c.buf) < len(chunk) {
+			c.buf = make([]byte, len(chunk))
 		}
-		n++
-		from, to := "a/"+p, "b/"+p
-		if !exists {
-			from = "/dev/null"
+		got, err := io.ReadFull(c.r, c.buf[:len(chunk)])
+		if !bytes.Equal(c.buf[:got], chunk[:got]) || got < len(chunk) {
+			c.same = false
 		}
-		if !generated {
-			to = "/dev/null"
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			c.err = err
 		}
-		d, err := udiff.ToUnified(from, to, string(have), udiff.Bytes(have, data), udiff.DefaultContextLines)
-		if err != nil {
-			return n, &translate.InternalError{Err: fmt.Errorf("diff of %s: %w", p, err)}
-		}
-		if d == "" {
-			// Equal text cannot get here; an empty file created or
-			// removed has no hunk, so say so.
-			d = fmt.Sprintf("--- %s\n+++ %s\n", from, to)
-		}
-		if _, err := io.WriteString(w, d); err != nil {
-			return n, err
-		}
+		p = p[len(chunk):]
 	}
 	return n, nil
 }

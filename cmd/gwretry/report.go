@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -17,11 +18,67 @@ import (
 // reportJSON is report.json: indented, with a final newline, byte for byte
 // deterministic.
 func reportJSON(r *translate.Report) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	if err := writeReportJSON(&buf, r); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
+}
+
+// findingsKey is how json.MarshalIndent writes an empty findings array at
+// the top level of a report: a key at the top level is the only text
+// after a newline and exactly two spaces (strings escape their newlines).
+const findingsKey = "\n  \"findings\": []"
+
+// writeReportJSON writes report.json to w: the bytes of
+// json.MarshalIndent(r, "", "  ") and a newline, one finding at a time
+// rather than the whole report in memory (at 10,000 routes it holds more
+// than half a million findings). encoding/json writes the report without
+// its findings and each finding at the depth MarshalIndent gives it;
+// only the brackets and commas between them are written here.
+func writeReportJSON(w io.Writer, r *translate.Report) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	whole := func() error {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+		return bw.Flush()
+	}
+	if len(r.Findings) == 0 {
+		return whole()
+	}
+	shell := *r
+	shell.Findings = []translate.Finding{}
+	head, err := json.MarshalIndent(&shell, "", "  ")
+	if err != nil {
+		return err
+	}
+	at := bytes.Index(head, []byte(findingsKey))
+	if at < 0 || bytes.Count(head, []byte(findingsKey)) != 1 {
+		// Cannot happen with Report's fields; never write a report that
+		// is not MarshalIndent's.
+		return whole()
+	}
+	at += len(findingsKey) - len("]")
+	bw.Write(head[:at])
+	for i := range r.Findings {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		b, err := json.MarshalIndent(&r.Findings[i], "    ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("\n  ")
+	bw.Write(head[at:])
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 // reportText is the readable report: the findings grouped by route, each
@@ -30,25 +87,41 @@ func reportJSON(r *translate.Report) ([]byte, error) {
 // colour, the header is bold and each status green, yellow or red.
 func reportText(r *translate.Report, sources map[string]translate.Position, colour bool) []byte {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "gwretry report: %d route(s), %d rule(s); targets:", r.Routes, r.Rules)
+	writeReportText(&buf, r, sources, colour)
+	return buf.Bytes()
+}
+
+// writeReportText writes reportText to w as it goes, and returns w's
+// first error.
+func writeReportText(w io.Writer, r *translate.Report, sources map[string]translate.Position, colour bool) error {
+	buf := bufio.NewWriterSize(w, 1<<16)
+	fmt.Fprintf(buf, "gwretry report: %d route(s), %d rule(s); targets:", r.Routes, r.Rules)
 	for _, t := range r.Targets {
-		fmt.Fprintf(&buf, " %s@%s", t.Name, t.Version)
+		fmt.Fprintf(buf, " %s@%s", t.Name, t.Version)
 	}
 	buf.WriteByte('\n')
 	if len(r.Findings) == 0 {
 		buf.WriteString("no rule sets a retry or timeout feature\n")
-		return buf.Bytes()
+		return buf.Flush()
 	}
-	fs := slices.Clone(r.Findings)
-	slices.SortStableFunc(fs, func(a, b translate.Finding) int {
+	// The findings in report order, as indices: a copy of the findings
+	// themselves would double what the report holds.
+	fs := r.Findings
+	order := make([]int32, len(fs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(i, j int32) int {
+		a, b := &fs[i], &fs[j]
 		return cmp.Or(cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Route, b.Route), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Feature, b.Feature))
 	})
 	// A SOURCE column says where each value came from when some policy
 	// shaped a rule (translate.Finding.Source).
 	withSource := slices.ContainsFunc(fs, func(f translate.Finding) bool { return f.Source != "" })
-	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-	for i, f := range fs {
-		if i == 0 || f.Route != fs[i-1].Route || f.Gateway != fs[i-1].Gateway {
+	tw := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
+	for i, at := range order {
+		f := &fs[at]
+		if i == 0 || f.Route != fs[order[i-1]].Route || f.Gateway != fs[order[i-1]].Gateway {
 			tw.Flush() // each route's table is aligned on its own
 			header := "\nHTTPRoute " + f.Route
 			if f.Gateway != "" {
@@ -58,7 +131,7 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 			if pos, ok := sources[f.Route]; ok {
 				header += " (" + pos.String() + ")"
 			}
-			fmt.Fprintln(&buf, header)
+			fmt.Fprintln(buf, header)
 			status := "STATUS"
 			if colour {
 				status = ansiBold + status + ansiReset
@@ -95,27 +168,32 @@ func reportText(r *translate.Report, sources map[string]translate.Position, colo
 		}
 	}
 	tw.Flush()
-	return buf.Bytes()
+	return buf.Flush()
 }
 
 // writeReport writes the report in the chosen format to --report-file, or
 // else to w; the text report is coloured only on a terminal (see console).
 func (o *options) writeReport(r *translate.Report, sources map[string]translate.Position, w io.Writer) error {
-	var data []byte
+	var write func(io.Writer) error
 	switch o.report {
 	case "none":
 		return nil
 	case "json":
-		var err error
-		if data, err = reportJSON(r); err != nil {
-			return err
-		}
+		write = func(w io.Writer) error { return writeReportJSON(w, r) }
 	default:
-		data = reportText(r, sources, o.reportFile == "" && o.console.colour(w))
+		colour := o.reportFile == "" && o.console.colour(w)
+		write = func(w io.Writer) error { return writeReportText(w, r, sources, colour) }
 	}
-	if o.reportFile != "" {
-		return os.WriteFile(o.reportFile, data, 0o644)
+	if o.reportFile == "" {
+		return write(w)
 	}
-	_, err := w.Write(data)
+	f, err := os.OpenFile(o.reportFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }

@@ -296,11 +296,28 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	// The notes are all that is left to use of the input: the decoded
+	// documents the model does not keep are not held while the targets
+	// generate.
+	inNotes := in.Notes
 	prog.set("generating and reading back %d target(s) for %d rules", len(targets), len(m.Rules))
-	res, err := translate.Run(m, targets, o.retryNonIdempotent)
+	// Each target's files go where they are going as soon as the target
+	// is done (translate.RunTo), rather than all held to the end: -o DIR
+	// stages them in DIR/.gwretry-* until every target has succeeded,
+	// --check keeps only their diffs.
+	out, err := o.newOutput(targets, checkOnly, stdout)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	res, err := translate.RunTo(m, targets, o.retryNonIdempotent, out.add)
 	prog.end()
 	prog = nil
 	if err != nil {
+		if out.err != nil && errors.Is(err, out.err) {
+			// Writing, not generating, failed.
+			return err
+		}
 		// The model passed validation and the allowlists: whatever a
 		// backend still refuses is gwretry's bug, not the input's.
 		var ie *translate.InternalError
@@ -309,38 +326,14 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		}
 		return &exitError{code: exitInternal, err: err}
 	}
-	for _, n := range translate.GroupNotes(slices.Concat(in.Notes, m.Notes, res.Notes)) {
+	for _, n := range translate.GroupNotes(slices.Concat(inNotes, m.Notes, res.Notes)) {
 		if !o.quiet || n.Severity != translate.SeverityInfo {
 			fmt.Fprintln(stderr, n.String())
 		}
 	}
-	differ := 0
-	switch {
-	case checkOnly:
-	case o.check:
-		files, err := outputFiles(res)
-		if err != nil {
-			return err
-		}
-		var names []string
-		for _, t := range targets {
-			names = append(names, t.Backend.Name())
-		}
-		if differ, err = drift(o.outDir, files, names, stdout); err != nil {
-			return inputError(err)
-		}
-	case o.outDir != "":
-		if err := writeFiles(o.outDir, res); err != nil {
-			return err
-		}
-	case o.format != "":
-		if err := writeFormat(stdout, targets[0].Backend.Name(), o.format, res.Files); err != nil {
-			return err
-		}
-	default:
-		if err := writeStdout(stdout, res.Files); err != nil {
-			return err
-		}
+	differ, err := out.finish(res.Report)
+	if err != nil {
+		return err
 	}
 	// check produces nothing but its report, so the report is its output;
 	// translate's stdout may carry the configuration.
@@ -388,6 +381,104 @@ func inputError(err error) error {
 	return &exitError{code: exitInput, err: err}
 }
 
+// output is where translate's files go, each target's as it comes
+// (add, a translate.Sink), and then the rest (finish): staged under -o DIR
+// and moved into place at the end, compared with DIR for --check, held
+// for stdout (one target), or dropped (check).
+type output struct {
+	o       *options
+	targets []translate.Target
+	stdout  io.Writer
+	// discard: gwretry check writes no configuration.
+	discard bool
+	stage   *stage
+	drift   *drifter
+	// files are the one target's files for stdout.
+	files []translate.File
+	// err is the first error of add, which RunTo returns as it is.
+	err error
+}
+
+func (o *options) newOutput(targets []translate.Target, checkOnly bool, stdout io.Writer) (*output, error) {
+	out := &output{o: o, targets: targets, stdout: stdout, discard: checkOnly}
+	switch {
+	case checkOnly:
+	case o.check:
+		var names []string
+		for _, t := range targets {
+			names = append(names, t.Backend.Name())
+		}
+		out.drift = newDrifter(o.outDir, names)
+	case o.outDir != "":
+		st, err := newStage(o.outDir)
+		if err != nil {
+			return nil, err
+		}
+		out.stage = st
+	}
+	return out, nil
+}
+
+// add takes one target's files.
+func (out *output) add(_ translate.Target, files []translate.File) error {
+	var err error
+	switch {
+	case out.discard:
+	case out.drift != nil:
+		if err = out.drift.add(files); err != nil {
+			err = inputError(err)
+		}
+	case out.stage != nil:
+		err = out.stage.add(files)
+	default:
+		out.files = append(out.files, files...)
+	}
+	out.err = err
+	return err
+}
+
+// finish writes what comes after every target's files: report.json and
+// the move into DIR, the diff of --check (it returns the number of files
+// that differ), the configuration on stdout.
+func (out *output) finish(r *translate.Report) (int, error) {
+	o := out.o
+	writeReport := func(w io.Writer) error { return writeReportJSON(w, r) }
+	switch {
+	case out.discard:
+	case out.drift != nil:
+		if err := out.drift.addStream("report.json", writeReport); err != nil {
+			return 0, inputError(err)
+		}
+		differ, err := out.drift.finish(out.stdout)
+		if err != nil {
+			return 0, inputError(err)
+		}
+		return differ, nil
+	case out.stage != nil:
+		if err := out.stage.write("report.json", writeReport); err != nil {
+			return 0, err
+		}
+		if err := out.stage.commit(); err != nil {
+			return 0, err
+		}
+		out.stage = nil
+	case o.format != "":
+		slices.SortFunc(out.files, func(a, b translate.File) int { return strings.Compare(a.Path, b.Path) })
+		return 0, writeFormat(out.stdout, out.targets[0].Backend.Name(), o.format, out.files)
+	default:
+		slices.SortFunc(out.files, func(a, b translate.File) int { return strings.Compare(a.Path, b.Path) })
+		return 0, writeStdout(out.stdout, out.files)
+	}
+	return 0, nil
+}
+
+// abort leaves -o DIR as it was when finish did not move the files in.
+func (out *output) abort() {
+	if out.stage != nil {
+		out.stage.abort()
+	}
+}
+
 // outputFiles are what -o DIR holds: every target's files and report.json.
 func outputFiles(res *translate.Result) ([]translate.File, error) {
 	files := append([]translate.File(nil), res.Files...)
@@ -398,6 +489,7 @@ func outputFiles(res *translate.Result) ([]translate.File, error) {
 	return append(files, translate.File{Path: "report.json", Data: report}), nil
 }
 
+// writeFiles writes every file of res and report.json into dir.
 func writeFiles(dir string, res *translate.Result) error {
 	files, err := outputFiles(res)
 	if err != nil {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestWriteReportJSON: report.json written one finding at a time is
+// json.MarshalIndent's bytes and a newline, whatever the report holds.
+func TestWriteReportJSON(t *testing.T) {
+	finding := func(target, route, msg string) translate.Finding {
+		return translate.Finding{Target: target, Route: route, Rule: 1, RuleName: "r<1>", Feature: translate.FeatureRetryCodes,
+			Status: translate.Approximated, Message: msg}
+	}
+	reports := map[string]translate.Report{
+		"empty":       {SchemaVersion: 1, Targets: []translate.TargetInfo{}, Effective: []translate.RuleEffective{}, Findings: []translate.Finding{}},
+		"nil slices":  {SchemaVersion: 1},
+		"one finding": {SchemaVersion: 1, Findings: []translate.Finding{finding("nginx", "ns/a", "x")}},
+		"escapes": {SchemaVersion: 1, Routes: 2, Rules: 3, Targets: []translate.TargetInfo{{Name: "envoy", Version: "1.36"}},
+			Findings: []translate.Finding{
+				finding("envoy", "ns/a", "a <b> & \"c\"\n\tnew line \u2028 é"),
+				{Target: "envoy", Gateway: "infra/gw", Feature: "connection.idle", Status: translate.Honoured, Source: "Policy"},
+				finding("haproxy", `ns/"q"`, ""),
+			},
+			Effective: []translate.RuleEffective{{Route: "ns/a", Rule: 1, Effective: map[translate.Feature]translate.EffectiveValue{
+				translate.FeatureRetryCodes: {Value: []int{502, 503}, Source: "HTTPRoute"}}}},
+			Policies: []translate.PolicyReport{{}}},
+	}
+	for name, r := range reports {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.MarshalIndent(&r, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, '\n')
+			var got bytes.Buffer
+			if err := writeReportJSON(&got, &r); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("writeReportJSON:\n%s\nwant MarshalIndent's:\n%s", got.String(), want)
+			}
+		})
+	}
+}
+
+// TestOutputDirUntouchedOnInternalError: the files of a target that
+// succeeded are not written when a later target fails: DIR keeps what it
+// held, and a DIR that did not exist is not created.
+func TestOutputDirUntouchedOnInternalError(t *testing.T) {
+	available := func(s backends.Settings) ([]translate.Backend, error) {
+		bs, err := backends.Configured(s)
+		return append(bs, lyingBackend{}), err
+	}
+	existing := t.TempDir()
+	write(t, filepath.Join(existing, "nginx/nginx.conf"), "old\n")
+	fresh := t.TempDir()
+	for name, dir := range map[string]string{"existing": existing, "new": filepath.Join(fresh, "a", "out")} {
+		root := filepath.Dir(dir)
+		if name == "new" {
+			root = fresh
+		}
+		t.Run(name, func(t *testing.T) {
+			before := tree(t, root)
+			o := &options{limits: translate.DefaultLimits(), target: "nginx,grpc,liar", report: "none", failOn: "none", outDir: dir, available: available}
+			var stdout, stderr bytes.Buffer
+			err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
+			if code := exitCode(err, &stderr); code != exitInternal {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitInternal, stderr.String())
+			}
+			if after := tree(t, root); after != before {
+				t.Errorf("output directory changed despite the internal error:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+	// Without the liar, the same DIR gets every file and no staging
+	// directory is left behind.
+	o := &options{limits: translate.DefaultLimits(), target: "nginx,grpc", report: "none", failOn: "none", outDir: existing, available: available}
+	var stdout, stderr bytes.Buffer
+	if err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	got := tree(t, existing)
+	for _, p := range []string{"nginx/nginx.conf", "grpc/service-config.json", "report.json"} {
+		if !strings.Contains(got, p+"\n") {
+			t.Errorf("%s not written:\n%s", p, got)
+		}
+	}
+	if strings.Contains(got, ".gwretry-") || strings.Contains(got, "old\n") {
+		t.Errorf("staging left behind or old file kept:\n%s", got)
+	}
+}
+
+// tree lists every file and directory under dir with the files' contents.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b.WriteString(filepath.ToSlash(rel) + "\n")
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			b.Write(data)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
