@@ -21,6 +21,10 @@ import (
 // one element at a time.
 const chunkNodes = 2048
 
+// batchNodes is the size, in nodes, up to which renderMap writes
+// consecutive keys of a large mapping together.
+const batchNodes = 200
+
 // chunkToken starts the placeholders JSONToYAML writes in place of a list
 // or an element; a document that contains it is written in one piece.
 const chunkToken = "gwretrychunk"
@@ -325,7 +329,8 @@ func splice(doc []byte, token string, body []byte) ([]byte, error) {
 }
 
 // renderMap returns ":\n" and the lines of the mapping m at path, written
-// one key at a time (m is in yaml.v2's order of keys).
+// a few keys at a time (m is in yaml.v2's order of keys): the lines of
+// consecutive keys of a block mapping are those of each key alone.
 func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) {
 	marker, err := yamlv2.Marshal(wrap(path, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}}))
 	if err != nil {
@@ -339,17 +344,34 @@ func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) 
 	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 	var body bytes.Buffer
 	body.WriteString(":\n")
-	for i, item := range m {
-		t, err := w.render(path, yamlv2.MapSlice{item})
+	for start := 0; start < len(m); {
+		// Write the keys from start on together, up to batchNodes nodes
+		// (at least one key): each yaml.v2 emitter costs a few KB
+		// before its first event, and its queue of events, never
+		// emptied, grows by doubling only up to 256 events
+		// (a node is one to three events).
+		end, n := start+1, nodes(m[start].Value)
+		for end < len(m) {
+			c := nodes(m[end].Value)
+			if n+c > batchNodes {
+				break
+			}
+			n += c
+			end++
+		}
+		t, err := w.render(path, m[start:end:end])
 		if err != nil {
 			return nil, err
 		}
-		m[i].Value = nil // written: let it go
 		if !bytes.HasPrefix(t, prefix) {
-			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", item.Key, prefix)
+			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", m[start].Key, prefix)
+		}
+		for i := start; i < end; i++ {
+			m[i].Value = nil // written: let it go
 		}
 		body.Write(lead)
 		body.Write(t[len(prefix):])
+		start = end
 	}
 	return body.Bytes(), nil
 }
