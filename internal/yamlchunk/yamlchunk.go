@@ -15,6 +15,8 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/internal/yamlfast"
 )
 
 // chunkNodes is the size, in nodes, above which JSONToYAML writes a list
@@ -188,8 +190,13 @@ func v2Order(keys []string) ([]int, error) {
 	return order, nil
 }
 
-// number is n as yaml.v2 reads it as a plain scalar.
+// number is n as yaml.v2 reads it as a plain scalar: an integer of up to
+// 18 digits is the int yamlfast.SmallInt reads (Traefik's priorities are
+// thousands of distinct ones); yaml.v2 resolves any other once.
 func (r *jsonReader) number(n json.Number) (any, error) {
+	if v, ok := yamlfast.SmallInt(string(n)); ok {
+		return v, nil
+	}
 	if v, ok := r.numbers[n]; ok {
 		return v, nil
 	}
