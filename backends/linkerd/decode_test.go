@@ -21,7 +21,7 @@ import (
 // benchmark corpus, and header values that YAML or another format would
 // read as something else), decode's yamlchunk.YAMLToJSONStrict gives the
 // same JSON value as sigs.k8s.io/yaml's YAMLToJSONStrict, which it
-// replaced.
+// replaced; and each document is what sigs.k8s.io/yaml writes for it.
 func TestYAMLToJSONAsSigsYAML(t *testing.T) {
 	var rules []string
 	for i, v := range hostile.HeaderValues() {
@@ -72,6 +72,14 @@ func TestYAMLToJSONAsSigsYAML(t *testing.T) {
 				}
 				if !reflect.DeepEqual(g, w) {
 					t.Fatalf("document %d:\n%s\nreads as\n%s\nsigs.k8s.io/yaml reads\n%s", i+1, doc, got, want)
+				}
+				// The writer's bytes are sigs.k8s.io/yaml's.
+				again, err := yaml.JSONToYAML(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(bytes.TrimSuffix(again, []byte("\n")), bytes.TrimSuffix(doc, []byte("\n"))) {
+					t.Fatalf("document %d:\n%s\nsigs.k8s.io/yaml writes\n%s", i+1, doc, again)
 				}
 			}
 			if name != "hostile header values" {

@@ -42,15 +42,28 @@ const chunkToken = "gwretrychunk"
 // compares it with what it meant, and tests compare it with JSONToYAML.
 // An 8 MB envoy.yaml at 1,000 routes is the case it was written for.
 func JSONToYAML(j []byte) ([]byte, error) {
+	return NewWriter().JSONToYAML(j)
+}
+
+// Writer writes many documents as JSONToYAML does, resolving each
+// distinct number and ordering each distinct set of mapping keys once
+// for all of them.
+type Writer struct{ r *jsonReader }
+
+// NewWriter returns a Writer with nothing resolved yet.
+func NewWriter() *Writer { return &Writer{r: newJSONReader()} }
+
+// JSONToYAML is the package's JSONToYAML(j).
+func (w *Writer) JSONToYAML(j []byte) ([]byte, error) {
 	if bytes.Contains(j, []byte(chunkToken)) {
 		return yaml.JSONToYAML(j)
 	}
-	obj, err := readJSON(j)
+	obj, err := w.r.read(j)
 	if err != nil {
 		return nil, err
 	}
-	w := &chunkWriter{}
-	return w.render(nil, obj)
+	cw := &chunkWriter{}
+	return cw.render(nil, obj)
 }
 
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
@@ -66,6 +79,15 @@ func JSONToYAML(j []byte) ([]byte, error) {
 // it also reads the escapes \/ and \u of a surrogate pair, which neither
 // encoding/json nor protojson writes.
 func readJSON(j []byte) (any, error) {
+	return newJSONReader().read(j)
+}
+
+func newJSONReader() *jsonReader {
+	return &jsonReader{numbers: map[json.Number]any{}, orders: map[string][]int{}}
+}
+
+// read is readJSON(j), with r's numbers and orders.
+func (r *jsonReader) read(j []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
 	var v any
@@ -75,7 +97,6 @@ func readJSON(j []byte) (any, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("reading JSON: data after the top-level value (%v)", err)
 	}
-	r := &jsonReader{numbers: map[json.Number]any{}, orders: map[string][]int{}}
 	return r.convert(v)
 }
 

@@ -29,6 +29,9 @@ func TestJSONToYAML(t *testing.T) {
 		{"large mapping, keys of every size written in batches", `{"m": {` + mixed(item, 300) + `}, "z": {` + keyed(`"v"`, 3000) + `}}`, 4},
 		{"large list in a list item's first key", `{"l": [` + repeat(`{"a": [`+repeat(item, 300)+`], "b": 2}`, 2) + `]}`, 3},
 	}
+	// shared writes every case, with what it resolved for the cases
+	// before.
+	shared := NewWriter()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want, err := yaml.JSONToYAML([]byte(tt.json))
@@ -41,6 +44,10 @@ func TestJSONToYAML(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("chunked YAML differs from JSONToYAML (%d and %d bytes)", len(got), len(want))
+			}
+			got, err = shared.JSONToYAML([]byte(tt.json))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("a Writer's YAML after the other cases differs from JSONToYAML (%v)", err)
 			}
 			obj, err := readJSON([]byte(tt.json))
 			if err != nil {
