@@ -15,11 +15,17 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/internal/yamlfast"
 )
 
 // chunkNodes is the size, in nodes, above which JSONToYAML writes a list
 // one element at a time.
 const chunkNodes = 2048
+
+// batchNodes is the size, in nodes, up to which renderMap writes
+// consecutive keys of a large mapping together.
+const batchNodes = 200
 
 // chunkToken starts the placeholders JSONToYAML writes in place of a list
 // or an element; a document that contains it is written in one piece.
@@ -36,15 +42,28 @@ const chunkToken = "gwretrychunk"
 // compares it with what it meant, and tests compare it with JSONToYAML.
 // An 8 MB envoy.yaml at 1,000 routes is the case it was written for.
 func JSONToYAML(j []byte) ([]byte, error) {
+	return NewWriter().JSONToYAML(j)
+}
+
+// Writer writes many documents as JSONToYAML does, resolving each
+// distinct number and ordering each distinct set of mapping keys once
+// for all of them.
+type Writer struct{ r *jsonReader }
+
+// NewWriter returns a Writer with nothing resolved yet.
+func NewWriter() *Writer { return &Writer{r: newJSONReader()} }
+
+// JSONToYAML is the package's JSONToYAML(j).
+func (w *Writer) JSONToYAML(j []byte) ([]byte, error) {
 	if bytes.Contains(j, []byte(chunkToken)) {
 		return yaml.JSONToYAML(j)
 	}
-	obj, err := readJSON(j)
+	obj, err := w.r.read(j)
 	if err != nil {
 		return nil, err
 	}
-	w := &chunkWriter{}
-	return w.render(nil, obj)
+	cw := &chunkWriter{}
+	return cw.render(nil, obj)
 }
 
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
@@ -60,6 +79,15 @@ func JSONToYAML(j []byte) ([]byte, error) {
 // it also reads the escapes \/ and \u of a surrogate pair, which neither
 // encoding/json nor protojson writes.
 func readJSON(j []byte) (any, error) {
+	return newJSONReader().read(j)
+}
+
+func newJSONReader() *jsonReader {
+	return &jsonReader{numbers: map[json.Number]any{}, orders: map[string][]int{}}
+}
+
+// read is readJSON(j), with r's numbers and orders.
+func (r *jsonReader) read(j []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
 	var v any
@@ -69,7 +97,6 @@ func readJSON(j []byte) (any, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("reading JSON: data after the top-level value (%v)", err)
 	}
-	r := &jsonReader{numbers: map[json.Number]any{}, orders: map[string][]int{}}
 	return r.convert(v)
 }
 
@@ -184,8 +211,13 @@ func v2Order(keys []string) ([]int, error) {
 	return order, nil
 }
 
-// number is n as yaml.v2 reads it as a plain scalar.
+// number is n as yaml.v2 reads it as a plain scalar: an integer of up to
+// 18 digits is the int yamlfast.SmallInt reads (Traefik's priorities are
+// thousands of distinct ones); yaml.v2 resolves any other once.
 func (r *jsonReader) number(n json.Number) (any, error) {
+	if v, ok := yamlfast.SmallInt(string(n)); ok {
+		return v, nil
+	}
 	if v, ok := r.numbers[n]; ok {
 		return v, nil
 	}
@@ -325,7 +357,8 @@ func splice(doc []byte, token string, body []byte) ([]byte, error) {
 }
 
 // renderMap returns ":\n" and the lines of the mapping m at path, written
-// one key at a time (m is in yaml.v2's order of keys).
+// a few keys at a time (m is in yaml.v2's order of keys): the lines of
+// consecutive keys of a block mapping are those of each key alone.
 func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) {
 	marker, err := yamlv2.Marshal(wrap(path, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}}))
 	if err != nil {
@@ -339,17 +372,34 @@ func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) 
 	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 	var body bytes.Buffer
 	body.WriteString(":\n")
-	for i, item := range m {
-		t, err := w.render(path, yamlv2.MapSlice{item})
+	for start := 0; start < len(m); {
+		// Write the keys from start on together, up to batchNodes nodes
+		// (at least one key): each yaml.v2 emitter costs a few KB
+		// before its first event, and its queue of events, never
+		// emptied, grows by doubling only up to 256 events
+		// (a node is one to three events).
+		end, n := start+1, nodes(m[start].Value)
+		for end < len(m) {
+			c := nodes(m[end].Value)
+			if n+c > batchNodes {
+				break
+			}
+			n += c
+			end++
+		}
+		t, err := w.render(path, m[start:end:end])
 		if err != nil {
 			return nil, err
 		}
-		m[i].Value = nil // written: let it go
 		if !bytes.HasPrefix(t, prefix) {
-			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", item.Key, prefix)
+			return nil, fmt.Errorf("writing YAML: key %v does not start as its placeholder %q", m[start].Key, prefix)
+		}
+		for i := start; i < end; i++ {
+			m[i].Value = nil // written: let it go
 		}
 		body.Write(lead)
 		body.Write(t[len(prefix):])
+		start = end
 	}
 	return body.Bytes(), nil
 }

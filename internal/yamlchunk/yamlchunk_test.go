@@ -26,8 +26,12 @@ func TestJSONToYAML(t *testing.T) {
 		{"large list, long strings folded", `{"a": {"b": [` + repeat(item, 3000) + `]}}`, 1},
 		{"nested large lists", `{"top": [` + repeat(`{"name": "n", "inner": {"routes": [`+repeat(item, 300)+`]}}`, 4) + `], "after": 1}`, 5},
 		{"large mappings, keys in yaml.v2's natural order", `{"http": {"routers": {` + keyed(`{"rule": "`+long+`", "n": [1, 2, {"a": "b"}]}`, 600) + `}, "services": {` + keyed(item, 200) + `}}, "tls": null}`, 3},
+		{"large mapping, keys of every size written in batches", `{"m": {` + mixed(item, 300) + `}, "z": {` + keyed(`"v"`, 3000) + `}}`, 4},
 		{"large list in a list item's first key", `{"l": [` + repeat(`{"a": [`+repeat(item, 300)+`], "b": 2}`, 2) + `]}`, 3},
 	}
+	// shared writes every case, with what it resolved for the cases
+	// before.
+	shared := NewWriter()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want, err := yaml.JSONToYAML([]byte(tt.json))
@@ -40,6 +44,10 @@ func TestJSONToYAML(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("chunked YAML differs from JSONToYAML (%d and %d bytes)", len(got), len(want))
+			}
+			got, err = shared.JSONToYAML([]byte(tt.json))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("a Writer's YAML after the other cases differs from JSONToYAML (%v)", err)
 			}
 			obj, err := readJSON([]byte(tt.json))
 			if err != nil {
@@ -80,6 +88,22 @@ func keyed(item string, n int) string {
 			b.WriteString(",")
 		}
 		fmt.Fprintf(&b, `"%s-r%d_x%d": %s`, []string{"team-00", "Team-1", "team-10", "a.b", "9"}[i%5], i, n-i, item)
+	}
+	return b.String()
+}
+
+// mixed is n members "<key>": value, the values of every kind and size:
+// empty, scalars, long strings, item, lists of items too large for one
+// batch or one chunk.
+func mixed(item string, n int) string {
+	values := []string{`{}`, `[]`, `"x"`, `1`, `null`, `"` + strings.Repeat("long ", 30) + `"`, item,
+		`{"deep": {"deeper": [1, {"d": []}]}}`, `[` + repeat(item, 20) + `]`, `[` + repeat(item, 200) + `]`, `{` + keyed(item, 10) + `}`}
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d": %s`, i, values[(i*7+i/11)%len(values)])
 	}
 	return b.String()
 }

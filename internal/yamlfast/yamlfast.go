@@ -84,11 +84,11 @@ func plain(j []byte) bool {
 	return true
 }
 
-// smallInt returns the int of s, a JSON integer of at most 18 digits,
+// SmallInt returns the int of s, a JSON integer of at most 18 digits,
 // which is what yaml.v2 resolves it to (strconv.ParseInt with base 0 reads
 // such an integer in base 10, and it fits an int), and false for any other
 // number.
-func smallInt(s string) (int, bool) {
+func SmallInt(s string) (int, bool) {
 	digits := s
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
@@ -136,7 +136,7 @@ func (r *resolver) tree(v any) (any, error) {
 		}
 		return x, nil
 	case json.Number:
-		if n, ok := smallInt(string(x)); ok {
+		if n, ok := SmallInt(string(x)); ok {
 			return n, nil
 		}
 		if n, ok := r.numbers[x]; ok {
