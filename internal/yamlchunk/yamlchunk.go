@@ -15,8 +15,6 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
-
-	"github.com/gwretry/gwretry/internal/yamlfast"
 )
 
 // chunkNodes is the size, in nodes, above which JSONToYAML writes a list
@@ -212,10 +210,10 @@ func v2Order(keys []string) ([]int, error) {
 }
 
 // number is n as yaml.v2 reads it as a plain scalar: an integer of up to
-// 18 digits is the int yamlfast.SmallInt reads (Traefik's priorities are
+// 18 digits is the int smallInt reads (Traefik's priorities are
 // thousands of distinct ones); yaml.v2 resolves any other once.
 func (r *jsonReader) number(n json.Number) (any, error) {
-	if v, ok := yamlfast.SmallInt(string(n)); ok {
+	if v, ok := smallInt(string(n)); ok {
 		return v, nil
 	}
 	if v, ok := r.numbers[n]; ok {
@@ -426,4 +424,28 @@ func nodes(v any) int {
 	}
 	count(v)
 	return n
+}
+
+// smallInt returns the int of s, a JSON integer of at most 18 digits,
+// which is what yaml.v2 resolves it to (strconv.ParseInt with base 0 reads
+// such an integer in base 10, and it fits an int), and false for any other
+// number.
+func smallInt(s string) (int, bool) {
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (len(digits) > 1 && digits[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || int64(int(v)) != v {
+		return 0, false
+	}
+	return int(v), true
 }
