@@ -137,6 +137,8 @@ spec:
 	}{
 		{"bad next-upstream token", fmt.Sprintf(ingress, "proxy-next-upstream", "error http_501", "number: 80"), "", exitInput,
 			[]string{"document 1: Ingress default/shop: metadata.annotations[\"nginx.ingress.kubernetes.io/proxy-next-upstream\"]: \"error http_501\": want tokens"}},
+		{"next-upstream tokens run together", fmt.Sprintf(ingress, "proxy-next-upstream", "http_500http_502", "number: 80"), "", exitInput,
+			[]string{"document 1: Ingress default/shop: metadata.annotations[\"nginx.ingress.kubernetes.io/proxy-next-upstream\"]: \"http_500http_502\": want tokens"}},
 		{"negative tries", fmt.Sprintf(ingress, "proxy-next-upstream-tries", "-1", "number: 80"), "", exitInput,
 			[]string{`proxy-next-upstream-tries"]: "-1": want a whole number`}},
 		{"timeout with unit", fmt.Sprintf(ingress, "proxy-read-timeout", "60s", "number: 80"), "", exitInput,

@@ -57,6 +57,11 @@ func TestParseSetting(t *testing.T) {
 		{NextUpstream, "http_501", false},
 		{NextUpstream, "", false},
 		{NextUpstream, "error;", false},
+		// ingress-nginx's regexp lets tokens run together; nginx refuses
+		// them, and "http_500http_502" would become retry code 0.
+		{NextUpstream, "http_500http_502", false},
+		{NextUpstream, "errortimeout", false},
+		{NextUpstream, "error\ttimeout", true},
 		{NextUpstreamTries, "0", true},
 		{NextUpstreamTries, "-1", false},
 		{NextUpstreamTries, "3.5", false},

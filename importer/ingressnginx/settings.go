@@ -60,8 +60,13 @@ func Defaults() map[string]string {
 }
 
 // nextUpstreamRE is ingress-nginx's own validation of the annotation
-// (internal/ingress/annotations/proxy/main.go).
+// (internal/ingress/annotations/proxy/main.go). Its \s? lets tokens run
+// together ("http_500http_502"), which nginx then refuses: parseSetting
+// also checks each token (nextUpstreamTokens).
 var nextUpstreamRE = regexp.MustCompile(`^((error|timeout|invalid_header|http_500|http_502|http_503|http_504|http_403|http_404|http_429|non_idempotent|off)\s?)+$`)
+
+// nextUpstreamTokens are the tokens of nextUpstreamRE, each a whole word.
+var nextUpstreamTokens = []string{"error", "timeout", "invalid_header", "http_500", "http_502", "http_503", "http_504", "http_403", "http_404", "http_429", "non_idempotent", "off"}
 
 // Source says where a setting's value came from.
 type Source string
@@ -124,10 +129,11 @@ const maxSeconds = 99999 * 3600
 func (s *settings) parseSetting(name, raw string) string {
 	switch name {
 	case NextUpstream:
-		if !nextUpstreamRE.MatchString(raw) {
-			return fmt.Sprintf("%q: want tokens separated by spaces among error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off", raw)
+		tokens := strings.Fields(raw)
+		if !nextUpstreamRE.MatchString(raw) || slices.ContainsFunc(tokens, func(t string) bool { return !slices.Contains(nextUpstreamTokens, t) }) {
+			return fmt.Sprintf("%q: want tokens separated by spaces among %s", raw, strings.Join(nextUpstreamTokens, ", "))
 		}
-		s.tokens = strings.Fields(raw)
+		s.tokens = tokens
 		if s.has("non_idempotent") {
 			s.nonIdempotent = true
 		}
