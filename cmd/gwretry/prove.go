@@ -54,8 +54,10 @@ rule's Services: listed codes (retried) and an unlisted one (not retried), every
 (exactly attempts retries), connections closed and refused, a slow first try (cut by
 backendRequest and retried), a slow backend (cut by request), the gap between tries
 (backoff), a POST with a body, and a kept-alive upstream connection closed under the proxy.
-Requests match the rule: its path, method, headers, query parameters and hostname. Features
-that no scenario can test (a path regular expression, a timeout longer than prove waits) are
+Requests match the rule: its path, method, headers, query parameters and hostname. They are
+made from the rule's first match that prove can invert, on the first listener and hostname
+that serve it: a rule with several matches or hostnames is proven on that one request only,
+and each of its claims says so (coverage). Features that no scenario can test (a path regular expression, a timeout longer than prove waits) are
 listed as not exercised, with the reason.
 
 The proxy runs on loopback only: --listen and every Service's endpoints are rewritten to
@@ -125,8 +127,14 @@ type proveClaim struct {
 	Status   translate.Status  `json:"status,omitempty"`
 	Message  string            `json:"message,omitempty"`
 	// Outcome is held, contradicted or not exercised.
-	Outcome   string       `json:"outcome"`
-	Why       string       `json:"why,omitempty"`
+	Outcome string `json:"outcome"`
+	Why     string `json:"why,omitempty"`
+	// Request is the host and path of the request the scenarios send:
+	// one that the rule's first exercisable match selects.
+	Request string `json:"request,omitempty"`
+	// Coverage says, when the rule serves more than one place (match,
+	// hostname, listener), that only Request's was exercised.
+	Coverage  string       `json:"coverage,omitempty"`
 	Scenarios []proveCheck `json:"scenarios,omitempty"`
 }
 
@@ -214,6 +222,7 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	start := time.Now()
 	out, runErrs := proveLive(ctx, o, live, scenarios, userGenerator(o, ch, in), nil)
 	out.addUnexercised(unexercised, res.Report.Findings)
+	out.addCoverage(m)
 	if err := writeProve(stdout, o.report, out, len(scenarios), time.Since(start)); err != nil {
 		return err
 	}
@@ -291,6 +300,9 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 			c := claims[k]
 			if c == nil {
 				c = &proveClaim{Route: k.route, Rule: k.rule, Feature: k.feature, Outcome: claimNotExercised}
+				if sc.User != nil {
+					c.Request = sc.User.Host + sc.User.Path
+				}
 				claims[k] = c
 				order = append(order, k)
 			}
@@ -341,6 +353,38 @@ func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.
 		out.Claims = append(out.Claims, c)
 	}
 	out.finish()
+}
+
+// addCoverage says on every claim that scenarios exercised whether its
+// rule serves other places than the one request they sent: prove derives
+// its requests from the rule's first exercisable match on the first
+// listener and hostname that serve it, so a rule with several matches (or
+// hostnames, or listeners) is proven on that one only.
+func (out *proveJSON) addCoverage(m *translate.Model) {
+	type ruleKey struct {
+		route string
+		rule  int
+	}
+	places := map[ruleKey]int{}
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				places[ruleKey{rm.Rule.Route, rm.Rule.Index}]++
+			}
+		}
+	}
+	for i := range out.Claims {
+		c := &out.Claims[i]
+		n := places[ruleKey{c.Route, c.Rule}]
+		if c.Outcome == claimNotExercised || n < 2 {
+			continue
+		}
+		req := c.Request
+		if req == "" {
+			req = "one request"
+		}
+		c.Coverage = fmt.Sprintf("exercised only on %s, from the first match prove can invert; the rule serves %d places (matches, hostnames and listeners), the other %d are not exercised", req, n, n-1)
+	}
 }
 
 // finish sorts the claims and counts them.
@@ -598,6 +642,9 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 				}
 			}
 			fmt.Fprintf(&b, "    held in: %s\n", strings.Join(names, "; "))
+			if c.Coverage != "" {
+				fmt.Fprintf(&b, "    %s\n", c.Coverage)
+			}
 		case claimContradicted:
 			if c.Message != "" {
 				fmt.Fprintf(&b, "    finding: %q\n", c.Message)
@@ -606,6 +653,9 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 				if s.Outcome == string(e2e.Contradicted) {
 					fmt.Fprintf(&b, "    contradicted by: %s\n      %s\n", scenarioLabel(s.Scenario), indent(s.Reason, "      "))
 				}
+			}
+			if c.Coverage != "" {
+				fmt.Fprintf(&b, "    %s\n", c.Coverage)
 			}
 		default:
 			fmt.Fprintf(&b, "    %s\n", c.Why)

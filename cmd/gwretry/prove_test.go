@@ -199,3 +199,69 @@ func TestProveUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestProveCoverage: a claim of a rule with several matches or hostnames
+// says that prove exercised only the one request it sent; a rule with one
+// match on one hostname says nothing. (A rule without hostnames is also
+// served on every other route's hostname of its listener: each is a place
+// of its own.)
+func TestProveCoverage(t *testing.T) {
+	const input = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  hostnames: [a.example.com, b.example.com]
+  rules:
+  - matches:
+    - path: {type: PathPrefix, value: /one}
+    - path: {type: PathPrefix, value: /two}
+    retry: {attempts: 2, codes: [503]}
+    backendRefs: [{name: web, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: single
+  namespace: shop
+spec:
+  hostnames: [c.example.com]
+  rules:
+  - retry: {attempts: 2, codes: [503]}
+    backendRefs: [{name: web, port: 80}]
+`
+	in, err := translate.Load([]string{"-"}, strings.NewReader(input), translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := translate.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := proveJSON{Claims: []proveClaim{
+		{Route: "shop/shop", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld, Request: "a.example.com/one"},
+		{Route: "shop/shop", Rule: 0, Feature: translate.FeatureRetryAttempts, Outcome: claimNotExercised, Why: "x"},
+		{Route: "shop/single", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld, Request: "/"},
+	}}
+	out.addCoverage(m)
+	for _, tc := range []struct {
+		i    int
+		want string
+	}{
+		{0, "exercised only on a.example.com/one, from the first match prove can invert; the rule serves 4 places (matches, hostnames and listeners), the other 3 are not exercised"},
+		{1, ""},
+		{2, ""},
+	} {
+		if got := out.Claims[tc.i].Coverage; got != tc.want {
+			t.Errorf("claim %d: coverage %q, want %q", tc.i, got, tc.want)
+		}
+	}
+	var text bytes.Buffer
+	if err := writeProve(&text, "text", out, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "held in: \n    exercised only on a.example.com/one") {
+		t.Errorf("text output lacks the coverage:\n%s", text.String())
+	}
+}
