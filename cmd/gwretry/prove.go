@@ -333,23 +333,32 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 }
 
 // addUnexercised adds the claims no scenario tests, with their findings.
+// The claims and findings are indexed once: a scan of either per
+// unexercised feature would grow with the square of the rules.
 func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.Finding) {
+	claims := make(map[claimKey]int, len(out.Claims))
+	for i, c := range out.Claims {
+		claims[claimKey{c.Route, c.Rule, c.Feature}] = i
+	}
+	found := map[claimKey]*translate.Finding{}
+	for i, f := range findings {
+		if f.Target == out.Target {
+			found[claimKey{f.Route, f.Rule, f.Feature}] = &findings[i]
+		}
+	}
 	for _, u := range us {
-		i := slices.IndexFunc(out.Claims, func(c proveClaim) bool {
-			return c.Route == u.Route && c.Rule == u.Rule && c.Feature == u.Feature
-		})
-		if i >= 0 {
+		k := claimKey{u.Route, u.Rule, u.Feature}
+		if i, ok := claims[k]; ok {
 			if out.Claims[i].Why == "" && out.Claims[i].Outcome == claimNotExercised {
 				out.Claims[i].Why = u.Why
 			}
 			continue
 		}
 		c := proveClaim{Route: u.Route, Rule: u.Rule, Feature: u.Feature, Outcome: claimNotExercised, Why: u.Why}
-		for _, f := range findings {
-			if f.Target == out.Target && f.Route == u.Route && f.Rule == u.Rule && f.Feature == u.Feature {
-				c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
-			}
+		if f := found[k]; f != nil {
+			c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
 		}
+		claims[k] = len(out.Claims)
 		out.Claims = append(out.Claims, c)
 	}
 	out.finish()

@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gwretry/gwretry/backends"
 	"github.com/gwretry/gwretry/backends/nginx"
+	"github.com/gwretry/gwretry/e2e"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -263,5 +266,35 @@ spec:
 	}
 	if !strings.Contains(text.String(), "held in: \n    exercised only on a.example.com/one") {
 		t.Errorf("text output lacks the coverage:\n%s", text.String())
+	}
+}
+
+// TestProveAddUnexercised: an unexercised feature becomes a claim with
+// its target's finding, or gives its reason to a claim that no scenario
+// decided; a held claim keeps its outcome.
+func TestProveAddUnexercised(t *testing.T) {
+	out := proveJSON{Target: "nginx", Claims: []proveClaim{
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld},
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Outcome: claimNotExercised},
+	}}
+	out.addUnexercised([]e2e.Unexercised{
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Why: "ignored"},
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Why: "too long"},
+		{Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Why: "regex"},
+		{Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Why: "twice"},
+	}, []translate.Finding{
+		{Target: "haproxy", Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Status: translate.Unsupported, Message: "other target"},
+		{Target: "nginx", Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, RuleName: "r"},
+	})
+	want := []proveClaim{
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Outcome: claimNotExercised, Why: "too long"},
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld},
+		{Route: "ns/b", Rule: 1, RuleName: "r", Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, Outcome: claimNotExercised, Why: "regex"},
+	}
+	if diff := cmp.Diff(want, out.Claims); diff != "" {
+		t.Errorf("claims (-want +got):\n%s", diff)
+	}
+	if out.Held != 1 || out.NotExercised != 2 {
+		t.Errorf("held %d, not exercised %d; want 1, 2", out.Held, out.NotExercised)
 	}
 }
