@@ -38,11 +38,8 @@ func fileFormat(p string) string {
 // document. It refuses a file that is neither YAML nor JSON: nothing is
 // written then.
 func writeFormat(w io.Writer, target, format string, files []translate.File) error {
-	for _, f := range files {
-		if fileFormat(f.Path) == "" {
-			return usageErrorf("-o %s: %s writes %s in its own syntax, neither YAML nor JSON; leave out -o to print it, or give -o a directory (./%s for one named %s)",
-				format, target, f.Path, format, format)
-		}
+	if err := checkFormat(target, format, files); err != nil {
+		return err
 	}
 	converted := make([]translate.File, len(files))
 	for i, f := range files {
@@ -82,6 +79,18 @@ func writeFormat(w io.Writer, target, format string, files []translate.File) err
 	}
 	_, err = w.Write(append(out, '\n'))
 	return err
+}
+
+// checkFormat refuses, as a usage error, a file of target's that is
+// neither YAML nor JSON.
+func checkFormat(target, format string, files []translate.File) error {
+	for _, f := range files {
+		if fileFormat(f.Path) == "" {
+			return usageErrorf("-o %s: %s writes %s in its own syntax, neither YAML nor JSON; leave out -o to print it, or give -o a directory (./%s for one named %s)",
+				format, target, f.Path, format, format)
+		}
+	}
+	return nil
 }
 
 // convert returns f's document in format: as generated when it is in that

@@ -88,6 +88,17 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestFormatUsageErrorAlone: -o yaml for a target that writes its own
+// syntax is a usage error that comes alone, without the notes and the
+// report of a run that prints nothing.
+func TestFormatUsageErrorAlone(t *testing.T) {
+	code, stdout, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-o", "yaml")
+	want := "gwretry: -o yaml: nginx writes nginx/nginx.conf in its own syntax, neither YAML nor JSON; leave out -o to print it, or give -o a directory (./yaml for one named yaml)\nRun 'gwretry --help' for usage.\n"
+	if code != exitUsage || stdout != "" || stderr != want {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", code, exitUsage, stdout, stderr, want)
+	}
+}
+
 func TestTranslateToStdoutAndDir(t *testing.T) {
 	code, stdout, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "--report", "json")
 	if code != exitOK || !strings.Contains(stdout, "static_resources:") {

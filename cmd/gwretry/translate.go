@@ -430,6 +430,12 @@ func (out *output) add(_ translate.Target, files []translate.File) error {
 		}
 	case out.stage != nil:
 		err = out.stage.add(files)
+	case out.o.format != "":
+		// A file -o yaml|json cannot print is a usage error: say so now,
+		// before the notes and the report of a run that prints nothing.
+		if err = checkFormat(out.targets[0].Backend.Name(), out.o.format, files); err == nil {
+			out.files = append(out.files, files...)
+		}
 	default:
 		out.files = append(out.files, files...)
 	}
