@@ -109,9 +109,9 @@ func (s *stage) commit() error {
 		}
 		if err := os.Rename(from, to); err != nil {
 			// A directory of DIR may be another file system (a mount):
-			// copy the file there instead.
-			if err := copyFile(from, to); err != nil {
-				return err
+			// copy the file there, then rename it into place.
+			if cerr := replaceByCopy(from, to); cerr != nil {
+				return fmt.Errorf("moving %s into place: %w (copying it there: %v)", to, err, cerr)
 			}
 		}
 	}
@@ -134,20 +134,33 @@ func (s *stage) abort() {
 	}
 }
 
-// copyFile copies from to to, as os.WriteFile would write it.
-func copyFile(from, to string) error {
+// replaceByCopy puts a copy of from at to as a rename would: the copy is
+// written into a temporary directory next to to (on to's file system,
+// with os.WriteFile's mode, 0644 less the umask) and renamed over it, so
+// that a symlink at to is replaced rather than written through, and to is
+// never half written.
+func replaceByCopy(from, to string) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	tmp, err := os.MkdirTemp(filepath.Dir(to), ".gwretry-")
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+	defer os.RemoveAll(tmp)
+	p := filepath.Join(tmp, filepath.Base(to))
+	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		return err
 	}
-	return out.Close()
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(p, to)
 }

@@ -120,3 +120,38 @@ func tree(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestReplaceByCopy: the fallback of a rename that crosses file systems
+// replaces a symlink at the destination instead of writing through it, and
+// leaves no temporary file.
+func TestReplaceByCopy(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "new.conf")
+	target := filepath.Join(dir, "elsewhere.conf")
+	to := filepath.Join(dir, "out", "nginx.conf")
+	for p, data := range map[string]string{from: "new\n", target: "kept\n"} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, to); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	if err := replaceByCopy(from, to); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(to); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("%s: %v, %v; want a regular file", to, st, err)
+	}
+	for p, want := range map[string]string{to: "new\n", target: "kept\n", from: "new\n"} {
+		if got, err := os.ReadFile(p); err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", p, got, err, want)
+		}
+	}
+	if got := tree(t, filepath.Dir(to)); strings.Contains(got, ".gwretry-") {
+		t.Errorf("temporary file left:\n%s", got)
+	}
+}
