@@ -70,3 +70,13 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   ` + strings.Join(spec, "\n  ") + "\n"
 }
+
+// ConnectionTimeouts is the model of testdata/conntimeout, loaded from a
+// package two levels below the module root (backends/NAME): Gateway
+// shop/gw (port 8080, the OpenShift enhancement's values) and shop/gw2
+// (port 8081, a clamped clientTimeout, serverTimeout 1d).
+func ConnectionTimeouts(tb testing.TB) *translate.Model {
+	tb.Helper()
+	return Load(tb, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
+		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
+}
