@@ -58,14 +58,7 @@ func startConnPolicy(t *testing.T, backend string, honoured []translate.Feature,
 // clientTimeout (1s); serverTimeout ends the request (504 after 3s).
 func TestLiveConnectionTimeouts(t *testing.T) {
 	proxytest.Require(t, "haproxy")
-	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(6 * time.Second):
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(silent.Close)
-	addr := startConnPolicy(t, strings.TrimPrefix(silent.URL, "http://"),
+	addr := startConnPolicy(t, proxytest.SilentBackend(t, 6*time.Second),
 		[]translate.Feature{translate.FeatureConnClientTimeout, translate.FeatureConnServerTimeout},
 		"clientTimeout: 1s", "serverTimeout: 3s")
 
@@ -81,20 +74,8 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 	}
 
 	// clientTimeout: the client sends 2 of 10 body bytes and stops.
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	start = time.Now()
-	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := io.ReadAll(conn)
-	if took := time.Since(start); !strings.HasPrefix(string(rest), "HTTP/1.1 504") || took < 2500*time.Millisecond {
+	rest, took, _ := proxytest.StallBody(t, addr)
+	if !strings.HasPrefix(rest, "HTTP/1.1 504") || took < 2500*time.Millisecond {
 		t.Errorf("stalled body: %q after %v, want HAProxy's 504 after serverTimeout (3s), not a close after clientTimeout (1s)", rest, took)
 	}
 }

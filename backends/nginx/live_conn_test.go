@@ -4,12 +4,8 @@ package nginx
 
 import (
 	"bytes"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,21 +16,15 @@ import (
 
 // TestLiveConnectionTimeouts runs a ConnectionTimeoutPolicy of 1s in the
 // real nginx: a backend that stays silent is cut after serverTimeout (504),
-// for a GET and for a POST with a body the backend never reads, and a client that stops sending its body is cut after clientTimeout
-// (nginx closes the connection), both long before nginx's 60s defaults.
+// for a GET and for a POST with a body the backend never reads, and a
+// client that stops sending its body is cut after clientTimeout (nginx
+// closes the connection), all long before nginx's 60s defaults.
 func TestLiveConnectionTimeouts(t *testing.T) {
 	proxytest.Require(t, "nginx")
-	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(10 * time.Second):
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(silent.Close)
 	port := proxytest.FreePort(t)
 	m := testmodel.LoadText(t, testmodel.ConnectionPolicy("clientTimeout: 1s", "serverTimeout: 1s"),
 		translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-		"svc:8080="+strings.TrimPrefix(silent.URL, "http://"))
+		"svc:8080="+proxytest.SilentBackend(t, 10*time.Second))
 	b, err := NewWithConfig(Config{Layout: LayoutConfD})
 	if err != nil {
 		t.Fatal(err)
@@ -77,22 +67,10 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 	}
 
 	// clientTimeout: the client sends 2 of 10 body bytes and stops.
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	start = time.Now()
-	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
 	// nginx logs the 408 but closes without a response (the connection
 	// is marked in error when the body times out).
-	rest, err := io.ReadAll(conn)
-	if took := time.Since(start); err != nil || took > 8*time.Second {
+	rest, took, err := proxytest.StallBody(t, addr)
+	if err != nil || took > 8*time.Second {
 		t.Errorf("stalled body: connection closed after %v (%v, read %q), want about 1s", took, err, rest)
 	}
 }
