@@ -93,7 +93,9 @@ func (d *document) setBackendConn(s sectionRef, p connPlan) {
 }
 
 // connFindings are the connection.* findings: HAProxy has every setting
-// the OpenShift router uses.
+// the OpenShift router uses, but only those a live test sees at work
+// (TestLiveConnectionTimeouts*) are honoured: clientTimeout, serverTimeout
+// and tunnelTimeout.
 func connFindings(m *translate.Model) []translate.Finding {
 	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
 		v := c.HAProxy()
@@ -101,11 +103,11 @@ func connFindings(m *translate.Model) []translate.Finding {
 		case translate.FeatureConnClientTimeout:
 			return translate.Honoured, "timeout client " + v + " in the frontend of each of the Gateway's listeners"
 		case translate.FeatureConnClientFinTimeout:
-			return translate.Honoured, "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners"
+			return translate.Approximated, "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP frontends: HAProxy closes a WebSocket tunnel as soon as the client shuts down its side, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6)"
 		case translate.FeatureConnServerTimeout:
 			return translate.Honoured, "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
 		case translate.FeatureConnServerFinTimeout:
-			return translate.Honoured, "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners"
+			return translate.Approximated, "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP backends: HAProxy closes a WebSocket tunnel as soon as the backend shuts down its side (seen live with HAProxy 2.6)"
 		case translate.FeatureConnTunnelTimeout:
 			return translate.Honoured, "timeout tunnel " + v + " in the backend of each rule served on the Gateway's listeners"
 		}
@@ -114,7 +116,7 @@ func connFindings(m *translate.Model) []translate.Finding {
 				return translate.Approximated, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in each frontend, as the router's HTTP frontend: on HTTPS listeners HAProxy terminates TLS at the bind and picks the certificate by SNI during the handshake (bounded by timeout client), so the delay bounds the wait for the decrypted HTTP request, not for the ClientHello as in the router's TCP passthrough frontend"
 			}
 		}
-		return translate.Honoured, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in the frontend of each of the Gateway's listeners, as the router's HTTP frontend"
+		return translate.Approximated, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in the frontend of each of the Gateway's listeners, as the router's HTTP frontend, where it has no effect: HAProxy parses the request head (timed by timeout http-request) before the content rules run, so the delay never holds or cuts a request; the router's delay that matters, the wait for a ClientHello in its TLS passthrough frontend, has no counterpart on HTTP listeners"
 	})
 }
 

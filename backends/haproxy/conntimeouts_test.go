@@ -14,8 +14,7 @@ import (
 // number and days) are written where they belong, every field has one
 // finding, and haproxy -c accepts the file.
 func TestConnectionTimeoutsCheck(t *testing.T) {
-	m := testmodel.Load(t, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
-		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
+	m := testmodel.ConnectionTimeouts(t)
 	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: checkedVersion}}, false)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package nginx
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,12 +119,8 @@ func connFindings(m *translate.Model) []translate.Finding {
 			// backend's TestLiveConnectionTimeouts); nginx does.
 			status = translate.Approximated
 			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy's timeout client does not fire and its timeout server ends the request with 504"
-			for _, l := range g.Listeners {
-				if l.TLS {
-					status = translate.Approximated
-					msg += "; on HTTPS listeners nginx times the TLS handshake with client_header_timeout, where HAProxy uses timeout client"
-					break
-				}
+			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
+				msg += "; on HTTPS listeners nginx times the TLS handshake with client_header_timeout, where HAProxy uses timeout client"
 			}
 			return status, msg + rounded
 		case translate.FeatureConnServerTimeout:

@@ -11,16 +11,6 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// connModel is the model of testdata/conntimeout: Gateway shop/gw (port
-// 8080, the enhancement's values) and shop/gw2 (port 8081, a clamped
-// clientTimeout, serverTimeout 1d).
-func connModel(t *testing.T) *translate.Model {
-	t.Helper()
-	m := testmodel.Load(t, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
-		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
-	return m
-}
-
 // serverBlocks returns the text of the server blocks that listen on addr.
 func serverBlocks(cfg, addr string) []string {
 	var out []string
@@ -37,7 +27,7 @@ func serverBlocks(cfg, addr string) []string {
 // rule without timeouts of its own, every field has one finding, the
 // judge reads back what is claimed, and nginx -t accepts the file.
 func TestConnectionTimeouts(t *testing.T) {
-	m := connModel(t)
+	m := testmodel.ConnectionTimeouts(t)
 	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "1.22"}}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +102,7 @@ func TestConnectionTimeouts(t *testing.T) {
 // TestConnectionJudge: the judge reads each value where it applies and
 // catches a file that says something else.
 func TestConnectionJudge(t *testing.T) {
-	m := connModel(t)
+	m := testmodel.ConnectionTimeouts(t)
 	b := New()
 	opts := translate.Options{Version: "1.22"}
 	out, err := b.Generate(m, opts)

@@ -3,14 +3,9 @@
 package nginx
 
 import (
-	"io"
-	"net"
+	"bytes"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,46 +16,15 @@ import (
 
 // TestLiveConnectionTimeouts runs a ConnectionTimeoutPolicy of 1s in the
 // real nginx: a backend that stays silent is cut after serverTimeout (504),
-// and a client that stops sending its body is cut after clientTimeout
-// (nginx closes the connection), both long before nginx's 60s defaults.
+// for a GET and for a POST with a body the backend never reads, and a
+// client that stops sending its body is cut after clientTimeout (nginx
+// closes the connection), all long before nginx's 60s defaults.
 func TestLiveConnectionTimeouts(t *testing.T) {
 	proxytest.Require(t, "nginx")
-	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(10 * time.Second):
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(silent.Close)
 	port := proxytest.FreePort(t)
-	manifests := `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{backendRefs: [{name: svc, port: 8080}]}]
----
-apiVersion: gwretry.io/v1alpha1
-kind: ConnectionTimeoutPolicy
-metadata: {name: tuning, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  clientTimeout: 1s
-  serverTimeout: 1s
-`
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(manifests), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m := testmodel.Load(t, []string{p}, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-		"svc:8080="+strings.TrimPrefix(silent.URL, "http://"))
+	m := testmodel.LoadText(t, testmodel.ConnectionPolicy("clientTimeout: 1s", "serverTimeout: 1s"),
+		translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
+		"svc:8080="+proxytest.SilentBackend(t, 10*time.Second))
 	b, err := NewWithConfig(Config{Layout: LayoutConfD})
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +32,11 @@ spec:
 	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.22"}}, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range res.Report.Findings {
+		if f.Feature == translate.FeatureConnServerTimeout && f.Status != translate.Honoured {
+			t.Fatalf("%s is %s, the test proves an honoured claim: %s", f.Feature, f.Status, f.Message)
+		}
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	startConfD(t, &translate.Output{Files: res.Files}, addr)
@@ -83,23 +52,25 @@ spec:
 		t.Errorf("silent backend: %d after %v, want 504 after about 1s", resp.StatusCode, took)
 	}
 
-	// clientTimeout: the client sends 2 of 10 body bytes and stops.
-	conn, err := net.Dial("tcp", addr)
+	// serverTimeout with a body: a 900 KB POST (under nginx's 1m
+	// client_max_body_size) to a backend that neither reads it nor
+	// answers.
+	start = time.Now()
+	resp, err = (&http.Client{Timeout: 20 * time.Second}).Post("http://"+addr+"/", "application/octet-stream",
+		bytes.NewReader(make([]byte, 900<<10)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	start = time.Now()
-	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"); err != nil {
-		t.Fatal(err)
+	resp.Body.Close()
+	if took := time.Since(start); resp.StatusCode != http.StatusGatewayTimeout || took > 8*time.Second {
+		t.Errorf("unread POST body: %d after %v, want 504 after about 1s", resp.StatusCode, took)
 	}
-	if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
+
+	// clientTimeout: the client sends 2 of 10 body bytes and stops.
 	// nginx logs the 408 but closes without a response (the connection
 	// is marked in error when the body times out).
-	rest, err := io.ReadAll(conn)
-	if took := time.Since(start); err != nil || took > 8*time.Second {
+	rest, took, err := proxytest.StallBody(t, addr)
+	if err != nil || took > 8*time.Second {
 		t.Errorf("stalled body: connection closed after %v (%v, read %q), want about 1s", took, err, rest)
 	}
 }

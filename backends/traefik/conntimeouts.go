@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -136,13 +137,7 @@ func (*Backend) ObserveConnections(m *translate.Model, _ translate.Options, file
 	}
 	j := &judge{d: d, st: st}
 	routers := map[string][]string{}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range d.HTTP.Routers {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
 		if sm := routerNameRE.FindStringSubmatch(name); sm != nil {
 			routers[sm[1]] = append(routers[sm[1]], name)
 		}

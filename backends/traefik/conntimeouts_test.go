@@ -11,23 +11,13 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// connModel is the model of testdata/conntimeout: Gateway shop/gw (port
-// 8080, the enhancement's values) and shop/gw2 (port 8081, a clamped
-// clientTimeout, serverTimeout 1d).
-func connModel(t *testing.T) *translate.Model {
-	t.Helper()
-	m := testmodel.Load(t, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
-		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
-	return m
-}
-
 // TestConnectionTimeouts: clientTimeout becomes each entry point's
 // readTimeout, serverTimeout the responseHeaderTimeout of each rule's
 // transport unless the rule has timeouts of its own; both approximated,
 // the rest unsupported, one finding each; the judge reads the values back
 // and catches a changed file; Traefik loads the files.
 func TestConnectionTimeouts(t *testing.T) {
-	m := connModel(t)
+	m := testmodel.ConnectionTimeouts(t)
 	b := New()
 	opts := translate.Options{Version: "3.6"}
 	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "3.6"}}, false)

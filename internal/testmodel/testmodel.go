@@ -4,6 +4,9 @@
 package testmodel
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/translate"
@@ -29,4 +32,51 @@ func Load(tb testing.TB, paths []string, opts translate.ResolveOptions, endpoint
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// LoadText is Load of one manifest file whose text is manifests.
+func LoadText(tb testing.TB, manifests string, opts translate.ResolveOptions, endpoints ...string) *translate.Model {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "in.yaml")
+	if err := os.WriteFile(p, []byte(manifests), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return Load(tb, []string{p}, opts, endpoints...)
+}
+
+// ConnectionPolicy is the manifest of Gateway ns/gw with one HTTP
+// listener, HTTPRoute ns/r forwarding everything to Service svc:8080, and
+// a ConnectionTimeoutPolicy on the Gateway whose spec has the fields of
+// spec ("clientTimeout: 1s", ...), for the live connection-timeout tests.
+func ConnectionPolicy(spec ...string) string {
+	return `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: svc, port: 8080}]}]
+---
+apiVersion: gwretry.io/v1alpha1
+kind: ConnectionTimeoutPolicy
+metadata: {name: tuning, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  ` + strings.Join(spec, "\n  ") + "\n"
+}
+
+// ConnectionTimeouts is the model of testdata/conntimeout, loaded from a
+// package two levels below the module root (backends/NAME): Gateway
+// shop/gw (port 8080, the OpenShift enhancement's values) and shop/gw2
+// (port 8081, a clamped clientTimeout, serverTimeout 1d).
+func ConnectionTimeouts(tb testing.TB) *translate.Model {
+	tb.Helper()
+	return Load(tb, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
+		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
 }
