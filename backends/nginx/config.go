@@ -127,6 +127,10 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 				}
 				body = append(body, directive("ssl_certificate", vh.Certificate.CertFile), directive("ssl_certificate_key", vh.Certificate.KeyFile))
 			}
+			// The Gateway API sets no limit on a request's body: without
+			// this nginx answers 413 to every body over 1m (its default),
+			// whatever the route says.
+			body = append(body, directive("client_max_body_size", "0"))
 			body = append(body, conn...)
 			body = append(body, sb.routing(l, vh)...)
 			maps = append(maps, sb.maps...)

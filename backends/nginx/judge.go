@@ -132,6 +132,12 @@ func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
 // observeRule derives the behaviour of one rule's location per method class.
 func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[string]upstreamSeen) (map[translate.MethodClass]translate.Behaviour, error) {
 	scopes := fs.scopes
+	// nginx answers 413 to a body over client_max_body_size (1m when
+	// unset) without proxying it: a limit the Gateway API does not have,
+	// so every rule must lift it.
+	if args, ok := lookup(scopes, "client_max_body_size"); !ok || len(args) != 1 || args[0] != "0" {
+		return nil, fmt.Errorf("client_max_body_size %q: nginx refuses larger request bodies with 413 (1m when unset), which the Gateway API does not", args)
+	}
 	out := map[translate.MethodClass]translate.Behaviour{}
 	// `return` runs in the rewrite phase, before any proxying; add_header
 	// still applies to its answer.

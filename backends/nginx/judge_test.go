@@ -133,6 +133,9 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		// finding, when set, is made honoured instead.
 		finding translate.Feature
 		rule    int
+		// refused: the judge refuses the edited file as a whole (it
+		// contradicts every rule), rather than one claim.
+		refused bool
 	}{
 		{name: "a code removed", from: "http_500 http_502 http_503;", to: "http_500 http_502;", count: 1},
 		{name: "error removed", from: "proxy_next_upstream error timeout invalid_header http_500", to: "proxy_next_upstream timeout invalid_header http_500", count: 1},
@@ -140,6 +143,8 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		{name: "retries off", from: "proxy_next_upstream error timeout invalid_header http_500 http_502 http_503;", to: "proxy_next_upstream off;", count: 1},
 		{name: "an upstream entry removed", from: "server 127.0.0.1:18081 max_fails=0;", to: "", count: 1},
 		{name: "request buffering off", from: "proxy_next_upstream_tries 4;", to: "proxy_next_upstream_tries 4; proxy_request_buffering off;", count: 1},
+		{name: "body limit back to 1m", from: "client_max_body_size 0;", to: "", count: -1, refused: true},
+		{name: "body limit of 10m", from: "client_max_body_size 0;", to: "client_max_body_size 10m;", count: 1, refused: true},
 		{name: "upstream keepalive", from: "upstream default_route_r0 {", to: "upstream default_route_r0 {\n keepalive 4;", count: 1},
 		{name: "0s timer below the range", from: "proxy_read_timeout 100000h;", to: "proxy_read_timeout 99999h;", count: -1},
 		{name: "0s timer at the default", from: "proxy_connect_timeout 100000h;", to: "", count: -1},
@@ -183,6 +188,14 @@ func TestJudgeCatchesTampering(t *testing.T) {
 						t.Fatalf("the file lacks %q:\n%s", tc.from, conf)
 					}
 					out.Files[0].Data = []byte(strings.Replace(conf, tc.from, tc.to, tc.count))
+				}
+				if tc.refused {
+					_, err := b.Observe(m, opts, out.Files)
+					if err == nil {
+						t.Fatalf("the judge accepted the file:\n%s", out.Files[0].Data)
+					}
+					t.Log(err)
+					return
 				}
 				errs := claimErrors(t, b, m, opts, out)
 				if len(errs) == 0 {

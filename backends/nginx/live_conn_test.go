@@ -52,9 +52,8 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 		t.Errorf("silent backend: %d after %v, want 504 after about 1s", resp.StatusCode, took)
 	}
 
-	// serverTimeout with a body: a 900 KB POST (under nginx's 1m
-	// client_max_body_size) to a backend that neither reads it nor
-	// answers.
+	// serverTimeout with a body: a 900 KB POST to a backend that neither
+	// reads it nor answers.
 	start = time.Now()
 	resp, err = (&http.Client{Timeout: 20 * time.Second}).Post("http://"+addr+"/", "application/octet-stream",
 		bytes.NewReader(make([]byte, 900<<10)))
