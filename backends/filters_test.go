@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -51,14 +52,7 @@ spec:
 // and naming the data plane unless the backend translates it; a redirect-only rule is never called dead;
 // the contract and the judges hold.
 func TestEveryBackendReportsUntranslatedFeatures(t *testing.T) {
-	in, err := translate.Load([]string{"-"}, strings.NewReader(filtersManifest), translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := testmodel.FromYAML(t, filtersManifest, translate.ResolveOptions{})
 	for _, be := range All() {
 		for _, v := range be.Versions() {
 			res, err := translate.Run(m, []translate.Target{{Backend: be, Version: v}}, false)

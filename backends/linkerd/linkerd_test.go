@@ -8,25 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // build loads and resolves input as gwretry does.
 func build(t *testing.T, input string) (*translate.Input, *translate.Model) {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(input), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in, m
+	return testmodel.FromYAML(t, input, translate.ResolveOptions{})
 }
 
 const base = `apiVersion: gateway.networking.k8s.io/v1

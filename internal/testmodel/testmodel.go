@@ -4,6 +4,7 @@
 package testmodel
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/translate"
@@ -29,4 +30,20 @@ func Load(tb testing.TB, paths []string, opts translate.ResolveOptions, endpoint
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// FromYAML loads manifest, the documents of one file given as standard
+// input ("-"), and resolves it with opts; it returns the input too (to
+// resolve again with some objects replaced). Any error fails tb.
+func FromYAML(tb testing.TB, manifest string, opts translate.ResolveOptions) (*translate.Input, *translate.Model) {
+	tb.Helper()
+	in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := translate.Build(in, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return in, m
 }
