@@ -79,6 +79,8 @@ func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
 			why = append(why, fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason))
 		}
 		return translate.NewFinding(r, f, translate.Approximated, "Linkerd fails the share of requests of a backendRef it cannot use with its own error response, which gwretry does not know to be 500 in every case (%s)", strings.Join(why, "; "))
+	case f.IsFilter() && !r.Forwards() && f != translate.FeatureRequestRedirect:
+		return un("the rule forwards nothing (%s): Linkerd sends none of its requests to a backend, so %s never takes effect", r.NoForwardReason(), f)
 	case f.IsFilter():
 		return filterFinding(p, f)
 	}
