@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -53,14 +54,7 @@ spec:
 // the rule of a route also attached to a Gateway as any other; Linkerd, a
 // mesh, translates both. The contract and the judges hold.
 func TestEveryBackendReportsMeshRules(t *testing.T) {
-	in, err := translate.Load([]string{"-"}, strings.NewReader(meshManifest), translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := testmodel.FromYAML(t, meshManifest, translate.ResolveOptions{})
 	if len(m.MeshRules) != 2 || len(m.Rules) != 1 {
 		t.Fatalf("mesh rules %d, rules %d", len(m.MeshRules), len(m.Rules))
 	}

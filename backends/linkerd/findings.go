@@ -25,6 +25,9 @@ func findings(p rulePlan, c ruleContext) []translate.Finding {
 	var out []translate.Finding
 	for _, f := range r.Features() {
 		fd := finding(p, c, f)
+		if fd.Status == translate.Honoured {
+			fd.Message = joinMessage(fd.Message, sourceBased)
+		}
 		if c.split {
 			fd.Message = joinMessage(fd.Message, fmt.Sprintf("annotations apply to a whole route, so HTTPRoute %s is split for Linkerd and this rule is written to HTTPRoute %s", r.Route, c.written))
 		}
@@ -32,6 +35,11 @@ func findings(p rulePlan, c ruleContext) []translate.Finding {
 	}
 	return out
 }
+
+// sourceBased is said of every honoured claim: no test runs Linkerd, so
+// the claim rests on what Linkerd's documentation and source say it does
+// with the route as the judge reads it back.
+const sourceBased = "per Linkerd's documentation and policy-controller source (gwretry's tests do not run Linkerd)"
 
 func joinMessage(a, b string) string {
 	if a == "" {
@@ -71,6 +79,8 @@ func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
 			why = append(why, fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason))
 		}
 		return translate.NewFinding(r, f, translate.Approximated, "Linkerd fails the share of requests of a backendRef it cannot use with its own error response, which gwretry does not know to be 500 in every case (%s)", strings.Join(why, "; "))
+	case f.IsFilter() && !r.Forwards() && f != translate.FeatureRequestRedirect:
+		return un("the rule forwards nothing (%s): Linkerd sends none of its requests to a backend, so %s never takes effect", r.NoForwardReason(), f)
 	case f.IsFilter():
 		return filterFinding(p, f)
 	}

@@ -73,9 +73,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		byRoute[r.Route] = append(byRoute[r.Route], r)
 	}
 	slices.Sort(keys)
-	taken := map[string]bool{} // "namespace/name" of every input route and every route written
+	names := &namer{taken: map[string]bool{}, next: map[string]int{}}
 	for k := range m.HTTPRoutes {
-		taken[k] = true
+		names.taken[k] = true
 	}
 	out := &translate.Output{}
 	var routes []outRoute
@@ -88,7 +88,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		if len(rules) != len(src.Spec.Rules) {
 			return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: %d rules translated of %d", key, len(rules), len(src.Spec.Rules))}
 		}
-		written, notes, err := splitRoute(key, src, rules, sup, taken)
+		written, notes, err := splitRoute(key, src, rules, sup, names)
 		if err != nil {
 			return nil, err
 		}
@@ -134,8 +134,8 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 // splitRoute groups the rules of route key by the annotations they need
 // and returns one route per group, in the order of the groups' first
 // rules. The group of rule 0 keeps the route's name; the others are named
-// after their first rule, unique against taken.
-func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup support, taken map[string]bool) ([]outRoute, []translate.Note, error) {
+// after their first rule, unique in the namespace.
+func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup support, names *namer) ([]outRoute, []translate.Note, error) {
 	var groups []outRoute
 	index := map[string]int{}
 	for i, r := range rules {
@@ -157,9 +157,8 @@ func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup su
 	for g := range groups {
 		name := src.Name
 		if g > 0 {
-			name = uniqueName(ns, splitName(src.Name, groups[g].plans[0].rule), taken)
+			name = names.unique(ns, splitName(src.Name, groups[g].plans[0].rule))
 		}
-		taken[ns+"/"+name] = true
 		obj, err := routeObject(ns, name, key, src, groups[g].plans)
 		if err != nil {
 			return nil, nil, err
@@ -173,30 +172,54 @@ func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup su
 }
 
 // splitName is the name of a split route whose first rule is r: the
-// route's name and the rule's name, or "rule-N".
+// route's name and the rule's name, or "rule-N" (also when the rule's
+// name leaves no room for the route's), the route's name shortened to
+// keep it a valid name.
 func splitName(route string, r *translate.Rule) string {
 	suffix := "-rule-" + strconv.Itoa(r.Index)
-	if r.RuleName != "" {
+	if r.RuleName != "" && len(r.RuleName)+1 < validation.DNS1123SubdomainMaxLength {
 		suffix = "-" + r.RuleName
 	}
-	if len(route)+len(suffix) > validation.DNS1123SubdomainMaxLength {
-		route = strings.TrimRight(route[:validation.DNS1123SubdomainMaxLength-len(suffix)], ".-")
-	}
-	return route + suffix
+	return withSuffix(route, suffix)
 }
 
-// uniqueName returns name, or name with "-2", "-3"... when a route of that
-// name exists in the namespace, shortened to stay a valid name.
-func uniqueName(ns, name string, taken map[string]bool) string {
-	cand := name
-	for n := 2; taken[ns+"/"+cand] || !validName(cand); n++ {
-		suffix := "-" + strconv.Itoa(n)
-		base := name
-		if len(base)+len(suffix) > validation.DNS1123SubdomainMaxLength {
-			base = strings.TrimRight(base[:validation.DNS1123SubdomainMaxLength-len(suffix)], ".-")
-		}
-		cand = base + suffix
+// withSuffix appends suffix (shorter than an object name may be) to the
+// valid object name base, cutting base so that the result is at most 253
+// characters and still ends a label with a letter or digit.
+func withSuffix(base, suffix string) string {
+	if keep := validation.DNS1123SubdomainMaxLength - len(suffix); len(base) > keep {
+		base = strings.TrimRight(base[:keep], ".-")
 	}
+	return base + suffix
+}
+
+// namer gives split routes names unique in their namespace.
+type namer struct {
+	// taken holds "namespace/name" of every input route and every route
+	// written.
+	taken map[string]bool
+	// next is, by "namespace/name" of a name asked for, the first "-N"
+	// not yet tried: names that collide again (long names cut to the same
+	// prefix) do not probe the same suffixes over again.
+	next map[string]int
+}
+
+// unique returns name, or name with "-2", "-3"... when a route of that
+// name exists in the namespace, shortened to stay a valid name; the name
+// returned is taken. Each candidate is a distinct string, so one not
+// taken is found within len(taken)+1 tries.
+func (nm *namer) unique(ns, name string) string {
+	key := ns + "/" + name
+	cand := name
+	if nm.taken[key] {
+		n := max(nm.next[key], 2)
+		for nm.taken[ns+"/"+withSuffix(name, "-"+strconv.Itoa(n))] {
+			n++
+		}
+		nm.next[key] = n + 1
+		cand = withSuffix(name, "-"+strconv.Itoa(n))
+	}
+	nm.taken[ns+"/"+cand] = true
 	return cand
 }
 

@@ -8,25 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // build loads and resolves input as gwretry does.
 func build(t *testing.T, input string) (*translate.Input, *translate.Model) {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(input), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in, m
+	return testmodel.FromYAML(t, input, translate.ResolveOptions{})
 }
 
 const base = `apiVersion: gateway.networking.k8s.io/v1
@@ -117,6 +106,60 @@ func TestSplit(t *testing.T) {
 			// Run checks one finding per feature and the honoured claims.
 			if _, err := translate.Run(m, []translate.Target{{Backend: New(), Version: out0(tt.version)}}, false); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestSplitNames: the name of a split route is a valid object name of at
+// most 253 characters, unique in the namespace, whatever the lengths of
+// the route's and the rule's names (both may be 253 characters), and
+// routes whose names collide once cut get distinct suffixes.
+func TestSplitNames(t *testing.T) {
+	named := func(name, path string) string {
+		return "  - name: " + name + "\n    " + strings.TrimPrefix(rule(path, ""), "  - ")
+	}
+	long := func(c byte, n int) string { return strings.Repeat(string(c), n) }
+	tests := []struct {
+		name  string
+		input string
+		want  []string // names of the split routes, in order
+	}{
+		{"rule name", route("a", rule("/x", retry2), named("b.c", "/y")), []string{"a-b.c"}},
+		{"long route, short rule name", route(long('r', 253), rule("/x", retry2), named("b", "/y")), []string{long('r', 251) + "-b"}},
+		{"long rule name", route("a", rule("/x", retry2), named(long('b', 251), "/y")), []string{"a-" + long('b', 251)}},
+		{"rule name of 252", route("a", rule("/x", retry2), named(long('b', 252), "/y")), []string{"a-rule-1"}},
+		{"rule name of 253", route(long('r', 253), rule("/x", retry2), named(long('b', 253), "/y")), []string{long('r', 246) + "-rule-1"}},
+		{"cut at a dot", route(long('r', 200)+"."+long('s', 52), rule("/x", retry2), named("b", "/y")), []string{long('r', 200) + "." + long('s', 50) + "-b"}},
+		{"cut names collide", route(long('r', 252)+"x", rule("/x", retry2), named("b", "/y")) +
+			route(long('r', 252)+"y", rule("/x", retry2), named("b", "/y")) +
+			route(long('r', 252)+"z", rule("/x", retry2), named("b", "/y")),
+			[]string{long('r', 251) + "-b", long('r', 251) + "-2", long('r', 251) + "-3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := build(t, base+tt.input)
+			res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "2.20"}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			routes, err := decode(res.Files[0].Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			seen := map[string]bool{}
+			for _, rt := range routes {
+				if seen[rt.Name] || !validName(rt.Name) {
+					t.Errorf("name %q: duplicate or not a valid object name", rt.Name)
+				}
+				seen[rt.Name] = true
+				if rt.Annotations[annRules] != "0" {
+					got = append(got, rt.Name)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("split routes %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -229,8 +229,8 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		if win.Value != c.Value {
 			return translate.Unsupported, fmt.Sprintf("the router has one %s for all Gateways: policy %s (%s), older or first by name, wins", c.Feature.Field(), win.Policy, win.Text)
 		}
-		return translate.Honoured, fmt.Sprintf("spec.tuningOptions.%s %s; the operator sets %s=%s, which the router's template writes as %s",
-			c.Feature.Field(), apiDuration(c), f.env, operatorTimeSpec(c.Value), haproxyLine(c.Feature))
+		return translate.Honoured, fmt.Sprintf("spec.tuningOptions.%s %s; the operator sets %s=%s, which the router's template writes as %s; %s",
+			c.Feature.Field(), apiDuration(c), f.env, operatorTimeSpec(c.Value), haproxyLine(c.Feature), sourceBased)
 	})...)
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
@@ -239,6 +239,12 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	}
 	return out, nil
 }
+
+// sourceBased is said of every honoured claim: no test runs an OpenShift
+// router, so the chain from the patch to the HAProxy line rests on the
+// operator's and the router template's source (what HAProxy then does
+// with the line is the haproxy target's claim).
+const sourceBased = "per cluster-ingress-operator's and openshift/router's source (gwretry's tests run no OpenShift router)"
 
 func haproxyLine(f translate.Feature) string {
 	return map[translate.Feature]string{translate.FeatureConnClientTimeout: "timeout client in defaults",

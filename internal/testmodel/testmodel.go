@@ -4,8 +4,7 @@
 package testmodel
 
 import (
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 	"testing"
 
@@ -16,7 +15,15 @@ import (
 // in endpoints ("NAME[.NS]:PORT=HOST:PORT"); any error fails tb.
 func Load(tb testing.TB, paths []string, opts translate.ResolveOptions, endpoints ...string) *translate.Model {
 	tb.Helper()
-	in, err := translate.Load(paths, nil, translate.DefaultLimits())
+	_, m := load(tb, paths, nil, opts, endpoints)
+	return m
+}
+
+// load is Load with standard input (for the path "-"), returning the
+// input too.
+func load(tb testing.TB, paths []string, stdin io.Reader, opts translate.ResolveOptions, endpoints []string) (*translate.Input, *translate.Model) {
+	tb.Helper()
+	in, err := translate.Load(paths, stdin, translate.DefaultLimits())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -31,17 +38,15 @@ func Load(tb testing.TB, paths []string, opts translate.ResolveOptions, endpoint
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return m
+	return in, m
 }
 
-// LoadText is Load of one manifest file whose text is manifests.
+// LoadText is Load of one manifest file whose text is manifests (read as
+// standard input, "-").
 func LoadText(tb testing.TB, manifests string, opts translate.ResolveOptions, endpoints ...string) *translate.Model {
 	tb.Helper()
-	p := filepath.Join(tb.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(manifests), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return Load(tb, []string{p}, opts, endpoints...)
+	_, m := load(tb, []string{"-"}, strings.NewReader(manifests), opts, endpoints)
+	return m
 }
 
 // ConnectionPolicy is the manifest of Gateway ns/gw with one HTTP
@@ -79,4 +84,11 @@ func ConnectionTimeouts(tb testing.TB) *translate.Model {
 	tb.Helper()
 	return Load(tb, []string{"../../testdata/conntimeout/input.yaml"}, translate.ResolveOptions{},
 		"cart:8080=127.0.0.1:9100", "ws:8080=127.0.0.1:9101")
+}
+
+// FromYAML is LoadText without endpoints that returns the input too (to
+// resolve again with some objects replaced).
+func FromYAML(tb testing.TB, manifest string, opts translate.ResolveOptions) (*translate.Input, *translate.Model) {
+	tb.Helper()
+	return load(tb, []string{"-"}, strings.NewReader(manifest), opts, nil)
 }
