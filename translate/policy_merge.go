@@ -54,6 +54,9 @@ type policySrc struct {
 	// targets are the targetRefs by place key, and whether each was
 	// found in the input.
 	targets []policyTargetRef
+	// empty are the sides ("spec.default") that set no field: valid per
+	// the CRD, but they change no rule.
+	empty []string
 }
 
 type policyTargetRef struct {
@@ -89,9 +92,15 @@ func newPolicyState(in *Input) *policyState {
 		src := &policySrc{kind: "RetryPolicy", key: nsOrDefault(p.Namespace) + "/" + p.Name, created: p.CreationTimestamp}
 		if p.Spec.Override != nil {
 			src.override = policyLayer(p.Spec.Override)
+			if len(src.override) == 0 {
+				src.empty = append(src.empty, "spec.override")
+			}
 		}
 		if p.Spec.Default != nil {
 			src.dflt = policyLayer(p.Spec.Default)
+			if len(src.dflt) == 0 {
+				src.empty = append(src.empty, "spec.default")
+			}
 		}
 		s.add(src, p.Namespace, p.Spec.TargetRefs)
 	}
@@ -581,6 +590,9 @@ func (s *policyState) finish(found func(key string) bool) ([]PolicyReport, []Not
 		}
 		for _, n := range rep.NotCarried {
 			notes = append(notes, Warning(p.object(), "not carried to any target: %s", n))
+		}
+		for _, side := range p.empty {
+			notes = append(notes, Warning(p.object(), "%s sets no field (neither retry nor timeouts.request or timeouts.backendRequest): it changes no rule", side))
 		}
 		if rep.Reached == nil {
 			rep.Reached = []string{}

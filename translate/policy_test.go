@@ -210,6 +210,34 @@ func TestPolicyStatus(t *testing.T) {
 	}
 }
 
+// TestEmptyPolicySide checks that a side that sets no field, which the
+// CRD admits, is said to change nothing rather than pass in silence.
+func TestEmptyPolicySide(t *testing.T) {
+	base := fmt.Sprintf(policyBase, "[{name: cart, port: 80}]", "")
+	for _, tc := range []struct{ name, policy, want string }{
+		{"empty default", rp("shop/p", "HTTPRoute r", "default", "{}"), "RetryPolicy shop/p: spec.default sets no field"},
+		{"empty override", rp("shop/p", "HTTPRoute r", "override", "{}"), "RetryPolicy shop/p: spec.override sets no field"},
+		{"empty timeouts", rp("shop/p", "Gateway gw", "default", "{timeouts: {}}"), "RetryPolicy shop/p: spec.default sets no field"},
+		{"an empty retry holds attempts 1", rp("shop/p", "HTTPRoute r", "default", "{retry: {}}"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m := effectiveOf(t, base+tc.policy)
+			var got []string
+			for _, n := range m.Notes {
+				if strings.Contains(n.Text, "sets no field") {
+					got = append(got, n.String())
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("notes %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.HasPrefix(got[0], "warning: ")):
+				t.Errorf("notes %q, want one warning with %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // btp writes a BackendTrafficPolicy shop/name targeting HTTPRoute r (or
 // the target given as "Gateway gw" in namespace infra).
 func btp(name, target, spec string) string {
