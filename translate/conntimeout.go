@@ -480,10 +480,7 @@ func checkConnectionClaims(b Backend, m *Model, opts Options, out *Output) error
 // on generated listener l: that of a Gateway there whose value nothing
 // blocks (they agree), and false when there is none.
 func (m *Model) ListenerConnection(l *Listener, f Feature) (ConnectionTimeout, bool) {
-	for _, g := range m.ConnectionTimeouts {
-		if !slices.Contains(g.Listeners, l) {
-			continue
-		}
+	for _, g := range m.connIndex().listeners[l] {
 		for _, c := range g.Timeouts {
 			if c.Feature == f && c.Blocked == "" {
 				return c, true
@@ -501,10 +498,7 @@ func (m *Model) RuleConnection(r *Rule, f Feature) (ConnectionTimeout, bool) {
 	if !r.Forwards() || f == FeatureConnServerTimeout && r.OwnTimeouts() {
 		return ConnectionTimeout{}, false
 	}
-	for _, g := range m.ConnectionTimeouts {
-		if !slices.Contains(g.Rules, r) {
-			continue
-		}
+	for _, g := range m.connIndex().rules[r] {
 		for _, c := range g.Timeouts {
 			if c.Feature == f && c.Blocked == "" {
 				return c, true
@@ -512,6 +506,35 @@ func (m *Model) RuleConnection(r *Rule, f Feature) (ConnectionTimeout, bool) {
 		}
 	}
 	return ConnectionTimeout{}, false
+}
+
+// connIndex is, for each generated listener and rule, the Gateways'
+// connection timeouts that apply there, in Model.ConnectionTimeouts order.
+type connIndex struct {
+	listeners map[*Listener][]*GatewayTimeouts
+	rules     map[*Rule][]*GatewayTimeouts
+}
+
+// connIndex builds the index once: a backend asks for every listener and
+// rule, and scanning each Gateway's lists on every call grew with the
+// square of the rules. A Model must not change after it was asked for.
+func (m *Model) connIndex() *connIndex {
+	m.connOnce.Do(func() {
+		m.connIdx = connIndex{listeners: map[*Listener][]*GatewayTimeouts{}, rules: map[*Rule][]*GatewayTimeouts{}}
+		for _, g := range m.ConnectionTimeouts {
+			for _, l := range g.Listeners {
+				if ls := m.connIdx.listeners[l]; len(ls) == 0 || ls[len(ls)-1] != g {
+					m.connIdx.listeners[l] = append(ls, g)
+				}
+			}
+			for _, r := range g.Rules {
+				if rs := m.connIdx.rules[r]; len(rs) == 0 || rs[len(rs)-1] != g {
+					m.connIdx.rules[r] = append(rs, g)
+				}
+			}
+		}
+	})
+	return &m.connIdx
 }
 
 // ConnectionSites calls visit for every place feature f of Gateway g

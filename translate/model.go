@@ -58,6 +58,10 @@ type Model struct {
 	// Gateways that ConnectionTimeoutPolicies target, sorted by Gateway.
 	// Each field gets one finding per target (ConnectionFindings).
 	ConnectionTimeouts []*GatewayTimeouts
+	// connIndex indexes ConnectionTimeouts by listener and rule
+	// (ListenerConnection, RuleConnection).
+	connOnce sync.Once
+	connIdx  connIndex
 	// Effective says, for every rule (translated or skipped), the value
 	// of each retry and timeout feature and where it came from (the
 	// HTTPRoute, a policy, a CRD default), sorted by route and rule.
