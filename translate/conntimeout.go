@@ -199,8 +199,14 @@ func connectionPolicyErrors(in *Input) ErrorList {
 		if len(p.Spec.TargetRefs) == 0 {
 			add("spec.targetRefs", "required: name at least one Gateway")
 		}
+		first := map[PolicyTargetRef]int{}
 		for i, t := range p.Spec.TargetRefs {
 			f := fmt.Sprintf("spec.targetRefs[%d]", i)
+			if j, dup := first[t]; dup {
+				add(f, "repeats spec.targetRefs[%d]: each targetRef must be unique", j)
+			} else {
+				first[t] = i
+			}
 			if t.Group != gwv1.GroupName || t.Kind != "Gateway" {
 				add(f, "targets group %q kind %q: a ConnectionTimeoutPolicy targets a Gateway (group %s, kind Gateway); its timeouts are proxy-wide, never per route", t.Group, t.Kind, gwv1.GroupName)
 			}

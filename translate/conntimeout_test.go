@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,7 @@ func TestConnectionTimeoutPolicyErrors(t *testing.T) {
 		{"route target", "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]\n  clientTimeout: 5s\n", "spec.targetRefs[0]: targets group"},
 		{"no target", "spec:\n  clientTimeout: 5s\n", "spec.targetRefs: required"},
 		{"nothing set", "spec:\n" + gw, "sets no timeout"},
+		{"a Gateway twice", "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}, {group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  serverTimeout: 5s\n", "spec.targetRefs[1]: repeats spec.targetRefs[0]: each targetRef must be unique"},
 	} {
 		_, err := ctBuild(t, head+c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !IsInputError(err) {
@@ -129,5 +131,36 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 	bad.Gateway = "ns/other"
 	if err := checkFindings(m, append(fs, bad), false); err == nil {
 		t.Error("a finding for a Gateway without policy passed")
+	}
+}
+
+// TestConnectionTimeoutPolicyCRD: the CRD that a cluster stores the
+// policies with refuses a Gateway named twice, as gwretry does.
+func TestConnectionTimeoutPolicyCRD(t *testing.T) {
+	vs, err := policyValidators()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := vs["gwretry.io/v1alpha1/ConnectionTimeoutPolicy"]
+	if v == nil {
+		t.Fatal("no validator for ConnectionTimeoutPolicy")
+	}
+	ref := PolicyTargetRef{Group: "gateway.networking.k8s.io", Kind: "Gateway", Name: "gw"}
+	five := "5s"
+	for _, c := range []struct {
+		name string
+		refs []PolicyTargetRef
+		want string
+	}{
+		{"one Gateway", []PolicyTargetRef{ref}, ""},
+		{"a Gateway twice", []PolicyTargetRef{ref, ref}, "each targetRef must be unique"},
+	} {
+		p := &ConnectionTimeoutPolicy{Spec: ConnectionTimeoutPolicySpec{TargetRefs: c.refs, ServerTimeout: &five}}
+		p.APIVersion, p.Kind, p.Name, p.Namespace = ConnectionTimeoutPolicyAPIVersion, ConnectionTimeoutPolicyKind, "p", "ns"
+		errs := validateWith(v, Position{}, ConnectionTimeoutPolicyKind, "ns", "p", p, ChannelStandard, "")
+		got := fmt.Sprint(errs)
+		if c.want == "" && len(errs) > 0 || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: errors %s, want %q", c.name, got, c.want)
+		}
 	}
 }
