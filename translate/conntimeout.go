@@ -252,15 +252,26 @@ func (r *resolver) connectionTimeouts(m *Model) {
 	// value of the oldest policy wins.
 	rank := map[string]int{}
 	byGateway := map[string]*GatewayTimeouts{}
+	// reports are the policies' entries in Model.Policies, by
+	// "namespace/name", in policies' order; found their Gateways.
+	reports := make([]*PolicyReport, len(policies))
+	byName := map[string]*PolicyReport{}
+	found := make([][]string, len(policies))
+	defer func() { r.connectionPolicyReports(m, reports, found, byGateway) }()
 	for i, p := range policies {
 		ns := nsOrDefault(p.Namespace)
 		pname := ns + "/" + p.Name
+		rep := &PolicyReport{Kind: ConnectionTimeoutPolicyKind, Namespace: ns, Name: p.Name}
+		reports[i], byName[pname] = rep, rep
 		for _, t := range p.Spec.TargetRefs {
 			key := ns + "/" + t.Name
 			if _, ok := r.gateways[key]; !ok {
 				r.warn(ConnectionTimeoutPolicyKind+" "+pname, "targets Gateway %s, which is not in the input: its timeouts apply to nothing", key)
+				rep.NotFound = append(rep.NotFound, "Gateway "+key)
 				continue
 			}
+			rep.Targets = append(rep.Targets, "Gateway "+key)
+			found[i] = append(found[i], key)
 			g := byGateway[key]
 			if g == nil {
 				g = &GatewayTimeouts{Gateway: key}
@@ -274,6 +285,7 @@ func (r *resolver) connectionTimeouts(m *Model) {
 				f := ConnectionFeatures()[j]
 				if k := slices.IndexFunc(g.Timeouts, func(c ConnectionTimeout) bool { return c.Feature == f }); k >= 0 {
 					r.warn(ConnectionTimeoutPolicyKind+" "+pname, "%s of Gateway %s is not used: policy %s, older or first by name, sets it (%s)", f.Field(), key, g.Timeouts[k].Policy, g.Timeouts[k].Text)
+					rep.conflict(fmt.Sprintf("%s of Gateway %s: lost to %s %s (%s), which is older or has the same creationTimestamp and comes first by namespace/name", f.Field(), key, ConnectionTimeoutPolicyKind, g.Timeouts[k].Policy, g.Timeouts[k].Text))
 					continue
 				}
 				d, clamped, _ := ParseHAProxyTime(*v)
@@ -377,6 +389,7 @@ func (r *resolver) connectionTimeouts(m *Model) {
 			if len(sites) > 0 {
 				c.Blocked = fmt.Sprintf("%s is shared with %s, whose older policy wins there (a generated proxy has one %s for it), so gwretry applies this Gateway's value nowhere",
 					strings.Join(sites, ", "), strings.Join(slices.Sorted(maps.Keys(others)), ", "), c.Feature.Field())
+				byName[c.Policy].conflict(fmt.Sprintf("%s of Gateway %s: %s", c.Feature.Field(), key, c.Blocked))
 			}
 		}
 		m.ConnectionTimeouts = append(m.ConnectionTimeouts, g)
@@ -387,6 +400,40 @@ func (r *resolver) connectionTimeouts(m *Model) {
 		}
 	}
 	m.Notes = r.notes
+}
+
+// connectionPolicyReports adds the ConnectionTimeoutPolicies' entries to
+// m.Policies, as the RetryPolicies' are: the Gateways found and not, the
+// rules served on the Gateways' listeners (which their connections
+// carry) and the fields lost to another policy.
+func (r *resolver) connectionPolicyReports(m *Model, reports []*PolicyReport, found [][]string, byGateway map[string]*GatewayTimeouts) {
+	if len(reports) == 0 {
+		return
+	}
+	for i, rep := range reports {
+		rep.Reached = []string{}
+		for _, key := range found[i] {
+			if g := byGateway[key]; g != nil {
+				for _, rule := range g.Rules {
+					rep.Reached = append(rep.Reached, ruleLabel(rule.Route, rule.Index))
+				}
+			}
+		}
+		slices.Sort(rep.Reached)
+		rep.Reached = slices.Compact(rep.Reached)
+		switch {
+		case len(rep.Targets) == 0:
+			rep.Status = PolicyTargetNotFound
+		case len(rep.Lost) > 0:
+			rep.Status = PolicyConflicted
+		default:
+			rep.Status = PolicyAccepted
+		}
+		m.Policies = append(m.Policies, *rep)
+	}
+	slices.SortStableFunc(m.Policies, func(a, b PolicyReport) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
+	})
 }
 
 // ConnectionFindings returns exactly one finding for every field of every

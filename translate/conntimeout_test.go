@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,25 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 	}
 	if c := g.Timeouts[1]; c.Feature != FeatureConnServerTimeout || !c.Clamped || c.HAProxy() != "2147483647ms" {
 		t.Errorf("serverTimeout %+v: want clamped", c)
+	}
+	// The policies' statuses, as the RetryPolicies' are reported.
+	var got []string
+	for _, p := range m.Policies {
+		got = append(got, fmt.Sprintf("%s %s/%s %s targets=%v notFound=%v reached=%v lost=%v", p.Kind, p.Namespace, p.Name, p.Status, p.Targets, p.NotFound, p.Reached, p.Lost))
+	}
+	want := []string{
+		"ConnectionTimeoutPolicy ns/new Conflicted targets=[Gateway ns/gw] notFound=[] reached=[ns/r rule 0] lost=[clientTimeout of Gateway ns/gw: lost to ConnectionTimeoutPolicy ns/old (45s), which is older or has the same creationTimestamp and comes first by namespace/name]",
+		"ConnectionTimeoutPolicy ns/old Accepted targets=[Gateway ns/gw] notFound=[] reached=[ns/r rule 0] lost=[]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("policies\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m2, err := ctBuild(t, strings.Replace(pol("far", "2024-01-01T00:00:00Z", "  clientTimeout: 45s\n"), "name: gw}", "name: elsewhere}", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.Policies) != 1 || m2.Policies[0].Status != PolicyTargetNotFound || fmt.Sprint(m2.Policies[0].NotFound) != "[Gateway ns/elsewhere]" {
+		t.Errorf("a policy of a Gateway not in the input: %+v", m2.Policies)
 	}
 	// The report contract: one finding per (gateway, target, field).
 	fs := UnsupportedConnections(m, "x")

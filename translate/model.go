@@ -67,7 +67,8 @@ type Model struct {
 	// HTTPRoute, a policy, a CRD default), sorted by route and rule.
 	Effective []RuleEffective
 	// Policies is what became of each policy of the input (RetryPolicy,
-	// BackendTrafficPolicy), sorted by kind and namespace/name.
+	// BackendTrafficPolicy, ConnectionTimeoutPolicy), sorted by kind and
+	// namespace/name.
 	Policies []PolicyReport
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead
