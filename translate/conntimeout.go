@@ -285,7 +285,7 @@ func (r *resolver) connectionTimeouts(m *Model) {
 				f := ConnectionFeatures()[j]
 				if k := slices.IndexFunc(g.Timeouts, func(c ConnectionTimeout) bool { return c.Feature == f }); k >= 0 {
 					r.warn(ConnectionTimeoutPolicyKind+" "+pname, "%s of Gateway %s is not used: policy %s, older or first by name, sets it (%s)", f.Field(), key, g.Timeouts[k].Policy, g.Timeouts[k].Text)
-					rep.conflict(fmt.Sprintf("%s of Gateway %s: lost to %s %s (%s), which is older or has the same creationTimestamp and comes first by namespace/name", f.Field(), key, ConnectionTimeoutPolicyKind, g.Timeouts[k].Policy, g.Timeouts[k].Text))
+					rep.Lost = append(rep.Lost, fmt.Sprintf("%s of Gateway %s: lost to %s %s (%s), which is older or has the same creationTimestamp and comes first by namespace/name", f.Field(), key, ConnectionTimeoutPolicyKind, g.Timeouts[k].Policy, g.Timeouts[k].Text))
 					continue
 				}
 				d, clamped, _ := ParseHAProxyTime(*v)
@@ -389,7 +389,8 @@ func (r *resolver) connectionTimeouts(m *Model) {
 			if len(sites) > 0 {
 				c.Blocked = fmt.Sprintf("%s is shared with %s, whose older policy wins there (a generated proxy has one %s for it), so gwretry applies this Gateway's value nowhere",
 					strings.Join(sites, ", "), strings.Join(slices.Sorted(maps.Keys(others)), ", "), c.Feature.Field())
-				byName[c.Policy].conflict(fmt.Sprintf("%s of Gateway %s: %s", c.Feature.Field(), key, c.Blocked))
+				// Once per Gateway and field: each has one value.
+				byName[c.Policy].Lost = append(byName[c.Policy].Lost, fmt.Sprintf("%s of Gateway %s: %s", c.Feature.Field(), key, c.Blocked))
 			}
 		}
 		m.ConnectionTimeouts = append(m.ConnectionTimeouts, g)
