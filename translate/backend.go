@@ -241,11 +241,12 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 	// backend. The report keeps one copy of each.
 	messages := map[string]string{}
 	err := inOrder(len(targets), lookahead(len(targets)), func(i int) (*Output, error) {
-		return generate(m, targets[i], retryNonIdempotent)
+		out, _, err := generate(m, targets[i], retryNonIdempotent)
+		return out, err
 	}, func(i int, out *Output) error {
 		t := targets[i]
 		name := t.Backend.Name()
-		_, mesh := t.Backend.(MeshBackend)
+		mesh := isMesh(t.Backend)
 		for _, f := range out.Findings {
 			f.Target = name
 			if msg, ok := messages[f.Message]; ok {
@@ -373,10 +374,18 @@ func inOrder(n, window int, gen func(i int) (*Output, error), then func(i int, o
 	return err
 }
 
+// isMesh reports whether b is a MeshBackend, which reports and judges
+// Model.MeshRules too.
+func isMesh(b Backend) bool {
+	_, ok := b.(MeshBackend)
+	return ok
+}
+
 // generate runs one target and checks its contract: its findings, and
-// its judge's reading of its files. Targets share the Model, which no
-// backend writes to, so Run runs them at once.
-func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, err error) {
+// its judge's reading of its files, which it returns (nil for a backend
+// without a Judge). Targets share the Model, which no backend writes to,
+// so Run runs them at once.
+func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, observed map[string]map[MethodClass]Behaviour, err error) {
 	name := t.Backend.Name()
 	// A panic on a worker goroutine would end the process before the
 	// command's own recover sees it: it becomes an internal error here.
@@ -388,24 +397,24 @@ func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, err error
 	opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
 	out, err := t.Backend.Generate(m, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	_, mesh := t.Backend.(MeshBackend)
+	mesh := isMesh(t.Backend)
 	if err := checkFindings(m, out.Findings, mesh); err != nil {
-		return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 	}
 	if j, ok := t.Backend.(Judge); ok {
-		if err := checkJudged(j, m, opts, out, mesh); err != nil {
-			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		if observed, err = observeChecked(j, m, opts, out, mesh); err != nil {
+			return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
 	}
 	if err := checkConnectionClaims(t.Backend, m, opts, out); err != nil {
-		return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 	}
 	for i := range out.Files {
 		out.Files[i].Parsed = nil
 	}
-	return out, nil
+	return out, observed, nil
 }
 
 // Parallel calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and returns

@@ -175,6 +175,34 @@ func TestRunJudgesHonouredClaims(t *testing.T) {
 	}
 }
 
+// TestExplainChecksTheContract: Explain runs a target as Run does, so a
+// backend that breaks the findings contract or panics fails there too
+// instead of being explained.
+func TestExplainChecksTheContract(t *testing.T) {
+	m := build(t, routeWithRule("    retry: {attempts: 2}\n"), ResolveOptions{})
+	exact := func(r *Rule) Behaviour {
+		return Behaviour{Retries: 2, ConnErrors: ConnRetryAll, MaxRetriedBody: -1, TimeoutStatus: 504}
+	}
+	explain := func(out func(m *Model) *Output) error {
+		_, err := Explain(m, []Target{{Backend: judgingBackend{fakeBackend{name: "fake", out: out}, exact}, Version: "1.0"}}, false)
+		return err
+	}
+	if err := explain(honourAll); err != nil {
+		t.Fatalf("a backend that keeps the contract: %v", err)
+	}
+	for want, out := range map[string]func(m *Model) *Output{
+		"no finding for": func(m *Model) *Output { o := honourAll(m); o.Findings = o.Findings[1:]; return o },
+		"two findings":   func(m *Model) *Output { o := honourAll(m); o.Findings = append(o.Findings, o.Findings[0]); return o },
+		"panic: boom":    func(*Model) *Output { panic("boom") },
+	} {
+		err := explain(out)
+		var ie *InternalError
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &ie) {
+			t.Errorf("%s: Explain error %v", want, err)
+		}
+	}
+}
+
 type partialJudge struct{ judgingBackend }
 
 func (p partialJudge) Observe(m *Model, o Options, f []File) (map[string]map[MethodClass]Behaviour, error) {

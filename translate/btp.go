@@ -221,6 +221,9 @@ func convertBTP(p *BackendTrafficPolicy) btpValues {
 		if codes != nil {
 			out.retry[fieldCodes] = layerValue{value: codes, apiDefault: apiDefault}
 		}
+		if r.NumRetries == nil || *r.NumRetries > 0 {
+			btpRetriedFailures(r, lost)
+		}
 		if pr := r.PerRetry; pr != nil {
 			if pr.Timeout != nil {
 				out.retry[fieldBackendRequest] = layerValue{value: string(*pr.Timeout)}
@@ -280,6 +283,28 @@ func convertBTP(p *BackendTrafficPolicy) btpValues {
 	}
 	slices.Sort(out.notCarried)
 	return out
+}
+
+// btpRetriedFailures says what the Gateway API's retry does that the
+// policy's triggers do not (Envoy's retry_on, reference envoy.md): it
+// retries a failed connection whenever attempts > 0, which Envoy does only
+// with connect-failure, reset-before-request, reset, 5xx or gateway-error;
+// and the targets retry a try that backendRequest cut, which Envoy does
+// only with reset, 5xx or gateway-error.
+func btpRetriedFailures(r *BTPRetry, lost func(string, ...any)) {
+	triggers := []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"} // Envoy Gateway's default
+	if r.RetryOn != nil {
+		triggers = r.RetryOn.Triggers
+	}
+	has := func(ts ...string) bool {
+		return slices.ContainsFunc(ts, func(t string) bool { return slices.Contains(triggers, t) })
+	}
+	if !has("connect-failure", "reset-before-request", "reset", "5xx", "gateway-error") {
+		lost("spec.retry.retryOn.triggers: none retries a failed connection (connect-failure, reset-before-request, reset, 5xx or gateway-error), but the Gateway API retries connection errors whenever attempts > 0, and so do the targets (each retry.connectionErrors finding says how far)")
+	}
+	if r.PerRetry != nil && r.PerRetry.Timeout != nil && !has("reset", "5xx", "gateway-error") {
+		lost("spec.retry.perRetry.timeout %s: Envoy Gateway retries a try its timeout cut only with the reset, 5xx or gateway-error trigger, but it becomes the Gateway API's backendRequest, whose cut tries the targets retry (each retry.backendTimeout finding says how far)", *r.PerRetry.Timeout)
+	}
 }
 
 // btpCodes maps retryOn to the Gateway API's codes: the status codes it

@@ -199,8 +199,14 @@ func connectionPolicyErrors(in *Input) ErrorList {
 		if len(p.Spec.TargetRefs) == 0 {
 			add("spec.targetRefs", "required: name at least one Gateway")
 		}
+		first := map[PolicyTargetRef]int{}
 		for i, t := range p.Spec.TargetRefs {
 			f := fmt.Sprintf("spec.targetRefs[%d]", i)
+			if j, dup := first[t]; dup {
+				add(f, "repeats spec.targetRefs[%d]: each targetRef must be unique", j)
+			} else {
+				first[t] = i
+			}
 			if t.Group != gwv1.GroupName || t.Kind != "Gateway" {
 				add(f, "targets group %q kind %q: a ConnectionTimeoutPolicy targets a Gateway (group %s, kind Gateway); its timeouts are proxy-wide, never per route", t.Group, t.Kind, gwv1.GroupName)
 			}
@@ -246,15 +252,26 @@ func (r *resolver) connectionTimeouts(m *Model) {
 	// value of the oldest policy wins.
 	rank := map[string]int{}
 	byGateway := map[string]*GatewayTimeouts{}
+	// reports are the policies' entries in Model.Policies, by
+	// "namespace/name", in policies' order; found their Gateways.
+	reports := make([]*PolicyReport, len(policies))
+	byName := map[string]*PolicyReport{}
+	found := make([][]string, len(policies))
+	defer func() { r.connectionPolicyReports(m, reports, found, byGateway) }()
 	for i, p := range policies {
 		ns := nsOrDefault(p.Namespace)
 		pname := ns + "/" + p.Name
+		rep := &PolicyReport{Kind: ConnectionTimeoutPolicyKind, Namespace: ns, Name: p.Name}
+		reports[i], byName[pname] = rep, rep
 		for _, t := range p.Spec.TargetRefs {
 			key := ns + "/" + t.Name
 			if _, ok := r.gateways[key]; !ok {
 				r.warn(ConnectionTimeoutPolicyKind+" "+pname, "targets Gateway %s, which is not in the input: its timeouts apply to nothing", key)
+				rep.NotFound = append(rep.NotFound, "Gateway "+key)
 				continue
 			}
+			rep.Targets = append(rep.Targets, "Gateway "+key)
+			found[i] = append(found[i], key)
 			g := byGateway[key]
 			if g == nil {
 				g = &GatewayTimeouts{Gateway: key}
@@ -268,6 +285,7 @@ func (r *resolver) connectionTimeouts(m *Model) {
 				f := ConnectionFeatures()[j]
 				if k := slices.IndexFunc(g.Timeouts, func(c ConnectionTimeout) bool { return c.Feature == f }); k >= 0 {
 					r.warn(ConnectionTimeoutPolicyKind+" "+pname, "%s of Gateway %s is not used: policy %s, older or first by name, sets it (%s)", f.Field(), key, g.Timeouts[k].Policy, g.Timeouts[k].Text)
+					rep.Lost = append(rep.Lost, fmt.Sprintf("%s of Gateway %s: lost to %s %s (%s), which is older or has the same creationTimestamp and comes first by namespace/name", f.Field(), key, ConnectionTimeoutPolicyKind, g.Timeouts[k].Policy, g.Timeouts[k].Text))
 					continue
 				}
 				d, clamped, _ := ParseHAProxyTime(*v)
@@ -371,6 +389,8 @@ func (r *resolver) connectionTimeouts(m *Model) {
 			if len(sites) > 0 {
 				c.Blocked = fmt.Sprintf("%s is shared with %s, whose older policy wins there (a generated proxy has one %s for it), so gwretry applies this Gateway's value nowhere",
 					strings.Join(sites, ", "), strings.Join(slices.Sorted(maps.Keys(others)), ", "), c.Feature.Field())
+				// Once per Gateway and field: each has one value.
+				byName[c.Policy].Lost = append(byName[c.Policy].Lost, fmt.Sprintf("%s of Gateway %s: %s", c.Feature.Field(), key, c.Blocked))
 			}
 		}
 		m.ConnectionTimeouts = append(m.ConnectionTimeouts, g)
@@ -381,6 +401,40 @@ func (r *resolver) connectionTimeouts(m *Model) {
 		}
 	}
 	m.Notes = r.notes
+}
+
+// connectionPolicyReports adds the ConnectionTimeoutPolicies' entries to
+// m.Policies, as the RetryPolicies' are: the Gateways found and not, the
+// rules served on the Gateways' listeners (which their connections
+// carry) and the fields lost to another policy.
+func (r *resolver) connectionPolicyReports(m *Model, reports []*PolicyReport, found [][]string, byGateway map[string]*GatewayTimeouts) {
+	if len(reports) == 0 {
+		return
+	}
+	for i, rep := range reports {
+		rep.Reached = []string{}
+		for _, key := range found[i] {
+			if g := byGateway[key]; g != nil {
+				for _, rule := range g.Rules {
+					rep.Reached = append(rep.Reached, ruleLabel(rule.Route, rule.Index))
+				}
+			}
+		}
+		slices.Sort(rep.Reached)
+		rep.Reached = slices.Compact(rep.Reached)
+		switch {
+		case len(rep.Targets) == 0:
+			rep.Status = PolicyTargetNotFound
+		case len(rep.Lost) > 0:
+			rep.Status = PolicyConflicted
+		default:
+			rep.Status = PolicyAccepted
+		}
+		m.Policies = append(m.Policies, *rep)
+	}
+	slices.SortStableFunc(m.Policies, func(a, b PolicyReport) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
+	})
 }
 
 // ConnectionFindings returns exactly one finding for every field of every
@@ -480,10 +534,7 @@ func checkConnectionClaims(b Backend, m *Model, opts Options, out *Output) error
 // on generated listener l: that of a Gateway there whose value nothing
 // blocks (they agree), and false when there is none.
 func (m *Model) ListenerConnection(l *Listener, f Feature) (ConnectionTimeout, bool) {
-	for _, g := range m.ConnectionTimeouts {
-		if !slices.Contains(g.Listeners, l) {
-			continue
-		}
+	for _, g := range m.connIndex().listeners[l] {
 		for _, c := range g.Timeouts {
 			if c.Feature == f && c.Blocked == "" {
 				return c, true
@@ -501,10 +552,7 @@ func (m *Model) RuleConnection(r *Rule, f Feature) (ConnectionTimeout, bool) {
 	if !r.Forwards() || f == FeatureConnServerTimeout && r.OwnTimeouts() {
 		return ConnectionTimeout{}, false
 	}
-	for _, g := range m.ConnectionTimeouts {
-		if !slices.Contains(g.Rules, r) {
-			continue
-		}
+	for _, g := range m.connIndex().rules[r] {
 		for _, c := range g.Timeouts {
 			if c.Feature == f && c.Blocked == "" {
 				return c, true
@@ -512,6 +560,35 @@ func (m *Model) RuleConnection(r *Rule, f Feature) (ConnectionTimeout, bool) {
 		}
 	}
 	return ConnectionTimeout{}, false
+}
+
+// connIndex is, for each generated listener and rule, the Gateways'
+// connection timeouts that apply there, in Model.ConnectionTimeouts order.
+type connIndex struct {
+	listeners map[*Listener][]*GatewayTimeouts
+	rules     map[*Rule][]*GatewayTimeouts
+}
+
+// connIndex builds the index once: a backend asks for every listener and
+// rule, and scanning each Gateway's lists on every call grew with the
+// square of the rules. A Model must not change after it was asked for.
+func (m *Model) connIndex() *connIndex {
+	m.connOnce.Do(func() {
+		m.connIdx = connIndex{listeners: map[*Listener][]*GatewayTimeouts{}, rules: map[*Rule][]*GatewayTimeouts{}}
+		for _, g := range m.ConnectionTimeouts {
+			for _, l := range g.Listeners {
+				if ls := m.connIdx.listeners[l]; len(ls) == 0 || ls[len(ls)-1] != g {
+					m.connIdx.listeners[l] = append(ls, g)
+				}
+			}
+			for _, r := range g.Rules {
+				if rs := m.connIdx.rules[r]; len(rs) == 0 || rs[len(rs)-1] != g {
+					m.connIdx.rules[r] = append(rs, g)
+				}
+			}
+		}
+	})
+	return &m.connIdx
 }
 
 // ConnectionSites calls visit for every place feature f of Gateway g

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,7 @@ func TestConnectionTimeoutPolicyErrors(t *testing.T) {
 		{"route target", "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]\n  clientTimeout: 5s\n", "spec.targetRefs[0]: targets group"},
 		{"no target", "spec:\n  clientTimeout: 5s\n", "spec.targetRefs: required"},
 		{"nothing set", "spec:\n" + gw, "sets no timeout"},
+		{"a Gateway twice", "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}, {group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  serverTimeout: 5s\n", "spec.targetRefs[1]: repeats spec.targetRefs[0]: each targetRef must be unique"},
 	} {
 		_, err := ctBuild(t, head+c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !IsInputError(err) {
@@ -114,6 +117,25 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 	if c := g.Timeouts[1]; c.Feature != FeatureConnServerTimeout || !c.Clamped || c.HAProxy() != "2147483647ms" {
 		t.Errorf("serverTimeout %+v: want clamped", c)
 	}
+	// The policies' statuses, as the RetryPolicies' are reported.
+	var got []string
+	for _, p := range m.Policies {
+		got = append(got, fmt.Sprintf("%s %s/%s %s targets=%v notFound=%v reached=%v lost=%v", p.Kind, p.Namespace, p.Name, p.Status, p.Targets, p.NotFound, p.Reached, p.Lost))
+	}
+	want := []string{
+		"ConnectionTimeoutPolicy ns/new Conflicted targets=[Gateway ns/gw] notFound=[] reached=[ns/r rule 0] lost=[clientTimeout of Gateway ns/gw: lost to ConnectionTimeoutPolicy ns/old (45s), which is older or has the same creationTimestamp and comes first by namespace/name]",
+		"ConnectionTimeoutPolicy ns/old Accepted targets=[Gateway ns/gw] notFound=[] reached=[ns/r rule 0] lost=[]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("policies\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m2, err := ctBuild(t, strings.Replace(pol("far", "2024-01-01T00:00:00Z", "  clientTimeout: 45s\n"), "name: gw}", "name: elsewhere}", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.Policies) != 1 || m2.Policies[0].Status != PolicyTargetNotFound || fmt.Sprint(m2.Policies[0].NotFound) != "[Gateway ns/elsewhere]" {
+		t.Errorf("a policy of a Gateway not in the input: %+v", m2.Policies)
+	}
 	// The report contract: one finding per (gateway, target, field).
 	fs := UnsupportedConnections(m, "x")
 	if err := checkFindings(m, fs, false); err != nil {
@@ -129,5 +151,36 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 	bad.Gateway = "ns/other"
 	if err := checkFindings(m, append(fs, bad), false); err == nil {
 		t.Error("a finding for a Gateway without policy passed")
+	}
+}
+
+// TestConnectionTimeoutPolicyCRD: the CRD that a cluster stores the
+// policies with refuses a Gateway named twice, as gwretry does.
+func TestConnectionTimeoutPolicyCRD(t *testing.T) {
+	vs, err := policyValidators()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := vs["gwretry.io/v1alpha1/ConnectionTimeoutPolicy"]
+	if v == nil {
+		t.Fatal("no validator for ConnectionTimeoutPolicy")
+	}
+	ref := PolicyTargetRef{Group: "gateway.networking.k8s.io", Kind: "Gateway", Name: "gw"}
+	five := "5s"
+	for _, c := range []struct {
+		name string
+		refs []PolicyTargetRef
+		want string
+	}{
+		{"one Gateway", []PolicyTargetRef{ref}, ""},
+		{"a Gateway twice", []PolicyTargetRef{ref, ref}, "each targetRef must be unique"},
+	} {
+		p := &ConnectionTimeoutPolicy{Spec: ConnectionTimeoutPolicySpec{TargetRefs: c.refs, ServerTimeout: &five}}
+		p.APIVersion, p.Kind, p.Name, p.Namespace = ConnectionTimeoutPolicyAPIVersion, ConnectionTimeoutPolicyKind, "p", "ns"
+		errs := validateWith(v, Position{}, ConnectionTimeoutPolicyKind, "ns", "p", p, ChannelStandard, "")
+		got := fmt.Sprint(errs)
+		if c.want == "" && len(errs) > 0 || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: errors %s, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -309,13 +309,6 @@ func tryTimer(be *Duration, b Behaviour) string {
 	return ""
 }
 
-// checkJudged runs a backend's judge over its own output and compares every
-// honoured finding with what it observed.
-func checkJudged(j Judge, m *Model, opts Options, out *Output, mesh bool) error {
-	_, err := observeChecked(j, m, opts, out, mesh)
-	return err
-}
-
 // observeChecked runs a backend's judge over its own output, checks every
 // honoured finding against it (the rules of judgedRules) and returns what
 // it observed.

@@ -58,12 +58,17 @@ type Model struct {
 	// Gateways that ConnectionTimeoutPolicies target, sorted by Gateway.
 	// Each field gets one finding per target (ConnectionFindings).
 	ConnectionTimeouts []*GatewayTimeouts
+	// connIndex indexes ConnectionTimeouts by listener and rule
+	// (ListenerConnection, RuleConnection).
+	connOnce sync.Once
+	connIdx  connIndex
 	// Effective says, for every rule (translated or skipped), the value
 	// of each retry and timeout feature and where it came from (the
 	// HTTPRoute, a policy, a CRD default), sorted by route and rule.
 	Effective []RuleEffective
 	// Policies is what became of each policy of the input (RetryPolicy,
-	// BackendTrafficPolicy), sorted by kind and namespace/name.
+	// BackendTrafficPolicy, ConnectionTimeoutPolicy), sorted by kind and
+	// namespace/name.
 	Policies []PolicyReport
 	// Notes are what the user should know about the input beyond the
 	// findings (defaults chosen, listeners and routes not attached, dead

@@ -54,6 +54,39 @@ type policySrc struct {
 	// targets are the targetRefs by place key, and whether each was
 	// found in the input.
 	targets []policyTargetRef
+	// empty are the sides ("spec.default") that set no field: valid per
+	// the CRD, but they change no rule.
+	empty []string
+	// said are the lines already in report.Lost and report.Notes: a
+	// policy can lose a field on every rule of a Gateway, and looking
+	// each line up in the list grew with the square of the rules.
+	said map[string]bool
+}
+
+// conflict adds s to the policy's report.Lost once.
+func (p *policySrc) conflict(s string) {
+	if p.say("lost " + s) {
+		p.report.Lost = append(p.report.Lost, s)
+	}
+}
+
+// note adds s to the policy's report.Notes once.
+func (p *policySrc) note(s string) {
+	if p.say("note " + s) {
+		p.report.Notes = append(p.report.Notes, s)
+	}
+}
+
+// say reports whether key is new, and records it.
+func (p *policySrc) say(key string) bool {
+	if p.said[key] {
+		return false
+	}
+	if p.said == nil {
+		p.said = map[string]bool{}
+	}
+	p.said[key] = true
+	return true
 }
 
 type policyTargetRef struct {
@@ -89,9 +122,15 @@ func newPolicyState(in *Input) *policyState {
 		src := &policySrc{kind: "RetryPolicy", key: nsOrDefault(p.Namespace) + "/" + p.Name, created: p.CreationTimestamp}
 		if p.Spec.Override != nil {
 			src.override = policyLayer(p.Spec.Override)
+			if len(src.override) == 0 {
+				src.empty = append(src.empty, "spec.override")
+			}
 		}
 		if p.Spec.Default != nil {
 			src.dflt = policyLayer(p.Spec.Default)
+			if len(src.dflt) == 0 {
+				src.empty = append(src.empty, "spec.default")
+			}
 		}
 		s.add(src, p.Namespace, p.Spec.TargetRefs)
 	}
@@ -335,7 +374,7 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 					if l.src.created.Time.Equal(w.layer.src.created.Time) {
 						why = "has the same creationTimestamp and comes first by namespace/name"
 					}
-					l.src.report.conflict(fmt.Sprintf("%s of %s: lost to %s, which %s", f, ruleLabel, w.layer.source, why))
+					l.src.conflict(fmt.Sprintf("%s of %s: lost to %s, which %s", f, ruleLabel, w.layer.source, why))
 				}
 			}
 		}
@@ -362,13 +401,13 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 		if sameTier[p] {
 			why = "targets the same place and is older (or has the same creationTimestamp and comes first by namespace/name)"
 		}
-		p.report.conflict(fmt.Sprintf("%s: not applied, %s %s (Envoy Gateway applies the one BackendTrafficPolicy that wins, whole)", ruleLabel, chosen.object(), why))
+		p.conflict(fmt.Sprintf("%s: not applied, %s %s (Envoy Gateway applies the one BackendTrafficPolicy that wins, whole)", ruleLabel, chosen.object(), why))
 	}
 	if chosen != nil {
 		reached[chosen] = true
 		bl := &layer{src: chosen, group: "btp", source: chosen.object()}
 		if _, has := vals[fieldAttempts]; has && len(chosen.btp.retry) > 0 {
-			chosen.report.note(fmt.Sprintf("%s: spec.retry not applied, the retry of %s replaces it whole (as in Envoy Gateway)", ruleLabel, vals[fieldAttempts].layer.source))
+			chosen.note(fmt.Sprintf("%s: spec.retry not applied, the retry of %s replaces it whole (as in Envoy Gateway)", ruleLabel, vals[fieldAttempts].layer.source))
 		} else {
 			for f, v := range chosen.btp.retry {
 				if _, set := vals[f]; !set {
@@ -581,6 +620,9 @@ func (s *policyState) finish(found func(key string) bool) ([]PolicyReport, []Not
 		}
 		for _, n := range rep.NotCarried {
 			notes = append(notes, Warning(p.object(), "not carried to any target: %s", n))
+		}
+		for _, side := range p.empty {
+			notes = append(notes, Warning(p.object(), "%s sets no field (neither retry nor timeouts.request or timeouts.backendRequest): it changes no rule", side))
 		}
 		if rep.Reached == nil {
 			rep.Reached = []string{}

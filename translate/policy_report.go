@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,18 +59,6 @@ type PolicyReport struct {
 	// NotCarried lists what the policy sets that no HTTPRoute field can
 	// carry, so that no target gets it.
 	NotCarried []string `json:"notCarried,omitempty"`
-}
-
-func (p *PolicyReport) conflict(s string) {
-	if !slices.Contains(p.Lost, s) {
-		p.Lost = append(p.Lost, s)
-	}
-}
-
-func (p *PolicyReport) note(s string) {
-	if !slices.Contains(p.Notes, s) {
-		p.Notes = append(p.Notes, s)
-	}
 }
 
 // PolicyConflict is a field of a rule on which the policies of its

@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,6 +211,34 @@ func TestPolicyStatus(t *testing.T) {
 	}
 }
 
+// TestEmptyPolicySide checks that a side that sets no field, which the
+// CRD admits, is said to change nothing rather than pass in silence.
+func TestEmptyPolicySide(t *testing.T) {
+	base := fmt.Sprintf(policyBase, "[{name: cart, port: 80}]", "")
+	for _, tc := range []struct{ name, policy, want string }{
+		{"empty default", rp("shop/p", "HTTPRoute r", "default", "{}"), "RetryPolicy shop/p: spec.default sets no field"},
+		{"empty override", rp("shop/p", "HTTPRoute r", "override", "{}"), "RetryPolicy shop/p: spec.override sets no field"},
+		{"empty timeouts", rp("shop/p", "Gateway gw", "default", "{timeouts: {}}"), "RetryPolicy shop/p: spec.default sets no field"},
+		{"an empty retry holds attempts 1", rp("shop/p", "HTTPRoute r", "default", "{retry: {}}"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m := effectiveOf(t, base+tc.policy)
+			var got []string
+			for _, n := range m.Notes {
+				if strings.Contains(n.Text, "sets no field") {
+					got = append(got, n.String())
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("notes %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.HasPrefix(got[0], "warning: ")):
+				t.Errorf("notes %q, want one warning with %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // btp writes a BackendTrafficPolicy shop/name targeting HTTPRoute r (or
 // the target given as "Gateway gw" in namespace infra).
 func btp(name, target, spec string) string {
@@ -246,7 +275,9 @@ func TestBackendTrafficPolicy(t *testing.T) {
 		{"perRetry.backOff", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [connect-failure]}, perRetry: {backOff: {baseInterval: 100ms, maxInterval: 2s}}}\n"),
 			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.backoff=100ms <BackendTrafficPolicy shop/p>", "maxInterval 2s"},
 		{"perRetry.timeout", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [connect-failure]}, perRetry: {timeout: 250ms}}\n"),
-			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=250ms <BackendTrafficPolicy shop/p>", ""},
+			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=250ms <BackendTrafficPolicy shop/p>", "perRetry.timeout 250ms: Envoy Gateway retries a try its timeout cut only with"},
+		{"triggers that retry no failed connection", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [retriable-4xx]}}\n"),
+			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.codes=[409] <BackendTrafficPolicy shop/p>", "none retries a failed connection"},
 		{"timeout.http.requestTimeout", "", btp("p", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
 			"timeouts.request=3s <BackendTrafficPolicy shop/p>", ""},
 		{"timeout.tcp.connectTimeout is not carried", "", btp("p", "", "  timeout: {tcp: {connectTimeout: 3s}}\n"),
@@ -276,6 +307,36 @@ func TestBackendTrafficPolicy(t *testing.T) {
 				t.Errorf("notes lack %q:\n%s", tc.notCarried, notes)
 			}
 		})
+	}
+}
+
+// TestBTPRetriedFailures: what the Gateway API retries that the policy's
+// triggers do not is said, and only then.
+func TestBTPRetriedFailures(t *testing.T) {
+	conn, timer := "none retries a failed connection", "retries a try its timeout cut only with"
+	for _, tc := range []struct {
+		retry string
+		want  []string
+	}{
+		{"{}", nil}, // Envoy Gateway's default triggers have connect-failure
+		{"{retryOn: {triggers: [connect-failure]}}", nil},
+		{"{retryOn: {triggers: [retriable-status-codes], httpStatusCodes: [503]}}", []string{conn}},
+		{"{numRetries: 0, retryOn: {triggers: [retriable-4xx]}}", nil}, // no retry at all
+		{"{retryOn: {triggers: [gateway-error]}, perRetry: {timeout: 1s}}", nil},
+		{"{retryOn: {triggers: [reset-before-request]}, perRetry: {timeout: 1s}}", []string{timer}},
+		{"{perRetry: {timeout: 1s}}", []string{timer}},
+		{"{retryOn: {triggers: [retriable-4xx]}, perRetry: {timeout: 1s}}", []string{conn, timer}},
+	} {
+		var p BackendTrafficPolicy
+		if err := yaml.UnmarshalStrict([]byte("spec: {retry: "+tc.retry+"}"), &p); err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(convertBTP(&p).notCarried, "\n")
+		for _, s := range []string{conn, timer} {
+			if want := slices.Contains(tc.want, s); strings.Contains(all, s) != want {
+				t.Errorf("retry %s: notCarried has %q: %v, want %v\n%s", tc.retry, s, !want, want, all)
+			}
+		}
 	}
 }
 

@@ -949,14 +949,13 @@ func (r *resolver) model() *Model {
 		}
 	}
 	for rule, bs := range r.ruleTLSBinds {
+		// A listener is at one bind, so the binds' lists are disjoint;
+		// sorting and compacting keeps this linear in what is listed.
 		for _, b := range bs {
-			for _, l := range unrouted[b] {
-				if !slices.Contains(rule.TLSUnrouted, l) {
-					rule.TLSUnrouted = append(rule.TLSUnrouted, l)
-				}
-			}
+			rule.TLSUnrouted = append(rule.TLSUnrouted, unrouted[b]...)
 		}
 		slices.Sort(rule.TLSUnrouted)
+		rule.TLSUnrouted = slices.Compact(rule.TLSUnrouted)
 	}
 	m.Policies, m.Effective = r.finishPolicies()
 	m.Notes = r.notes // the warnings above came after m was made

@@ -232,28 +232,21 @@ type Explanation struct {
 }
 
 // Explain generates each target's configuration for m, checks it against
-// its report as Run does, reads it back with the target's judge and builds
-// the timeline of every rule and method class from what the judge read:
-// the same facts the findings are checked with, not a second table.
+// its report as Run does (the same generate, contract and judges), and
+// builds the timeline of every rule and method class from what the judge
+// read: the same facts the findings are checked with, not a second table.
 func Explain(m *Model, targets []Target, retryNonIdempotent bool) (*Explanation, error) {
 	ex := &Explanation{SchemaVersion: 1, Timelines: []Timeline{}}
 	for _, t := range targets {
 		name := t.Backend.Name()
-		j, ok := t.Backend.(Judge)
-		if !ok {
+		if _, ok := t.Backend.(Judge); !ok {
 			return nil, fmt.Errorf("%s: gwretry cannot read its configuration back, so it cannot explain it", name)
 		}
-		opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
-		out, err := t.Backend.Generate(m, opts)
+		_, observed, err := generate(m, t, retryNonIdempotent)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
-		_, mesh := t.Backend.(MeshBackend)
-		observed, err := observeChecked(j, m, opts, out, mesh)
-		if err != nil {
-			return nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
-		}
-		for _, r := range judgedRules(m, mesh) {
+		for _, r := range judgedRules(m, isMesh(t.Backend)) {
 			for _, c := range r.MethodClasses() {
 				var tl Timeline
 				if b, ok := observed[r.Name][c]; ok {
