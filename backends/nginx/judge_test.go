@@ -46,6 +46,32 @@ func claimErrors(t *testing.T, b *Backend, m *translate.Model, opts translate.Op
 	return errs
 }
 
+// tamper makes the finding feature of rule honoured when feature is set,
+// and otherwise edits the generated file (which must hold from) with edit.
+func tamper(t *testing.T, out *translate.Output, feature translate.Feature, rule int, edit func(string) string, from string) {
+	t.Helper()
+	if feature == "" {
+		conf := string(out.Files[0].Data)
+		if !strings.Contains(conf, from) {
+			t.Fatalf("the file lacks %q:\n%s", from, conf)
+		}
+		out.Files[0].Data = []byte(edit(conf))
+		return
+	}
+	found := false
+	for i, f := range out.Findings {
+		if f.Rule == rule && f.Feature == feature {
+			if f.Status == translate.Honoured {
+				t.Fatalf("finding already honoured: %+v", f)
+			}
+			out.Findings[i].Status, found = translate.Honoured, true
+		}
+	}
+	if !found {
+		t.Fatalf("no finding %s for rule %d", feature, rule)
+	}
+}
+
 func layouts(t *testing.T) map[string]*Backend {
 	t.Helper()
 	out := map[string]*Backend{}
@@ -169,26 +195,9 @@ func TestJudgeCatchesTampering(t *testing.T) {
 				if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
 					t.Fatalf("untampered: %v", errs)
 				}
-				if tc.finding != "" {
-					found := false
-					for i, f := range out.Findings {
-						if f.Rule == tc.rule && f.Feature == tc.finding {
-							if f.Status == translate.Honoured {
-								t.Fatalf("finding already honoured: %+v", f)
-							}
-							out.Findings[i].Status, found = translate.Honoured, true
-						}
-					}
-					if !found {
-						t.Fatalf("no finding %s for rule %d", tc.finding, tc.rule)
-					}
-				} else {
-					conf := string(out.Files[0].Data)
-					if !strings.Contains(conf, tc.from) {
-						t.Fatalf("the file lacks %q:\n%s", tc.from, conf)
-					}
-					out.Files[0].Data = []byte(strings.Replace(conf, tc.from, tc.to, tc.count))
-				}
+				tamper(t, out, tc.finding, tc.rule, func(conf string) string {
+					return strings.Replace(conf, tc.from, tc.to, tc.count)
+				}, tc.from)
 				if tc.refused {
 					_, err := b.Observe(m, opts, out.Files)
 					if err == nil {
@@ -327,24 +336,7 @@ func TestJudgeCatchesFilterTampering(t *testing.T) {
 				if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
 					t.Fatalf("untampered: %v", errs)
 				}
-				if tc.finding != "" {
-					found := false
-					for i, f := range out.Findings {
-						if f.Rule == tc.rule && f.Feature == tc.finding {
-							if f.Status == translate.Honoured {
-								t.Fatalf("finding already honoured: %+v", f)
-							}
-							out.Findings[i].Status, found = translate.Honoured, true
-						}
-					}
-					if !found {
-						t.Fatalf("no finding %s for rule %d", tc.finding, tc.rule)
-					}
-				} else {
-					conf := string(out.Files[0].Data)
-					if !strings.Contains(conf, tc.from) {
-						t.Fatalf("the file lacks %q:\n%s", tc.from, conf)
-					}
+				tamper(t, out, tc.finding, tc.rule, func(conf string) string {
 					i := 0
 					for range tc.nth {
 						i += strings.Index(conf[i:], tc.from) + len(tc.from)
@@ -353,8 +345,8 @@ func TestJudgeCatchesFilterTampering(t *testing.T) {
 					if j < i {
 						t.Fatalf("the file has no occurrence %d of %q", tc.nth, tc.from)
 					}
-					out.Files[0].Data = []byte(conf[:j] + tc.to + conf[j+len(tc.from):])
-				}
+					return conf[:j] + tc.to + conf[j+len(tc.from):]
+				}, tc.from)
 				obs, err := b.Observe(m, opts, out.Files)
 				if err != nil {
 					t.Logf("Observe refuses it: %v", err)
