@@ -162,31 +162,7 @@ func TestJudgeCatchesTampering(t *testing.T) {
 	m := judgeModel(t)
 	out, _ := generate(t, m, translate.Options{})
 	data := out.Files[0].Data
-	byName := map[string]*translate.Rule{}
-	for _, r := range m.Rules {
-		byName[r.Name] = r
-	}
-	contradictions := func(data []byte, findings []translate.Finding) []string {
-		t.Helper()
-		obs, err := observe(t, m, translate.Options{}, data)
-		if err != nil {
-			return []string{err.Error()}
-		}
-		var errs []string
-		for _, r := range m.Rules {
-			for _, e := range translate.CheckClaims(r, findings, obs[r.Name]) {
-				errs = append(errs, e.Error())
-			}
-		}
-		return errs
-	}
-	if errs := contradictions(data, out.Findings); len(errs) > 0 {
-		t.Fatalf("the real output is contradicted: %v", errs)
-	}
-	files := map[string]struct {
-		old, new string
-		want     string // part of the contradiction
-	}{
+	files := map[string]fileEdit{
 		"dead rule answers 503":          {"status: 500", "status: 503", "does not answer 500"},
 		"invalid share answered 503":     {"cluster_not_found_response_code: INTERNAL_SERVER_ERROR", "cluster_not_found_response_code: SERVICE_UNAVAILABLE", "invalid backendRefs"},
 		"validate_clusters on":           {"validate_clusters: false", "validate_clusters: true", "refuse to load"},
@@ -196,24 +172,8 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		"route timeout 0s removed":       {" timeout: 0s", " timeout: 7s", "is 0s"},
 		"single try timeout not shorter": {" timeout: 2s", " timeout: 5s", "timeouts.backendRequest"},
 	}
-	for name, c := range files {
-		t.Run(name, func(t *testing.T) {
-			bad := bytes.Replace(data, []byte(c.old), []byte(c.new), 1)
-			if bytes.Equal(bad, data) {
-				t.Fatalf("%q is not in the file", c.old)
-			}
-			errs := contradictions(bad, out.Findings)
-			if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, c.want) }) {
-				t.Errorf("not caught (want %q): %v", c.want, errs)
-			}
-		})
-	}
 	// Claims wider than the file: each is honoured in a copy of the report.
-	claims := map[string]struct {
-		rule    int
-		feature translate.Feature
-		want    string
-	}{
+	claims := map[string]widenedClaim{
 		"backoff":                  {0, translate.FeatureRetryBackoff, "pause of only 0s"},
 		"attempts, any method":     {0, translate.FeatureRetryAttempts, "larger than 1048576 bytes"},
 		"codes of POST":            {1, translate.FeatureRetryCodes, "larger than 1048576 bytes"},
@@ -222,28 +182,7 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		"attempts clamped":         {4, translate.FeatureRetryAttempts, "retries 4294967295 times, not 4294967297"},
 		"dead rule's request":      {12, translate.FeatureRequestTimeout, "never apply it"},
 	}
-	for name, c := range claims {
-		t.Run(name, func(t *testing.T) {
-			r := m.Rules[c.rule]
-			fs := slices.Clone(out.Findings)
-			found := false
-			for i, f := range fs {
-				if f.Route == r.Route && f.Rule == r.Index && f.Feature == c.feature {
-					if f.Status == translate.Honoured {
-						t.Fatalf("%s is already honoured: %q", c.feature, f.Message)
-					}
-					fs[i].Status, found = translate.Honoured, true
-				}
-			}
-			if !found {
-				t.Fatalf("rule %s has no %s finding", r.Name, c.feature)
-			}
-			errs := contradictions(data, fs)
-			if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, c.want) }) {
-				t.Errorf("not caught (want %q): %v", c.want, errs)
-			}
-		})
-	}
+	checkCaught(t, m, data, out.Findings, files, claims)
 }
 
 // TestJudgeReadsRouteTables covers Envoy semantics the generator does not
@@ -324,4 +263,73 @@ func removeLine(t *testing.T, data []byte, line string) []byte {
 	}
 	t.Fatalf("no line %q", line)
 	return nil
+}
+
+// fileEdit is an edit of a generated envoy.yaml (old becomes new, once)
+// and part of the contradiction the judge must then give (want).
+type fileEdit struct{ old, new, want string }
+
+// widenedClaim is a finding of rule made honoured in a copy of the report,
+// and part of the contradiction the judge must then give (want).
+type widenedClaim struct {
+	rule    int
+	feature translate.Feature
+	want    string
+}
+
+// checkCaught checks that the judge accepts data with findings as they
+// are, then contradicts each edit of the file and each widened claim.
+func checkCaught(t *testing.T, m *translate.Model, data []byte, findings []translate.Finding, edits map[string]fileEdit, claims map[string]widenedClaim) {
+	t.Helper()
+	contradictions := func(data []byte, findings []translate.Finding) []string {
+		t.Helper()
+		obs, err := observe(t, m, translate.Options{}, data)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var errs []string
+		for _, r := range m.Rules {
+			for _, e := range translate.CheckClaims(r, findings, obs[r.Name]) {
+				errs = append(errs, e.Error())
+			}
+		}
+		return errs
+	}
+	if errs := contradictions(data, findings); len(errs) > 0 {
+		t.Fatalf("the real output is contradicted: %v", errs)
+	}
+	caught := func(t *testing.T, errs []string, want string) {
+		t.Helper()
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, want) }) {
+			t.Errorf("not caught (want %q): %v", want, errs)
+		}
+	}
+	for name, c := range edits {
+		t.Run(name, func(t *testing.T) {
+			bad := bytes.Replace(data, []byte(c.old), []byte(c.new), 1)
+			if bytes.Equal(bad, data) {
+				t.Fatalf("%q is not in the file", c.old)
+			}
+			caught(t, contradictions(bad, findings), c.want)
+		})
+	}
+	for name, c := range claims {
+		t.Run(name, func(t *testing.T) {
+			r := m.Rules[c.rule]
+			fs := slices.Clone(findings)
+			found := false
+			for i, f := range fs {
+				if f.Route == r.Route && f.Rule == r.Index && f.Feature == c.feature {
+					if f.Status == translate.Honoured {
+						t.Fatalf("%s is already honoured: %q", c.feature, f.Message)
+					}
+					fs[i].Status, found = translate.Honoured, true
+				}
+			}
+			if !found {
+				t.Fatalf("rule %s has no %s finding", r.Name, c.feature)
+			}
+			caught(t, contradictions(data, fs), c.want)
+		})
+	}
 }
