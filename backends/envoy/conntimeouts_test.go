@@ -1,13 +1,12 @@
 package envoy
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -35,18 +34,7 @@ spec:
 // file.
 func TestConnectionTimeouts(t *testing.T) {
 	ca := tlsCA(t)
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(tlsManifests+connPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{TLSDir: ca.dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.LoadText(t, tlsManifests+connPolicy, translate.ResolveOptions{TLSDir: ca.dir})
 	b := New()
 	opts := translate.Options{Version: "1.36"}
 	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: opts.Version}}, false)

@@ -3,11 +3,10 @@ package envoy
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -60,18 +59,7 @@ spec:
 
 func tlsSingleModel(t *testing.T, ca *testCA) *translate.Model {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(tlsSingleManifests), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{TLSDir: ca.dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.LoadText(t, tlsSingleManifests, translate.ResolveOptions{TLSDir: ca.dir})
 	return m
 }
 

@@ -17,6 +17,7 @@ import (
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/internal/tlstest"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -443,18 +444,7 @@ func TestTLSRetryOnHTTPS(t *testing.T) {
 // listeners are not generated, nothing terminates TLS and the rules keep
 // the unsupported listener.https finding.
 func TestTLSUngeneratedStaysUnsupported(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(tlsManifests), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.LoadText(t, tlsManifests, translate.ResolveOptions{})
 	res, err := translate.Run(m, []translate.Target{{Backend: New()}}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -485,18 +475,7 @@ func TestTLSWithoutCatchAll(t *testing.T) {
 	ca := tlsCA(t)
 	manifests := strings.Replace(tlsManifests, "  - {name: any, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: cert-any}]}}\n", "", 1)
 	manifests = manifests[:strings.LastIndex(manifests, "---\n")]
-	p := filepath.Join(t.TempDir(), "in.yaml")
-	if err := os.WriteFile(p, []byte(manifests), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := translate.Build(in, translate.ResolveOptions{TLSDir: ca.dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.LoadText(t, manifests, translate.ResolveOptions{TLSDir: ca.dir})
 	if _, err := translate.Run(m, []translate.Target{{Backend: New()}}, false); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
