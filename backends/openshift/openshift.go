@@ -229,8 +229,14 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		if win.Value != c.Value {
 			return translate.Unsupported, fmt.Sprintf("the router has one %s for all Gateways: policy %s (%s), older or first by name, wins", c.Feature.Field(), win.Policy, win.Text)
 		}
-		return translate.Honoured, fmt.Sprintf("spec.tuningOptions.%s %s; the operator sets %s=%s, which the router's template writes as %s; %s",
-			c.Feature.Field(), apiDuration(c), f.env, operatorTimeSpec(c.Value), haproxyLine(c.Feature), sourceBased)
+		chain := fmt.Sprintf("spec.tuningOptions.%s %s; the operator sets %s=%s, which the router's template writes as %s",
+			c.Feature.Field(), apiDuration(c), f.env, operatorTimeSpec(c.Value), haproxyLine(c.Feature))
+		if c.Feature == translate.FeatureConnClientFinTimeout || c.Feature == translate.FeatureConnServerFinTimeout {
+			// The line is written as asked, but the haproxy target's live
+			// tests see HAProxy never wait on it in an HTTP proxy.
+			return translate.Approximated, chain + ", but no live test sees HAProxy time anything with it in an HTTP proxy: it closes a WebSocket tunnel as soon as either side shuts down its own, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6 by gwretry's haproxy target; " + sourceBased + ")"
+		}
+		return translate.Honoured, chain + "; " + sourceBased
 	})...)
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
