@@ -110,44 +110,41 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 		return nil, "the rule forwards nothing (" + r.NoForwardReason() + ")"
 	}
 	why := "the rule is not served by a listener gwretry generates"
-	for _, l := range m.Listeners {
+	// The rule's places from the model's index, in listener, virtual host
+	// and precedence order: a walk over every listener per rule grows
+	// with the square of the rules.
+	for _, pl := range m.PlacementsOf(r) {
+		l, vh, rm := pl.Listener, pl.VirtualHost, pl.Match
 		if l.TLS {
 			why = "the rule is served only on HTTPS listeners, which prove does not exercise"
 			continue
 		}
-		for _, vh := range l.VirtualHosts {
-			for _, rm := range vh.Routes {
-				if rm.Rule != r {
-					continue
-				}
-				path, reason := matchRequest(rm.Match)
-				if path == "" {
-					why = reason
-					continue
-				}
-				u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Header: map[string]string{}}
-				if vh.Hostname != "" {
-					u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
-				}
-				for _, h := range rm.Match.Headers {
-					u.Header[http.CanonicalHeaderKey(h.Name)] = h.Value
-				}
-				mine := map[string]bool{}
-				for _, b := range r.Backends {
-					mine[serviceKey(b)] = true
-				}
-				for s := range services {
-					if mine[s] {
-						u.Services = append(u.Services, s)
-					} else {
-						u.Others = append(u.Others, s)
-					}
-				}
-				slices.Sort(u.Services)
-				slices.Sort(u.Others)
-				return u, ""
+		path, reason := matchRequest(rm.Match)
+		if path == "" {
+			why = reason
+			continue
+		}
+		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Header: map[string]string{}}
+		if vh.Hostname != "" {
+			u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
+		}
+		for _, h := range rm.Match.Headers {
+			u.Header[http.CanonicalHeaderKey(h.Name)] = h.Value
+		}
+		mine := map[string]bool{}
+		for _, b := range r.Backends {
+			mine[serviceKey(b)] = true
+		}
+		for s := range services {
+			if mine[s] {
+				u.Services = append(u.Services, s)
+			} else {
+				u.Others = append(u.Others, s)
 			}
 		}
+		slices.Sort(u.Services)
+		slices.Sort(u.Others)
+		return u, ""
 	}
 	return nil, why
 }
