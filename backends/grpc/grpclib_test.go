@@ -91,7 +91,14 @@ func TestGRPCGoRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tries atomic.Int32
-	srv := ggrpc.NewServer(ggrpc.UnknownServiceHandler(func(any, ggrpc.ServerStream) error {
+	srv := ggrpc.NewServer(ggrpc.UnknownServiceHandler(func(_ any, ss ggrpc.ServerStream) error {
+		// Read the request before failing, as a real server does: a
+		// status sent while the client is still writing its message races
+		// the client's send, which once surfaced as a bare EOF under load.
+		var req emptypb.Empty
+		if err := ss.RecvMsg(&req); err != nil {
+			return err
+		}
 		tries.Add(1)
 		return status.Error(codes.Unavailable, "try again")
 	}))
