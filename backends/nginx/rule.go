@@ -268,7 +268,7 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 			if !retrying {
 				add(f, translate.Honoured, "attempts is 0: connection errors are not retried")
 			} else {
-				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and invalid response headers are retried, as long as no response byte has reached the client")
+				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and responses with an invalid or too large header are retried, as long as no response byte has reached the client; a reply without a valid HTTP/1.x status line (a server that does not speak HTTP/1.x) is not: nginx passes it to the client as an HTTP/0.9 response")
 			}
 		case translate.FeatureRetryBackoff:
 			if !retrying {
