@@ -268,7 +268,7 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 			if !retrying {
 				add(f, translate.Honoured, "attempts is 0: connection errors are not retried")
 			} else {
-				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and invalid response headers are retried, as long as no response byte has reached the client")
+				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and responses with an invalid or too large header are retried, as long as no response byte has reached the client; a reply without a valid HTTP/1.x status line (a server that does not speak HTTP/1.x) is not: nginx passes it to the client as an HTTP/0.9 response")
 			}
 		case translate.FeatureRetryBackoff:
 			if !retrying {
@@ -283,18 +283,18 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 				// the clamp still limits the retries of other failures.
 				caveatedBy(clamp, f, translate.Honoured, fmt.Sprintf("backendRequest is 0s: no try is cut (proxy timers set to %s, longer than any Gateway API duration)", noTimeout))
 			case !retrying:
-				add(f, translate.Approximated, "attempts is 0, so a try cut by the %s timers is not retried and answers 504; %s",
-					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
+				add(f, translate.Approximated, "attempts is 0, so a try cut by the %s timers is not retried: cut before the response headers arrive it answers 504; cut after them it answers no 504: %s; %s",
+					nginxDuration(t.BackendRequest), cutAfterHeaders, idleText(t.BackendRequest))
 			default:
-				caveated(f, translate.Approximated, fmt.Sprintf("a try cut by the %s timers is retried (timeout in proxy_next_upstream); %s",
-					nginxDuration(t.BackendRequest), idleText(t.BackendRequest)))
+				caveated(f, translate.Approximated, fmt.Sprintf("a try cut by the %s timers before the response headers arrive is retried (timeout in proxy_next_upstream); one cut after them is neither retried nor answered with 504: %s; %s",
+					nginxDuration(t.BackendRequest), cutAfterHeaders, idleText(t.BackendRequest)))
 			}
 		case translate.FeatureBackendRequestTimeout:
 			if t.BackendRequest.IsZero() {
 				add(f, translate.Honoured, "backendRequest is 0s: proxy_connect/send/read_timeout set to %s, longer than any Gateway API duration (nginx cannot turn them off)", noTimeout)
 			} else {
-				add(f, translate.Approximated, "proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them answers 504",
-					nginxDuration(t.BackendRequest), idleText(t.BackendRequest))
+				add(f, translate.Approximated, "proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them before the response headers arrive answers 504 (unless it is retried); one cut after them answers no 504: %s",
+					nginxDuration(t.BackendRequest), idleText(t.BackendRequest), cutAfterHeaders)
 			}
 		case translate.FeatureRequestTimeout:
 			add(f, requestStatus(t), "%s", requestText(t, retrying))
@@ -352,7 +352,7 @@ func requestText(t translate.Timeouts, retrying bool) string {
 		parts = append(parts, fmt.Sprintf("proxy_next_upstream_timeout %s stops new retries once %s have passed, but a try started before runs past it and no 504 is sent at the deadline", d, d))
 	}
 	if t.BackendRequest == nil {
-		parts = append(parts, fmt.Sprintf("the proxy connect/send/read timers are set to %s, so a backend silent for %s gets a 504, but a response that keeps arriving is never cut", d, d))
+		parts = append(parts, fmt.Sprintf("the proxy connect/send/read timers are set to %s, so a backend silent for %s before its response headers gets a 504; one silent that long after them gets no 504: %s; a response that keeps arriving is never cut", d, d, cutAfterHeaders))
 	} else if t.BackendRequest.IsZero() {
 		parts = append(parts, "and tries are not bounded either (backendRequest is 0s)")
 	} else {
@@ -360,6 +360,12 @@ func requestText(t translate.Timeouts, retrying bool) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// cutAfterHeaders says what a try cut by the proxy timers after the
+// response headers arrived gives the client: nginx has already sent the
+// status line and headers, so it can neither retry nor answer 504 (proven
+// live by TestLiveCutAfterHeaders).
+const cutAfterHeaders = "the client gets the status and headers already sent and a truncated body, then nginx closes the connection"
 
 func idleText(d *translate.Duration) string {
 	s := "they are idle timers per try (connect, between two writes, between two reads), not a total: a backend that keeps sending is usually not cut (nginx does not re-arm a timer for reads less than 300ms apart, so a body trickling in faster than that can be cut at the timeout)"
