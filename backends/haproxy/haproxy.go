@@ -139,7 +139,7 @@ func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note
 	}
 	n = append(n, "server connections are never reused (option http-server-close): a kept-alive server connection that closes as it is reused cannot fail a request")
 	if vs.SilentKeepAliveClose {
-		n = append(n, fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when the last try of a request that is not the first on a kept-alive client connection ends with an empty response or a reset, also for rules without retries (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", vs.Version))
+		n = append(n, silentCloseNote(vs.Version, "the last try of", "its tries again")+"; this holds for rules without retries too")
 	}
 	out := translate.InfoNotes(n...)
 	for _, b := range backends {
