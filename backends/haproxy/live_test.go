@@ -359,3 +359,50 @@ func TestLiveSilentCloseResend(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveTimeoutAfterHeaders: timeout server cuts a server that falls
+// silent after its response headers, but the client then gets the headers
+// and a truncated body, not 504, and the try is not retried; the
+// timeouts.backendRequest message must say so.
+func TestLiveTimeoutAfterHeaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	tests := []struct {
+		name  string
+		retry *translate.Retry
+	}{
+		{"no retry", nil},
+		{"attempts 2", &translate.Retry{Attempts: 2}},
+	}
+	var rules []*translate.Rule
+	for i, tt := range tests {
+		rules = append(rules, rule(i, tt.retry, translate.Timeouts{BackendRequest: dur("300ms")}))
+	}
+	be := flaky.New(t, "a")
+	m := liveModel(t, be.Addr(), rules...)
+	url := startLive(t, m, translate.Options{Version: checkedVersion})
+	_, findings := generate(t, m, translate.Options{Version: checkedVersion})
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := fmt.Sprintf("/r%02d/stall", i)
+			be.Handle(path, flaky.Script{Then: flaky.Action{Chunks: 2, ChunkEvery: 1500 * time.Millisecond}})
+			resp, err := oneShotClient().Get(url + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, readErr := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			be.WaitIdle(5 * time.Second)
+			if resp.StatusCode != 200 || readErr == nil {
+				t.Errorf("answer %d, body error %v: want 200 and a truncated body", resp.StatusCode, readErr)
+			}
+			if n := len(be.Hits(path)); n != 1 {
+				t.Errorf("%d tries, want 1: a response already begun is not retried", n)
+			}
+			if f := findings[i][translate.FeatureBackendRequestTimeout]; f.Status == translate.Honoured || !strings.Contains(f.Message, "truncated body, not 504") {
+				t.Errorf("timeouts.backendRequest is %s: %q", f.Status, f.Message)
+			}
+		})
+	}
+}

@@ -366,7 +366,7 @@ func backendRequestFinding(r *translate.Rule, t timeoutPlan) translate.Finding {
 			"0s (no timeout) becomes timeout server %s (about 24.8 days), HAProxy's largest value, so a try that sends nothing for that long is still cut: `timeout server 0` would mean no timeout, but HAProxy warns about it (missing timeouts) and a per-request `http-request set-timeout server` cannot be 0", ms(maxTimeoutMs))
 	}
 	return translate.NewFinding(r, feat, translate.Approximated,
-		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s (while it is sent the request or while it answers), so a slow response that keeps sending data can take longer; timeout connect %s%s",
+		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s before its response headers; a server that falls silent that long after them has its response cut short (the client gets the headers and a truncated body, not 504, and the try is not retried), and a slow response that keeps sending data can take longer; timeout connect %s%s",
 		ms(t.serverMs), r.Timeouts.BackendRequest.Text, ms(t.connectMs), clampNote(r.Timeouts.BackendRequest, t))
 }
 
