@@ -257,7 +257,7 @@ func checkRule(t *testing.T, opts translate.Options, r *translate.Rule, be []str
 	if rq := r.Timeouts.Request; rq != nil {
 		br := r.Timeouts.BackendRequest
 		switch {
-		case rq.IsZero() && br != nil && !br.IsZero():
+		case rq.IsZero() && br != nil && !br.IsZero() && !retrying:
 			wantStatus[translate.FeatureRequestTimeout] = translate.Honoured
 		case br != nil && !rq.IsZero():
 			wantStatus[translate.FeatureRequestTimeout] = translate.Unsupported

@@ -375,6 +375,9 @@ func requestFinding(r *translate.Rule, attempts int, t timeoutPlan) translate.Fi
 	rq := r.Timeouts.Request
 	br := r.Timeouts.BackendRequest
 	switch {
+	case rq.IsZero() && br != nil && !br.IsZero() && attempts > 0:
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"0s: no total request timeout (HAProxy has none) and tries are limited by backendRequest, but the rule retries, so HAProxy reads the request body before the first try (option http-buffer-request) under timeout http-request %s: a client that takes longer to send its headers and body (or the first buffer of a larger one) gets 408", ms(defaultHTTPRequestMs))
 	case rq.IsZero() && br != nil && !br.IsZero():
 		return translate.NewFinding(r, feat, translate.Honoured, "0s: no total request timeout (HAProxy has none); tries are limited by backendRequest only")
 	case rq.IsZero():
