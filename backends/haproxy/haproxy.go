@@ -127,7 +127,7 @@ func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note
 		fmt.Sprintf("defaults: timeout connect %s, client %s, server %s, http-request %s; a rule without timeouts ends with 504 when its server sends nothing for %s",
 			ms(defaultConnectMs), ms(defaultClientMs), ms(defaultServerMs), ms(defaultHTTPRequestMs), ms(defaultServerMs)),
 		"rules without retry, or with attempts 0, get `retries 0` and `retry-on none`: HAProxy does not retry them (its own default would be 3 connection retries)",
-		"retried requests are read whole before they are sent (option http-buffer-request); HAProxy retries a request only when it fits in one buffer (tune.bufsize, 16384 bytes by default), otherwise only after a connection failure",
+		fmt.Sprintf("retried requests are read whole before they are sent (option http-buffer-request); HAProxy retries a request only when it fits in one buffer (tune.bufsize, 16384 bytes by default), otherwise only after a connection failure; on rules that retry, a client that takes more than timeout http-request %s to send its headers and that body (or the first buffer of a larger one) gets 408, whatever timeouts.request says (without retries only the headers are timed so)", ms(defaultHTTPRequestMs)),
 		"requests that no route matches get 404 (backend " + noRouteBackend + "); a host's routes are tried first, then those of the wildcard and catch-all hostnames that cover it, in the Gateway API's order",
 		"DNS endpoints are resolved once at startup (default-server init-addr last,libc,none): a name that does not resolve disables its server until HAProxy reloads; add a resolvers section to follow DNS changes",
 		"regular expressions are run by HAProxy's PCRE2 (or libc regex), anchored at both ends; RE2-only syntax may not behave the same",
@@ -139,7 +139,7 @@ func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note
 	}
 	n = append(n, "server connections are never reused (option http-server-close): a kept-alive server connection that closes as it is reused cannot fail a request")
 	if vs.SilentKeepAliveClose {
-		n = append(n, fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when the last try of a request that is not the first on a kept-alive client connection ends with an empty response or a reset, also for rules without retries (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", vs.Version))
+		n = append(n, silentCloseNote(vs.Version, "the last try of", "its tries again")+"; this holds for rules without retries too")
 	}
 	out := translate.InfoNotes(n...)
 	for _, b := range backends {

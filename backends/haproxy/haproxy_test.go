@@ -218,15 +218,22 @@ func checkRule(t *testing.T, opts translate.Options, r *translate.Rule, be []str
 	// request larger than one buffer is not L7-retried whatever its
 	// method (and, without the opt-in, POST, PATCH and LOCK are retried
 	// only after connection failures).
-	retryStatus := map[bool]translate.Status{true: translate.Approximated, false: translate.Honoured}[retrying]
+	// Rules with attempts 0: HAProxy does not retry, which is honoured
+	// only where HAProxy answers 502 to a failed request on a kept-alive
+	// client connection; where it closes the connection silently, clients
+	// send the request again (TestLiveSilentCloseResend).
+	vs, _ := lookupVersion(opts.Version)
+	noRetryStatus := map[bool]translate.Status{true: translate.Approximated, false: translate.Honoured}[vs.SilentKeepAliveClose]
+	retryStatus := map[bool]translate.Status{true: translate.Approximated, false: noRetryStatus}[retrying]
 	if r.Retry != nil {
 		wantStatus[translate.FeatureRetryAttempts] = retryStatus
 		wantStatus[translate.FeatureRetryConnectionErrors] = retryStatus
 		if r.Retry.Backoff != nil {
-			wantStatus[translate.FeatureRetryBackoff] = map[bool]translate.Status{true: translate.Unsupported, false: translate.Honoured}[retrying]
+			wantStatus[translate.FeatureRetryBackoff] = map[bool]translate.Status{true: translate.Unsupported, false: noRetryStatus}[retrying]
 		}
 		if len(r.Retry.Codes) > 0 {
-			wantStatus[translate.FeatureRetryCodes] = retryStatus
+			// A status code is answered, never a silent close.
+			wantStatus[translate.FeatureRetryCodes] = map[bool]translate.Status{true: translate.Approximated, false: translate.Honoured}[retrying]
 		}
 		if r.Timeouts.BackendRequest != nil {
 			// timeout server is an inactivity timer, never a total.
@@ -250,7 +257,7 @@ func checkRule(t *testing.T, opts translate.Options, r *translate.Rule, be []str
 	if rq := r.Timeouts.Request; rq != nil {
 		br := r.Timeouts.BackendRequest
 		switch {
-		case rq.IsZero() && br != nil && !br.IsZero():
+		case rq.IsZero() && br != nil && !br.IsZero() && !retrying:
 			wantStatus[translate.FeatureRequestTimeout] = translate.Honoured
 		case br != nil && !rq.IsZero():
 			wantStatus[translate.FeatureRequestTimeout] = translate.Unsupported

@@ -299,3 +299,110 @@ func TestLiveKeepAliveLastTryFails(t *testing.T) {
 		t.Errorf("%d tries, want 2 per request", hits)
 	}
 }
+
+// TestLiveSilentCloseResend: on a kept-alive client connection, a request
+// after a successful one whose every try ends with the server closing
+// without an answer. HAProxy versions with SilentKeepAliveClose close the
+// client connection without any answer, and Go's net/http (as curl and
+// browsers) then sends a GET again on a new connection: the backend gets
+// the tries twice. So "retries 0: HAProxy does not retry" may not be
+// claimed honoured there, and a retrying rule's message must say it.
+func TestLiveSilentCloseResend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	vs, _ := lookupVersion(checkedVersion)
+	tests := []struct {
+		name  string
+		retry *translate.Retry
+	}{
+		{"attempts 0", &translate.Retry{Attempts: 0}},
+		{"attempts 1", &translate.Retry{Attempts: 1}},
+	}
+	var rules []*translate.Rule
+	for i, tt := range tests {
+		rules = append(rules, rule(i, tt.retry, translate.Timeouts{}))
+	}
+	be := flaky.New(t, "a")
+	m := liveModel(t, be.Addr(), rules...)
+	url := startLive(t, m, translate.Options{Version: checkedVersion})
+	_, findings := generate(t, m, translate.Options{Version: checkedVersion})
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			failing := fmt.Sprintf("/r%02d/fail", i)
+			be.Handle(failing, flaky.CloseAlways())
+			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer c.CloseIdleConnections()
+			if got := status(t, c, "GET", fmt.Sprintf("%s/r%02d/ok", url, i), nil); got != 200 {
+				t.Fatalf("first request: %d, want 200", got)
+			}
+			// The answer (502 on the re-sent request's fresh connection,
+			// or an error) does not matter: the tries do.
+			if resp, err := c.Get(url + failing); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			be.WaitIdle(5 * time.Second)
+			tries, want := len(be.Hits(failing)), tt.retry.Attempts+1
+			if vs.SilentKeepAliveClose && tries != 2*want {
+				t.Errorf("%d tries, want %d: the silent close and the client's re-send are not what this test records", tries, 2*want)
+			}
+			if tries == want {
+				return
+			}
+			for _, feat := range []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureRetryConnectionErrors} {
+				f := findings[i][feat]
+				if f.Status == translate.Honoured || !strings.Contains(f.Message, "send it again on a new connection") {
+					t.Errorf("the backend got %d tries for attempts %d, but %s is %s: %q", tries, tt.retry.Attempts, feat, f.Status, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestLiveTimeoutAfterHeaders: timeout server cuts a server that falls
+// silent after its response headers, but the client then gets the headers
+// and a truncated body, not 504, and the try is not retried; the
+// timeouts.backendRequest message must say so.
+func TestLiveTimeoutAfterHeaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	tests := []struct {
+		name  string
+		retry *translate.Retry
+	}{
+		{"no retry", nil},
+		{"attempts 2", &translate.Retry{Attempts: 2}},
+	}
+	var rules []*translate.Rule
+	for i, tt := range tests {
+		rules = append(rules, rule(i, tt.retry, translate.Timeouts{BackendRequest: dur("300ms")}))
+	}
+	be := flaky.New(t, "a")
+	m := liveModel(t, be.Addr(), rules...)
+	url := startLive(t, m, translate.Options{Version: checkedVersion})
+	_, findings := generate(t, m, translate.Options{Version: checkedVersion})
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := fmt.Sprintf("/r%02d/stall", i)
+			be.Handle(path, flaky.Script{Then: flaky.Action{Chunks: 2, ChunkEvery: 1500 * time.Millisecond}})
+			resp, err := oneShotClient().Get(url + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, readErr := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			be.WaitIdle(5 * time.Second)
+			if resp.StatusCode != 200 || readErr == nil {
+				t.Errorf("answer %d, body error %v: want 200 and a truncated body", resp.StatusCode, readErr)
+			}
+			if n := len(be.Hits(path)); n != 1 {
+				t.Errorf("%d tries, want 1: a response already begun is not retried", n)
+			}
+			if f := findings[i][translate.FeatureBackendRequestTimeout]; f.Status == translate.Honoured || !strings.Contains(f.Message, "truncated body, not 504") {
+				t.Errorf("timeouts.backendRequest is %s: %q", f.Status, f.Message)
+			}
+		})
+	}
+}

@@ -202,12 +202,22 @@ func (e exemptions) note(withKeepAlive bool) string {
 		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers included) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
 	}
 	if withKeepAlive && e.keepAlive {
-		parts = append(parts, fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when the last try of a request that is not the first on a kept-alive client connection ends with an empty response or a reset (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", e.version))
+		parts = append(parts, silentCloseNote(e.version, "the last try of", "the whole series of tries twice"))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
+}
+
+// silentCloseNote says what HAProxy versions with SilentKeepAliveClose do
+// when a request that is not the first on a kept-alive client connection
+// gets no answer from its server (what names the try concerned), and what
+// clients then do: they take the silent close for a kept-alive connection
+// that the server closed as it was reused, and re-send the request, so the
+// backend gets again (again) what HAProxy sent it.
+func silentCloseNote(version, what, again string) string {
+	return fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when %s a request that is not the first on a kept-alive client connection ends with an empty response or a reset, and clients that re-send a request when a kept-alive connection closes without an answer (curl; Go's net/http for GET, HEAD, OPTIONS and TRACE; browsers) send it again on a new connection, so the backend gets %s (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", version, what, again)
 }
 
 // ruleFindings returns one finding per feature the rule sets.
@@ -221,6 +231,16 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 	if attempts > 0 {
 		ex = exemptions{nonIdempotent: !opts.RetryNonIdempotent && r.MatchesNonIdempotent(), body: true,
 			keepAlive: vs.SilentKeepAliveClose, version: vs.Version}
+	}
+	// noRetry is the finding of a retry feature of a rule with attempts 0:
+	// HAProxy does not retry, but where it closes kept-alive client
+	// connections silently the client sends a failed request again.
+	noRetry := func(feat translate.Feature, what string) translate.Finding {
+		if !vs.SilentKeepAliveClose {
+			return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
+		}
+		return translate.NewFinding(r, feat, translate.Approximated, "%s, but %s", what,
+			silentCloseNote(vs.Version, "the one try of", "a second try, at once"))
 	}
 	clamped := int64(attempts) > b.retries && attempts > 0
 	for _, feat := range r.Features() {
@@ -239,7 +259,7 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 		case translate.FeatureRetryAttempts:
 			switch {
 			case attempts == 0:
-				f = translate.NewFinding(r, feat, translate.Honoured, "retries 0: HAProxy does not retry")
+				f = noRetry(feat, "retries 0: HAProxy does not retry")
 			case clamped:
 				f = translate.NewFinding(r, feat, translate.Approximated,
 					"attempts %d is more than HAProxy's largest retries value %d (it reads the number into a C int, so larger values wrap around): clamped to retries %d%s",
@@ -251,14 +271,14 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 			f = codesFinding(r, vs, attempts, supported, unsupported, ex)
 		case translate.FeatureRetryConnectionErrors:
 			if attempts == 0 {
-				f = translate.NewFinding(r, feat, translate.Honoured, "attempts is 0: nothing is retried")
+				f = noRetry(feat, "attempts is 0: HAProxy retries nothing")
 			} else {
 				f = translate.NewFinding(r, feat, translate.Approximated,
 					"retry-on %s retries refused or failed connections and servers that close or reset without a response%s", connectionRetryOn, ex.note(true))
 			}
 		case translate.FeatureRetryBackoff:
 			if attempts == 0 {
-				f = translate.NewFinding(r, feat, translate.Honoured, "attempts is 0: nothing is retried, so there is no delay to keep")
+				f = noRetry(feat, "attempts is 0: HAProxy retries nothing, so there is no delay to keep")
 			} else {
 				f = translate.NewFinding(r, feat, translate.Unsupported,
 					"HAProxy has no backoff: a retry after an error status, empty response or timeout starts at once, and the only pause is a fixed turn-around of min(timeout connect, 1s) after a connection failure on the same server; backoff %s is ignored (Envoy or Traefik can delay retries)",
@@ -346,7 +366,7 @@ func backendRequestFinding(r *translate.Rule, t timeoutPlan) translate.Finding {
 			"0s (no timeout) becomes timeout server %s (about 24.8 days), HAProxy's largest value, so a try that sends nothing for that long is still cut: `timeout server 0` would mean no timeout, but HAProxy warns about it (missing timeouts) and a per-request `http-request set-timeout server` cannot be 0", ms(maxTimeoutMs))
 	}
 	return translate.NewFinding(r, feat, translate.Approximated,
-		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s (while it is sent the request or while it answers), so a slow response that keeps sending data can take longer; timeout connect %s%s",
+		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s before its response headers; a server that falls silent that long after them has its response cut short (the client gets the headers and a truncated body, not 504, and the try is not retried), and a slow response that keeps sending data can take longer; timeout connect %s%s",
 		ms(t.serverMs), r.Timeouts.BackendRequest.Text, ms(t.connectMs), clampNote(r.Timeouts.BackendRequest, t))
 }
 
@@ -355,6 +375,9 @@ func requestFinding(r *translate.Rule, attempts int, t timeoutPlan) translate.Fi
 	rq := r.Timeouts.Request
 	br := r.Timeouts.BackendRequest
 	switch {
+	case rq.IsZero() && br != nil && !br.IsZero() && attempts > 0:
+		return translate.NewFinding(r, feat, translate.Approximated,
+			"0s: no total request timeout (HAProxy has none) and tries are limited by backendRequest, but the rule retries, so HAProxy reads the request body before the first try (option http-buffer-request) under timeout http-request %s: a client that takes longer to send its headers and body (or the first buffer of a larger one) gets 408", ms(defaultHTTPRequestMs))
 	case rq.IsZero() && br != nil && !br.IsZero():
 		return translate.NewFinding(r, feat, translate.Honoured, "0s: no total request timeout (HAProxy has none); tries are limited by backendRequest only")
 	case rq.IsZero():
