@@ -570,8 +570,9 @@ func objectName(kind, ns, name string) string {
 // manifests have no need for them.
 //
 // It also rejects a second YAML document in raw: the documents are split
-// on "---" lines, and one that follows a "..." end marker without a "---"
-// was silently dropped, since only the first document is converted.
+// on "---" lines, and one that follows a "..." end marker or a JSON object
+// without a "---" was silently dropped, since only the first document is
+// converted.
 func rejectAliases(raw []byte) error {
 	var n yaml3.Node
 	dec := yaml3.NewDecoder(bytes.NewReader(raw))
@@ -585,9 +586,9 @@ func rejectAliases(raw []byte) error {
 	switch err := dec.Decode(&next); {
 	case err == io.EOF:
 	case err != nil:
-		return fmt.Errorf("invalid YAML: a second YAML document after a \"...\" document end marker (%v): start every document with a \"---\" line", err)
+		return fmt.Errorf("invalid YAML: something follows the first YAML document without a \"---\" line (%v): start every document, after a \"...\" end marker or a JSON object, with a \"---\" line", err)
 	default:
-		return fmt.Errorf("line %d: a second YAML document after a \"...\" document end marker: start every document with a \"---\" line", next.Line)
+		return fmt.Errorf("line %d: a second YAML document without a \"---\" line: start every document, after a \"...\" end marker or a JSON object, with a \"---\" line", next.Line)
 	}
 	stack := []*yaml3.Node{&n}
 	for len(stack) > 0 {

@@ -114,7 +114,9 @@ func TestLoadRejects(t *testing.T) {
 		{name: "invalid YAML", content: "a: [\n", want: []string{"document 1"}},
 		// Split on "---" lines only, the second document was dropped.
 		{name: "a document after ... without ---", content: "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n...\n" + minimalRoute,
-			want: []string{"document 1", "a second YAML document", "---"}},
+			want: []string{"document 1", "follows the first YAML document without a \"---\" line"}},
+		{name: "JSON objects one after another", content: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}` + "\n" + `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b"}}` + "\n",
+			want: []string{"document 1", "follows the first YAML document without a \"---\" line"}},
 		{name: "UTF-16LE", content: utf16Text(binary.LittleEndian, "\ufeff"+minimalRoute+"---\n"+strings.Replace(minimalRoute, "name: r", "name: r2", 1)),
 			want: []string{"document 1", "the file is UTF-16LE", "iconv"}},
 		{name: "UTF-16BE", content: utf16Text(binary.BigEndian, "\ufeff"+minimalRoute),
