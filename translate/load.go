@@ -292,6 +292,14 @@ func (l *loader) readStream(name string, r io.Reader) error {
 		return fmt.Errorf("%s: input exceeds %d bytes in total (raise --max-input-bytes)", name, l.lim.MaxInputBytes)
 	}
 	l.read += int64(len(data))
+	if enc := utf16or32(data); enc != "" {
+		// yaml.v2 and yaml.v3 decode it, but the documents are split on
+		// UTF-8 "---" lines first: every document after the first was
+		// silently dropped.
+		l.errs = append(l.errs, &InputError{Pos: Position{File: name, Doc: 1},
+			Msg: "the file is " + enc + " (it starts with a byte order mark); gwretry reads UTF-8: convert it, e.g. iconv -f " + enc + " -t UTF-8"})
+		return nil
+	}
 	// The documents are split first, then converted to JSON on every core
 	// (the YAML parsing is most of the work and each document's is its
 	// own), then decoded in their order, so that errors, notes and objects
@@ -560,10 +568,27 @@ func objectName(kind, ns, name string) string {
 // rejectAliases walks the YAML node tree without expanding aliases and
 // rejects any alias: expanding them is how alias bombs exhaust memory, and
 // manifests have no need for them.
+//
+// It also rejects a second YAML document in raw: the documents are split
+// on "---" lines, and one that follows a "..." end marker or a JSON object
+// without a "---" was silently dropped, since only the first document is
+// converted.
 func rejectAliases(raw []byte) error {
 	var n yaml3.Node
-	if err := yaml3.Unmarshal(raw, &n); err != nil {
+	dec := yaml3.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&n); err != nil {
+		if err == io.EOF {
+			return nil
+		}
 		return fmt.Errorf("invalid YAML: %v", err)
+	}
+	var next yaml3.Node
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+	case err != nil:
+		return fmt.Errorf("invalid YAML: something follows the first YAML document without a \"---\" line (%v): start every document, after a \"...\" end marker or a JSON object, with a \"---\" line", err)
+	default:
+		return fmt.Errorf("line %d: a second YAML document without a \"---\" line: start every document, after a \"...\" end marker or a JSON object, with a \"---\" line", next.Line)
 	}
 	stack := []*yaml3.Node{&n}
 	for len(stack) > 0 {
@@ -578,4 +603,20 @@ func rejectAliases(raw []byte) error {
 		stack = append(stack, slices.Clone(cur.Content)...)
 	}
 	return nil
+}
+
+// utf16or32 names the encoding of data when it starts with a UTF-16 or
+// UTF-32 byte order mark, else "".
+func utf16or32(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte{0x00, 0x00, 0xfe, 0xff}):
+		return "UTF-32BE"
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe, 0x00, 0x00}):
+		return "UTF-32LE"
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		return "UTF-16BE"
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		return "UTF-16LE"
+	}
+	return ""
 }

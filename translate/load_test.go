@@ -1,11 +1,13 @@
 package translate
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // writeInput writes content to a temporary file named name and returns its
@@ -46,6 +48,10 @@ func TestLoadAccepts(t *testing.T) {
 			content: `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"r","namespace":"ns"},"spec":{"rules":[{"backendRefs":[{"name":"svc","port":8080}]}]}}`, routes: 1},
 		{name: "v1beta1", file: "a.yaml", content: strings.Replace(minimalRoute, "/v1\n", "/v1beta1\n", 1), routes: 1},
 		{name: "List", file: "a.yaml", content: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: svc, namespace: ns}\n  spec: {ports: [{port: 8080}]}\n", services: 1},
+		{name: "document end markers", file: "a.yaml",
+			content: minimalRoute + "...\n---\n" + strings.Replace(minimalRoute, "name: r", "name: r2", 1) + "...\n# a comment\n", routes: 2},
+		{name: "UTF-8 byte order mark", file: "a.yaml", content: "\ufeff" + minimalRoute, routes: 1},
+		{name: "CRLF line ends", file: "a.yaml", content: strings.ReplaceAll(minimalRoute+"---\n"+strings.Replace(minimalRoute, "name: r", "name: r2", 1), "\n", "\r\n"), routes: 2},
 		{name: "other kinds are skipped with a note", file: "a.yaml", content: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n", note: "skipped 1 Deployment (apps/v1)"},
 	}
 	for _, tt := range tests {
@@ -106,6 +112,15 @@ func TestLoadRejects(t *testing.T) {
 		{name: "missing kind", content: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"kind: required"}},
 		{name: "not an object", content: "- a\n- b\n", want: []string{"not a Kubernetes object"}},
 		{name: "invalid YAML", content: "a: [\n", want: []string{"document 1"}},
+		// Split on "---" lines only, the second document was dropped.
+		{name: "a document after ... without ---", content: "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n...\n" + minimalRoute,
+			want: []string{"document 1", "follows the first YAML document without a \"---\" line"}},
+		{name: "JSON objects one after another", content: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}` + "\n" + `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b"}}` + "\n",
+			want: []string{"document 1", "follows the first YAML document without a \"---\" line"}},
+		{name: "UTF-16LE", content: utf16Text(binary.LittleEndian, "\ufeff"+minimalRoute+"---\n"+strings.Replace(minimalRoute, "name: r", "name: r2", 1)),
+			want: []string{"document 1", "the file is UTF-16LE", "iconv"}},
+		{name: "UTF-16BE", content: utf16Text(binary.BigEndian, "\ufeff"+minimalRoute),
+			want: []string{"document 1", "the file is UTF-16BE"}},
 		{name: "document too big", content: minimalRoute, lim: Limits{MaxInputBytes: 1 << 20, MaxDocumentBytes: 100, MaxDocuments: 10},
 			want: []string{"more than the limit of 100", "--max-document-bytes"}},
 		{name: "too many documents", content: minimalRoute + "---\n" + minimalRoute, lim: Limits{MaxInputBytes: 1 << 20, MaxDocumentBytes: 1 << 20, MaxDocuments: 1},
@@ -268,4 +283,13 @@ func TestInputFound(t *testing.T) {
 	if got := (&Input{}).Found(); got != "no Kubernetes object" {
 		t.Errorf("empty Found() = %q", got)
 	}
+}
+
+// utf16Text is s in UTF-16 with the byte order o.
+func utf16Text(o binary.AppendByteOrder, s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = o.AppendUint16(b, u)
+	}
+	return string(b)
 }

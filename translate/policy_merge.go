@@ -542,6 +542,20 @@ func (m ruleMerge) mergedRule(rule gwv1.HTTPRouteRule) gwv1.HTTPRouteRule {
 	return out
 }
 
+// checkTimeouts refuses merged timeouts that the Gateway API would refuse
+// on a rule (backendRequest longer than a non-zero request) when a policy
+// gave one of them: each value was valid where it was written, but
+// together no data plane can honour both, and a backend's report would
+// claim the backendRequest its own configuration cuts short.
+func (m ruleMerge) checkTimeouts(f *fieldErrs, field string, t Timeouts) {
+	if len(m.policies) == 0 || t.Request == nil || t.BackendRequest == nil || t.Request.Value == 0 || t.BackendRequest.Value <= t.Request.Value {
+		return
+	}
+	req, be := m.values[fieldRequest], m.values[fieldBackendRequest]
+	f.add(field+".timeouts.backendRequest", "with the policies merged, backendRequest %s (from %s) is longer than request %s (from %s), which the Gateway API refuses: backendRequest timeout cannot be longer than request timeout; change one of them",
+		t.BackendRequest.Text, be.source(), t.Request.Text, req.source())
+}
+
 // effective describes the rule's final retry and timeouts, feature by
 // feature, with where each value came from.
 func (m ruleMerge) effective(route string, index int, ruleName string, rt *Retry, t Timeouts) RuleEffective {

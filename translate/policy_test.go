@@ -435,3 +435,47 @@ func TestPolicyBakedIntoHTTPRoutes(t *testing.T) {
 		t.Errorf("the input route changed: %+v", got)
 	}
 }
+
+// TestPolicyMergedTimeouts: each value is valid where it is written, but
+// merged the rule would have a backendRequest longer than its request,
+// which the Gateway API refuses on a rule; it went through to the
+// backends, whose reports then claimed a backendRequest their
+// configuration cut short (an internal error, exit 70).
+func TestPolicyMergedTimeouts(t *testing.T) {
+	tests := []struct{ name, own, policies, want string }{
+		{"override request shorter than the rule's backendRequest", "    timeouts: {backendRequest: 1s}\n",
+			rp("shop/p", "HTTPRoute r", "override", "{timeouts: {request: 500ms}}"),
+			"spec.rules[0].timeouts.backendRequest: with the policies merged, backendRequest 1s (from HTTPRoute) is longer than request 500ms (from RetryPolicy shop/p override)"},
+		{"default backendRequest longer than the rule's request", "    timeouts: {request: 500ms}\n",
+			rp("infra/p", "Gateway gw", "default", "{timeouts: {backendRequest: 2s}}"),
+			"backendRequest 2s (from RetryPolicy infra/p default) is longer than request 500ms (from HTTPRoute)"},
+		{"two policies", "",
+			rp("shop/a", "HTTPRoute r", "default", "{timeouts: {request: 1s}}") + rp("infra/b", "Gateway gw", "override", "{timeouts: {backendRequest: 3s}}"),
+			"backendRequest 3s (from RetryPolicy infra/b override) is longer than request 1s (from RetryPolicy shop/a default)"},
+		{"request 0s disables the limit", "    timeouts: {backendRequest: 1s}\n",
+			rp("shop/p", "HTTPRoute r", "override", "{timeouts: {request: 0s}}"), ""},
+		{"equal", "    timeouts: {backendRequest: 1s}\n",
+			rp("shop/p", "HTTPRoute r", "override", "{timeouts: {request: 1s}}"), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			input := fmt.Sprintf(policyBase, "[{name: cart, port: 80}]", tc.own) + tc.policies
+			in, err := Load([]string{writeInput(t, "in.yaml", input)}, nil, DefaultLimits())
+			if err == nil {
+				_, err = Build(in, ResolveOptions{})
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !IsInputError(err) {
+				t.Fatalf("error %v, want an input error", err)
+			}
+			if !strings.Contains(err.Error(), "in.yaml: document 4: HTTPRoute shop/r") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want it to name the file, document, route and %q", err, tc.want)
+			}
+		})
+	}
+}

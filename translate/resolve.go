@@ -592,6 +592,7 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 		// intent is read (policy_merge.go).
 		merged := r.mergePolicies(key, i, ruleName, atts, backends, rule)
 		retry, timeouts := r.intent(f, field, merged.mergedRule(rule), key, i)
+		merged.checkTimeouts(f, field, timeouts)
 		r.bakePolicies(key, rt, i, merged, rule)
 		r.errs = append(r.errs, f.errs...)
 		if len(f.errs) > 0 {

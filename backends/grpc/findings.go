@@ -150,14 +150,14 @@ func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling)
 	}
 	switch f {
 	case translate.FeatureRetryAttempts:
-		n := min(rt.Attempts+1, maxAttemptsCap)
+		n := min(rt.Attempts, maxAttemptsCap-1) + 1
 		msg := fmt.Sprintf("retryPolicy maxAttempts %d (gRPC counts the first try, so %d retries) on every "+
 			"status in retryableStatusCodes, for every call (all are POSTs)", n, n-1)
 		if n == 2 {
 			msg = strings.Replace(msg, "1 retries", "1 retry", 1)
 		}
 		var gaps []string
-		if rt.Attempts+1 > maxAttemptsCap {
+		if rt.Attempts > maxAttemptsCap-1 {
 			gaps = append(gaps, fmt.Sprintf("attempts %d is capped: gRPC clients treat maxAttempts above 5 as "+
 				"5, so at most 4 retries", rt.Attempts))
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -209,5 +210,57 @@ func TestFindings(t *testing.T) {
 		if f.Status != c.status || !strings.Contains(f.Message, c.says) {
 			t.Errorf("rule %d %s: %s %q, want %s containing %q", c.rule, c.feature, f.Status, f.Message, c.status, c.says)
 		}
+	}
+}
+
+// TestAttemptsExtremes: the Gateway API sets no maximum on attempts, so
+// the largest int is valid input; attempts+1 overflowed to a negative
+// maxAttempts and the run ended with an internal error (exit 70).
+func TestAttemptsExtremes(t *testing.T) {
+	cases := []struct {
+		attempts    string
+		maxAttempts int
+		says        string
+	}{
+		{"1", 2, "maxAttempts 2"},
+		{"4", 5, "maxAttempts 5"},
+		{"5", 5, "attempts 5 is capped"},
+		{"2147483648", 5, "attempts 2147483648 is capped"},
+		{"9223372036854775807", 5, "attempts 9223372036854775807 is capped"},
+	}
+	for _, c := range cases {
+		t.Run(c.attempts, func(t *testing.T) {
+			m := testmodel.LoadText(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  rules:
+  - matches: [{path: {type: Exact, value: /a.B/C}}]
+    backendRefs: [{name: svc, port: 8080}]
+    retry: {attempts: `+c.attempts+`}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: ns}
+spec: {ports: [{port: 8080}]}
+`, translate.ResolveOptions{}, "svc.ns:8080=127.0.0.1:9100")
+			res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "1.84"}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := translate.FileData(res.Files, configPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := strict(t, data)
+			if got := sc.MethodConfig[0].RetryPolicy.MaxAttempts; got != c.maxAttempts {
+				t.Errorf("maxAttempts %d, want %d", got, c.maxAttempts)
+			}
+			for _, f := range res.Report.Findings {
+				if f.Feature == translate.FeatureRetryAttempts && !strings.Contains(f.Message, c.says) {
+					t.Errorf("retry.attempts %q, want it to say %q", f.Message, c.says)
+				}
+			}
+		})
 	}
 }

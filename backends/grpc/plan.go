@@ -238,7 +238,7 @@ func build(m *translate.Model, plans map[*translate.Rule]*rulePlan, throttling *
 		if rt := r.Retry; rt != nil && rt.Attempts > 0 {
 			ib := initialBackoff(rt.Backoff)
 			mc.RetryPolicy = &RetryPolicy{
-				MaxAttempts:          min(rt.Attempts+1, maxAttemptsCap),
+				MaxAttempts:          min(rt.Attempts, maxAttemptsCap-1) + 1,
 				InitialBackoff:       protoDuration(ib),
 				MaxBackoff:           protoDuration(10 * ib),
 				BackoffMultiplier:    multiplier,

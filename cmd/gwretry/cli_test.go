@@ -396,3 +396,64 @@ func TestDriftTargetDirectories(t *testing.T) {
 		t.Errorf("%d file(s) differ:\n%s\nwant 1:\n%s", n, out.String(), want)
 	}
 }
+
+// TestTranslateWarnsOfLeftovers: translate -o DIR deletes nothing, but a
+// DIR left by an earlier run holds files this run did not write, which a
+// CI that commits or diffs DIR would take for its output: each is named in
+// a warning, and a DIR this run wrote whole gets none.
+func TestTranslateWarnsOfLeftovers(t *testing.T) {
+	tests := []struct {
+		name string
+		// earlier are the --target of an earlier run into DIR ("" for none).
+		earlier string
+		targets string
+		extra   map[string]string
+		want    []string
+		not     []string
+	}{
+		{name: "fresh directory", targets: "nginx", not: []string{"warning: "}},
+		{name: "same targets again", earlier: "nginx,haproxy", targets: "nginx,haproxy", not: []string{"warning: "}},
+		{name: "fewer targets than before", earlier: "envoy,nginx", targets: "nginx",
+			want: []string{filepath.FromSlash("envoy/") + " holds target envoy's files from an earlier run: this run wrote only nginx"},
+			not:  []string{"nginx/ holds"}},
+		{name: "stale file in a chosen target's directory", targets: "nginx", extra: map[string]string{"nginx/conf.d/old.conf": "server {}\n"},
+			want: []string{filepath.FromSlash("nginx/conf.d/old.conf") + " was not written by this run", "translate --check reports it as stale"}},
+		{name: "files outside the targets' directories are not looked at", targets: "nginx", extra: map[string]string{"README.md": "x\n", "notes/a.txt": "x\n"},
+			not: []string{"warning: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			if tt.earlier != "" {
+				if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.earlier, "-o", dir, "-q"); code != exitOK {
+					t.Fatalf("earlier run: exit %d\n%s", code, stderr)
+				}
+			}
+			for p, c := range tt.extra {
+				write(t, filepath.Join(dir, filepath.FromSlash(p)), c)
+			}
+			code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.targets, "-o", dir, "-q", "--report", "none")
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(stderr, n) {
+					t.Errorf("stderr has %q:\n%s", n, stderr)
+				}
+			}
+			if tt.earlier != "" || len(tt.extra) > 0 {
+				// Nothing was deleted.
+				for p := range tt.extra {
+					if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -55,6 +55,9 @@ func TestExitCodes(t *testing.T) {
 		{"unknown version", []string{"translate", example, "--target", "nginx@1.2"}, exitUsage, []string{"supported versions are"}},
 		{"several targets to stdout", []string{"translate", example, "--target", "all"}, exitUsage, []string{"need -o DIR"}},
 		{"unknown flag", []string{"translate", example, "--targt", "envoy"}, exitUsage, []string{"unknown flag"}},
+		// cobra's untyped error: it exited 1, as if the input were bad.
+		{"unknown command", []string{"transalte", example}, exitUsage, []string{`unknown command "transalte" for "gwretry"`}},
+		{"unknown import source", []string{"import", "ingress-ngnix", example}, exitUsage, []string{`unknown command "ingress-ngnix" for "gwretry import"`}},
 		{"bad report", []string{"check", example, "--report", "xml"}, exitUsage, []string{"--report"}},
 		{"bad fail-on", []string{"check", example, "--fail-on", "never"}, exitUsage, []string{"--fail-on"}},
 		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -30,6 +31,10 @@ func exitCode(err error, stderr io.Writer) int {
 	code := exitInput
 	if errors.As(err, &ee) {
 		code = ee.code
+	} else if strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra's own error for "gwretry bogus" (and cobra.NoArgs's) is
+		// untyped: it is a usage error, not bad input.
+		code = exitUsage
 	}
 	if code == exitUsage {
 		fmt.Fprintf(stderr, "gwretry: %v\nRun 'gwretry --help' for usage.\n", err)

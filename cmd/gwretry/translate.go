@@ -335,6 +335,9 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	for _, n := range out.leftovers {
+		fmt.Fprintln(stderr, n.String())
+	}
 	// check produces nothing but its report, so the report is its output;
 	// translate's stdout may carry the configuration.
 	reportTo := stderr
@@ -397,6 +400,8 @@ type output struct {
 	files []translate.File
 	// err is the first error of add, which RunTo returns as it is.
 	err error
+	// leftovers warn of what -o DIR holds that the run did not write.
+	leftovers []translate.Note
 }
 
 func (o *options) newOutput(targets []translate.Target, checkOnly bool, stdout io.Writer) (*output, error) {
@@ -467,6 +472,11 @@ func (out *output) finish(r *translate.Report) (int, error) {
 		if err := out.stage.commit(); err != nil {
 			return 0, err
 		}
+		left, err := leftovers(o.outDir, out.targets, out.stage.paths)
+		if err != nil {
+			return 0, err
+		}
+		out.leftovers = left
 		out.stage = nil
 	case o.format != "":
 		slices.SortFunc(out.files, func(a, b translate.File) int { return strings.Compare(a.Path, b.Path) })
@@ -476,6 +486,51 @@ func (out *output) finish(r *translate.Report) (int, error) {
 		return 0, writeStdout(out.stdout, out.files)
 	}
 	return 0, nil
+}
+
+// leftovers warns of the files of dir that a run which wrote the paths
+// written (slash-separated, relative to dir) for targets leaves behind and
+// a reader of dir could take for its output: a file under a chosen
+// target's directory (one that translate --check calls stale), and the
+// directory of a target not chosen (an earlier run's, which report.json no
+// longer covers). translate -o deletes no file; it says which to remove.
+func leftovers(dir string, targets []translate.Target, written []string) ([]translate.Note, error) {
+	owned := map[string]bool{}
+	var names []string
+	for _, t := range targets {
+		owned[t.Backend.Name()] = true
+		names = append(names, t.Backend.Name())
+	}
+	want := map[string]bool{}
+	for _, p := range written {
+		want[p] = true
+		if top, _, ok := strings.Cut(p, "/"); ok {
+			owned[top] = true
+		}
+	}
+	var notes []translate.Note
+	for _, top := range sortedKeys(owned) {
+		files, err := filesUnder(dir, top)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range files {
+			if !want[p] {
+				notes = append(notes, translate.Warning("", "%s was not written by this run and is left as it was: it is not what gwretry generates now (translate --check reports it as stale); remove it",
+					filepath.Join(dir, filepath.FromSlash(p))))
+			}
+		}
+	}
+	for _, name := range backendNames() {
+		if owned[name] {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil && st.IsDir() {
+			notes = append(notes, translate.Warning("", "%s holds target %s's files from an earlier run: this run wrote only %s, and its report.json does not cover them; remove the directory or add the target",
+				filepath.Join(dir, name)+string(filepath.Separator), name, strings.Join(names, ", ")))
+		}
+	}
+	return notes, nil
 }
 
 // abort leaves -o DIR as it was when finish did not move the files in.
