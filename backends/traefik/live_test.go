@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -296,5 +298,134 @@ func TestTraefik36RetriesUnsentBodiesOfAnySize(t *testing.T) {
 	defer mu.Unlock()
 	if sizes[4<<10] != 8 || sizes[100<<10] != 8 {
 		t.Errorf("bodies received whole, by size: %v; want 8 of each", sizes)
+	}
+}
+
+// TestTraefik36ReadTimeoutCutsUntimedRequests proves with the real Traefik
+// v3.6.12 why request 0s and backendRequest 0s are approximated, not
+// honoured: the entry point's respondingTimeouts.readTimeout (Go's
+// http.Server ReadTimeout) cuts a request whose body is still arriving,
+// which Traefik answers 499 while the backend gets a truncated body. With a
+// ConnectionTimeoutPolicy clientTimeout of 1s the cut shows within a
+// second; without one, Traefik's API shows its default 60s in effect, and
+// the findings name it.
+func TestTraefik36ReadTimeoutCutsUntimedRequests(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	const route = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: shop}
+spec:
+  gatewayClassName: example
+  listeners:
+  - {name: http, protocol: HTTP, port: 8080}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: up, namespace: shop}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - timeouts: {request: 0s, backendRequest: 0s}
+    backendRefs: [{name: up, port: 8080}]
+`
+	const policy = `---
+apiVersion: gwretry.io/v1alpha1
+kind: ConnectionTimeoutPolicy
+metadata: {name: tuning, namespace: shop, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  clientTimeout: 1s
+`
+	for _, tc := range []struct {
+		name     string
+		manifest string
+		read     string // the readTimeout in effect, as Traefik's API and the findings write it
+		upload   bool   // send a body over 2s and expect it cut
+	}{
+		{"clientTimeout 1s", route + policy, "1s", true},
+		{"Traefik's default", route, "1m0s", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type seen struct {
+				n   int64
+				err error
+			}
+			got := make(chan seen, 1)
+			be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n, err := io.Copy(io.Discard, r.Body)
+				got <- seen{n, err}
+				io.WriteString(w, "ok")
+			}))
+			t.Cleanup(be.Close)
+			m := testmodel.LoadText(t, tc.manifest, translate.ResolveOptions{}, "up:8080="+be.Listener.Addr().String())
+			out := generate(t, m, translate.Options{Version: v36})
+			for _, f := range out.Findings {
+				if f.Feature != translate.FeatureRequestTimeout && f.Feature != translate.FeatureBackendRequestTimeout {
+					continue
+				}
+				if f.Status != translate.Approximated || !strings.Contains(f.Message, "readTimeout "+tc.read+" ") {
+					t.Errorf("%s: %s %q; want approximated, naming readTimeout %s", f.Feature, f.Status, f.Message, tc.read)
+				}
+			}
+			static, dyn := files(t, out)
+			cfg := startFiles(t, static, dyn)
+			if len(cfg.EntryPoints) != 1 {
+				t.Fatalf("entry points %v, want one", cfg.EntryPoints)
+			}
+			for name, addr := range cfg.EntryPoints {
+				var ep struct {
+					Transport struct {
+						RespondingTimeouts struct {
+							ReadTimeout string `json:"readTimeout"`
+						} `json:"respondingTimeouts"`
+					} `json:"transport"`
+				}
+				resp, err := http.Get("http://" + cfg.API + "/api/entrypoints/" + name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = json.NewDecoder(resp.Body).Decode(&ep)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := ep.Transport.RespondingTimeouts.ReadTimeout; r != tc.read {
+					t.Errorf("entry point %s: Traefik reports readTimeout %q, want %q", name, r, tc.read)
+				}
+				if !tc.upload {
+					continue
+				}
+				// 20 bytes, one every 100ms: still arriving when 1s passes.
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				start := time.Now()
+				_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n")
+				for range 20 {
+					if _, err := c.Write([]byte("x")); err != nil {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				status := 0
+				if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+					status = resp.StatusCode
+					resp.Body.Close()
+				}
+				select {
+				case s := <-got:
+					if s.n >= 20 || s.err == nil || status != 499 {
+						t.Errorf("a 2s upload through readTimeout 1s: client got %d after %v, backend read %d bytes (%v); want it cut (499, as the findings say)",
+							status, time.Since(start), s.n, s.err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Errorf("the backend never finished reading the request (client got %d)", status)
+				}
+			}
+		})
 	}
 }
