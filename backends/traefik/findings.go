@@ -85,7 +85,9 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	case translate.FeatureRetryConnectionErrors:
 		msg := "Traefik retries a try only when the request could not be sent (connection refused, " +
 			"DNS or dial error, dial timeout), whatever the method; a connection reset or closed after the " +
-			"request was sent is not retried and the client gets 502"
+			"request was sent is not retried: the client gets 502 when it fails before the response " +
+			"headers; after them, a response cut short, or no answer at all (the connection closed) when it " +
+			"fails before Traefik's first flush (100ms)"
 		if sup.StatusRetry && slices.Contains(rt.Codes, 502) {
 			msg += " (with 502 in codes, Traefik 3.7 should retry it as a 502 status; inferred from its " +
 				"source, not verified)"

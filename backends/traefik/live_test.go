@@ -429,3 +429,80 @@ spec:
 		})
 	}
 }
+
+// TestTraefik36SentRequestsFailOnce checks with the real Traefik v3.6.12
+// what retry.connectionErrors says of a request that reached the backend
+// and then failed, with attempts 2: it is tried once, whatever the method;
+// a reset before the response headers is answered 502; a reset after them
+// is never a 502: the client gets the 200 response cut short once Traefik
+// has flushed it (flushInterval 100ms), and before that no answer at all.
+func TestTraefik36SentRequestsFailOnce(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	var mu sync.Mutex
+	hits := map[string]int{}
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		hits[r.Header.Get("X-Req")]++
+		mu.Unlock()
+		c, bw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/after-headers") {
+			_, _ = bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+			_ = bw.Flush()
+			if r.URL.Path == "/after-headers-flushed" {
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		_ = c.(*net.TCPConn).SetLinger(0) // reset, not a clean close
+		c.Close()
+	}))
+	t.Cleanup(be.Close)
+	_, port, _ := net.SplitHostPort(be.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	r := &translate.Rule{Name: "default_sent_r0", Route: "default/sent", Retry: &translate.Retry{Attempts: 2},
+		Backends: []*translate.BackendRef{{Name: "default_sent_80", Weight: 1,
+			Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: p}}}}}
+	m := single(r)
+	m.Listeners[0].Address = "127.0.0.1"
+	for _, f := range generate(t, m, translate.Options{Version: v36}).Findings {
+		if f.Feature == translate.FeatureRetryConnectionErrors &&
+			(f.Status != translate.Approximated || !strings.Contains(f.Message, "a response cut short, or no answer at all")) {
+			t.Fatalf("connectionErrors: %s %q; want approximated, naming the 502, the response cut short and no answer", f.Status, f.Message)
+		}
+	}
+	cfg := startLoaded(t, m)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, tc := range []struct {
+		path     string
+		status   int // 0: no answer
+		complete bool
+	}{
+		{"/before-headers", 502, true},
+		{"/after-headers-flushed", 200, false},
+		{"/after-headers", 0, false},
+	} {
+		for _, method := range []string{"GET", "POST", "DELETE"} {
+			id := method + tc.path
+			req, _ := http.NewRequest(method, "http://"+cfg.EntryPoints["http-8080"]+tc.path, strings.NewReader("body"))
+			req.Header.Set("X-Req", id)
+			status, complete := 0, false
+			resp, err := client.Do(req)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status, complete = resp.StatusCode, err == nil
+			}
+			if status != tc.status || complete != tc.complete {
+				t.Errorf("%s: status %d, complete %v (%v); want %d, complete %v", id, status, complete, err, tc.status, tc.complete)
+			}
+			mu.Lock()
+			if n := hits[id]; n != 1 {
+				t.Errorf("%s reached the backend %d times, want once (attempts 2 does not cover a sent request)", id, n)
+			}
+			mu.Unlock()
+		}
+	}
+}
