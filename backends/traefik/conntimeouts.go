@@ -64,8 +64,10 @@ func readTimeouts(m *translate.Model, ss []site) []time.Duration {
 
 // readCut says what the entry points' readTimeouts (reads) do to a rule
 // whose request or backendRequest is 0s. Verified with Traefik v3.6.12: a
-// request whose body was still arriving when readTimeout passed got 499,
-// and the backend a truncated body.
+// request whose body was still arriving when readTimeout passed got 499 or
+// 504 (the status depends on which error Traefik's proxy sees first: the
+// request's context canceled or the read timed out), and the backend a
+// truncated body.
 func readCut(reads []time.Duration) string {
 	if len(reads) == 0 {
 		reads = []time.Duration{defaultEntryPointReadTimeout}
@@ -77,7 +79,7 @@ func readCut(reads []time.Duration) string {
 	return "but the entry point's respondingTimeouts.readTimeout " + strings.Join(texts, ", ") +
 		" (Traefik's default is " + traefikDuration(defaultEntryPointReadTimeout) + "; a ConnectionTimeoutPolicy " +
 		"clientTimeout sets it, for every route of the entry point) cuts a request whose head and body have " +
-		"not all been read by then: a slow upload is answered 499 and the backend gets a truncated body"
+		"not all been read by then: a slow upload is answered 499 or 504 and the backend gets a truncated body"
 }
 
 // connTime is what gwretry writes as a Traefik connection timeout: a Go

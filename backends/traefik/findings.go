@@ -70,8 +70,8 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	if f.IsRetry() && (rt == nil || rt.Attempts == 0) {
 		if d := r.Timeouts.BackendRequest; f == translate.FeatureRetryBackendTimeout && !d.IsZero() {
 			return translate.Approximated, "attempts is 0: no Retry middleware, nothing is retried; but the " +
-				"try itself is cut by responseHeaderTimeout " + d.Text + ", which bounds the time to the " +
-				"response headers, not the whole try"
+				"try itself is cut by responseHeaderTimeout " + d.Text + ", which bounds the time from the " +
+				"end of sending the request (its body included) to the response headers, not the whole try"
 		}
 		return translate.Honoured, "attempts is 0: no Retry middleware, nothing is retried; " + keepAliveOff
 	}
@@ -125,8 +125,8 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 				"otherwise); only the operating system's own limit on connecting remains; " + readCut(reads)
 		}
 		return translate.Approximated, fmt.Sprintf("serversTransport forwardingTimeouts dialTimeout and "+
-			"responseHeaderTimeout %s: bounds the time until the response headers arrive, not the whole "+
-			"response; a slow response body is not cut", d.Text)
+			"responseHeaderTimeout %s: bounds the time from the end of sending the request to the response "+
+			"headers, not the whole try: a slow request body (upload) and a slow response body are not cut", d.Text)
 	case translate.FeatureRequestTimeout:
 		d := r.Timeouts.Request
 		if d.IsZero() {

@@ -305,7 +305,7 @@ func TestTraefik36RetriesUnsentBodiesOfAnySize(t *testing.T) {
 // v3.6.12 why request 0s and backendRequest 0s are approximated, not
 // honoured: the entry point's respondingTimeouts.readTimeout (Go's
 // http.Server ReadTimeout) cuts a request whose body is still arriving,
-// which Traefik answers 499 while the backend gets a truncated body. With a
+// which Traefik answers 499 or 504 while the backend gets a truncated body. With a
 // ConnectionTimeoutPolicy clientTimeout of 1s the cut shows within a
 // second; without one, Traefik's API shows its default 60s in effect, and
 // the findings name it.
@@ -397,29 +397,12 @@ spec:
 					continue
 				}
 				// 20 bytes, one every 100ms: still arriving when 1s passes.
-				c, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
 				start := time.Now()
-				_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n")
-				for range 20 {
-					if _, err := c.Write([]byte("x")); err != nil {
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				status := 0
-				if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
-					status = resp.StatusCode
-					resp.Body.Close()
-				}
+				status := slowUpload(t, addr, "/", 20)
 				select {
 				case s := <-got:
-					if s.n >= 20 || s.err == nil || status != 499 {
-						t.Errorf("a 2s upload through readTimeout 1s: client got %d after %v, backend read %d bytes (%v); want it cut (499, as the findings say)",
+					if s.n >= 20 || s.err == nil || (status != 499 && status != 504) {
+						t.Errorf("a 2s upload through readTimeout 1s: client got %d after %v, backend read %d bytes (%v); want it cut (499 or 504, as the findings say)",
 							status, time.Since(start), s.n, s.err)
 					}
 				case <-time.After(5 * time.Second):
@@ -504,5 +487,69 @@ func TestTraefik36SentRequestsFailOnce(t *testing.T) {
 			}
 			mu.Unlock()
 		}
+	}
+}
+
+// slowUpload sends a POST to path at addr with an n-byte body, one byte
+// every 100ms, and returns the status of the answer (0 for none).
+func slowUpload(t *testing.T, addr, path string, n int) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(n)+"\r\n\r\n")
+	for range n {
+		if _, err := c.Write([]byte("x")); err != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestTraefik36BackendRequestStartsAfterTheUpload checks with the real
+// Traefik v3.6.12 what timeouts.backendRequest says: responseHeaderTimeout
+// starts once the request has been sent, so a try whose upload lasts 2s
+// through backendRequest 500ms is not cut (the backend answers at once),
+// while a backend that takes 2s to answer is cut with 504.
+func TestTraefik36BackendRequestStartsAfterTheUpload(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/slow" {
+			time.Sleep(2 * time.Second)
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(be.Close)
+	_, port, _ := net.SplitHostPort(be.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	r := &translate.Rule{Name: "default_bt_r0", Route: "default/bt",
+		Timeouts: translate.Timeouts{BackendRequest: dur("500ms")},
+		Backends: []*translate.BackendRef{{Name: "default_bt_80", Weight: 1,
+			Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: p}}}}}
+	m := single(r)
+	m.Listeners[0].Address = "127.0.0.1"
+	for _, f := range generate(t, m, translate.Options{Version: v36}).Findings {
+		if f.Feature == translate.FeatureBackendRequestTimeout &&
+			(f.Status != translate.Approximated || !strings.Contains(f.Message, "a slow request body (upload)")) {
+			t.Fatalf("backendRequest: %s %q; want approximated, naming the upload", f.Status, f.Message)
+		}
+	}
+	cfg := startLoaded(t, m)
+	addr := cfg.EntryPoints["http-8080"]
+	if got := slowUpload(t, addr, "/upload", 20); got != 200 {
+		t.Errorf("a 2s upload answered at once: status %d, want 200 (the timer starts after the upload)", got)
+	}
+	if got := slowUpload(t, addr, "/slow", 1); got != 504 {
+		t.Errorf("a backend answering after 2s: status %d, want 504", got)
 	}
 }
