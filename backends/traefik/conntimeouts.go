@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gwretry/gwretry/translate"
@@ -41,6 +42,45 @@ type respondingTimeouts struct {
 // defaultEntryPointReadTimeout is Traefik 3's respondingTimeouts.readTimeout
 // default (pkg/config/static/entrypoints.go).
 const defaultEntryPointReadTimeout = 60 * time.Second
+
+// readTimeouts lists, sorted and once each, the respondingTimeouts
+// .readTimeout in effect on the entry points of sites ss (a rule's): the
+// ConnectionTimeoutPolicy's clientTimeout where one sets it, else Traefik's
+// default.
+func readTimeouts(m *translate.Model, ss []site) []time.Duration {
+	var out []time.Duration
+	for _, s := range ss {
+		v := defaultEntryPointReadTimeout
+		if c, ok := m.ListenerConnection(s.listener, translate.FeatureConnClientTimeout); ok {
+			v = c.Value
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readCut says what the entry points' readTimeouts (reads) do to a rule
+// whose request or backendRequest is 0s. Verified with Traefik v3.6.12: a
+// request whose body was still arriving when readTimeout passed got 499 or
+// 504 (the status depends on which error Traefik's proxy sees first: the
+// request's context canceled or the read timed out), and the backend a
+// truncated body.
+func readCut(reads []time.Duration) string {
+	if len(reads) == 0 {
+		reads = []time.Duration{defaultEntryPointReadTimeout}
+	}
+	texts := make([]string, len(reads))
+	for i, d := range reads {
+		texts[i] = traefikDuration(d)
+	}
+	return "but the entry point's respondingTimeouts.readTimeout " + strings.Join(texts, ", ") +
+		" (Traefik's default is " + traefikDuration(defaultEntryPointReadTimeout) + "; a ConnectionTimeoutPolicy " +
+		"clientTimeout sets it, for every route of the entry point) cuts a request whose head and body have " +
+		"not all been read by then: a slow upload is answered 499 or 504 and the backend gets a truncated body"
+}
 
 // connTime is what gwretry writes as a Traefik connection timeout: a Go
 // duration as time.Duration.String writes it, at most

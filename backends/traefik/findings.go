@@ -21,7 +21,7 @@ const (
 )
 
 // findings returns one finding per feature that r sets.
-func findings(r *translate.Rule, sup support, opts translate.Options, sites []site, view tlsStoreView) []translate.Finding {
+func findings(r *translate.Rule, sup support, opts translate.Options, sites []site, view tlsStoreView, reads []time.Duration) []translate.Finding {
 	var out []translate.Finding
 	answer := deadAnswer
 	if redirects(r) {
@@ -44,7 +44,7 @@ func findings(r *translate.Rule, sup support, opts translate.Options, sites []si
 			out = append(out, translate.DeadRuleFinding(r, f, answer))
 			continue
 		}
-		status, msg := assess(r, f, sup, opts)
+		status, msg := assess(r, f, sup, opts, reads)
 		out = append(out, translate.NewFinding(r, f, status, "%s", msg))
 	}
 	return out
@@ -60,8 +60,9 @@ const keepAliveOff = "upstream keep-alive is off (maxIdleConnsPerHost -1), so Go
 	"a request by itself"
 
 // assess says how Traefik, as configured, handles feature f of rule r,
-// which is not dead (dead rules get translate.DeadRuleFinding).
-func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.Options) (translate.Status, string) {
+// which is not dead (dead rules get translate.DeadRuleFinding); reads are
+// the readTimeouts of the entry points that serve r (see readTimeouts).
+func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.Options, reads []time.Duration) (translate.Status, string) {
 	if f == translate.FeatureBackendRefs {
 		return assessBackendRefs(r)
 	}
@@ -69,8 +70,8 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	if f.IsRetry() && (rt == nil || rt.Attempts == 0) {
 		if d := r.Timeouts.BackendRequest; f == translate.FeatureRetryBackendTimeout && !d.IsZero() {
 			return translate.Approximated, "attempts is 0: no Retry middleware, nothing is retried; but the " +
-				"try itself is cut by responseHeaderTimeout " + d.Text + ", which bounds the time to the " +
-				"response headers, not the whole try"
+				"try itself is cut by responseHeaderTimeout " + d.Text + ", which bounds the time from the " +
+				"end of sending the request (its body included) to the response headers, not the whole try"
 		}
 		return translate.Honoured, "attempts is 0: no Retry middleware, nothing is retried; " + keepAliveOff
 	}
@@ -84,7 +85,9 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	case translate.FeatureRetryConnectionErrors:
 		msg := "Traefik retries a try only when the request could not be sent (connection refused, " +
 			"DNS or dial error, dial timeout), whatever the method; a connection reset or closed after the " +
-			"request was sent is not retried and the client gets 502"
+			"request was sent is not retried: the client gets 502 when it fails before the response " +
+			"headers; after them, a response cut short, or no answer at all (the connection closed) when it " +
+			"fails before Traefik's first flush (100ms)"
 		if sup.StatusRetry && slices.Contains(rt.Codes, 502) {
 			msg += " (with 502 in codes, Traefik 3.7 should retry it as a 502 status; inferred from its " +
 				"source, not verified)"
@@ -117,17 +120,18 @@ func assess(r *translate.Rule, f translate.Feature, sup support, opts translate.
 	case translate.FeatureBackendRequestTimeout:
 		d := r.Timeouts.BackendRequest
 		if d.IsZero() {
-			return translate.Honoured, "backendRequest is 0s: serversTransport forwardingTimeouts dialTimeout " +
+			return translate.Approximated, "backendRequest is 0s: serversTransport forwardingTimeouts dialTimeout " +
 				"and responseHeaderTimeout 0s, so Traefik runs no per-try timer (its dialTimeout is 30s " +
-				"otherwise); only the operating system's own limit on connecting remains"
+				"otherwise); only the operating system's own limit on connecting remains; " + readCut(reads)
 		}
 		return translate.Approximated, fmt.Sprintf("serversTransport forwardingTimeouts dialTimeout and "+
-			"responseHeaderTimeout %s: bounds the time until the response headers arrive, not the whole "+
-			"response; a slow response body is not cut", d.Text)
+			"responseHeaderTimeout %s: bounds the time from the end of sending the request to the response "+
+			"headers, not the whole try: a slow request body (upload) and a slow response body are not cut", d.Text)
 	case translate.FeatureRequestTimeout:
 		d := r.Timeouts.Request
 		if d.IsZero() {
-			return translate.Honoured, "request is 0s: Traefik sets no total request timeout by default"
+			return translate.Approximated, "request is 0s: Traefik runs no timer on the whole request and " +
+				"response; " + readCut(reads)
 		}
 		msg := "Traefik has no per-route request timeout: entryPoints.<name>.transport.respondingTimeouts " +
 			"are static, apply to every route of the entry point and do not answer 504; " +

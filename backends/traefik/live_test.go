@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -296,5 +298,258 @@ func TestTraefik36RetriesUnsentBodiesOfAnySize(t *testing.T) {
 	defer mu.Unlock()
 	if sizes[4<<10] != 8 || sizes[100<<10] != 8 {
 		t.Errorf("bodies received whole, by size: %v; want 8 of each", sizes)
+	}
+}
+
+// TestTraefik36ReadTimeoutCutsUntimedRequests proves with the real Traefik
+// v3.6.12 why request 0s and backendRequest 0s are approximated, not
+// honoured: the entry point's respondingTimeouts.readTimeout (Go's
+// http.Server ReadTimeout) cuts a request whose body is still arriving,
+// which Traefik answers 499 or 504 while the backend gets a truncated body. With a
+// ConnectionTimeoutPolicy clientTimeout of 1s the cut shows within a
+// second; without one, Traefik's API shows its default 60s in effect, and
+// the findings name it.
+func TestTraefik36ReadTimeoutCutsUntimedRequests(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	const route = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: shop}
+spec:
+  gatewayClassName: example
+  listeners:
+  - {name: http, protocol: HTTP, port: 8080}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: up, namespace: shop}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - timeouts: {request: 0s, backendRequest: 0s}
+    backendRefs: [{name: up, port: 8080}]
+`
+	const policy = `---
+apiVersion: gwretry.io/v1alpha1
+kind: ConnectionTimeoutPolicy
+metadata: {name: tuning, namespace: shop, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  clientTimeout: 1s
+`
+	for _, tc := range []struct {
+		name     string
+		manifest string
+		read     string // the readTimeout in effect, as Traefik's API and the findings write it
+		upload   bool   // send a body over 2s and expect it cut
+	}{
+		{"clientTimeout 1s", route + policy, "1s", true},
+		{"Traefik's default", route, "1m0s", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type seen struct {
+				n   int64
+				err error
+			}
+			got := make(chan seen, 1)
+			be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n, err := io.Copy(io.Discard, r.Body)
+				got <- seen{n, err}
+				io.WriteString(w, "ok")
+			}))
+			t.Cleanup(be.Close)
+			m := testmodel.LoadText(t, tc.manifest, translate.ResolveOptions{}, "up:8080="+be.Listener.Addr().String())
+			out := generate(t, m, translate.Options{Version: v36})
+			for _, f := range out.Findings {
+				if f.Feature != translate.FeatureRequestTimeout && f.Feature != translate.FeatureBackendRequestTimeout {
+					continue
+				}
+				if f.Status != translate.Approximated || !strings.Contains(f.Message, "readTimeout "+tc.read+" ") {
+					t.Errorf("%s: %s %q; want approximated, naming readTimeout %s", f.Feature, f.Status, f.Message, tc.read)
+				}
+			}
+			static, dyn := files(t, out)
+			cfg := startFiles(t, static, dyn)
+			if len(cfg.EntryPoints) != 1 {
+				t.Fatalf("entry points %v, want one", cfg.EntryPoints)
+			}
+			for name, addr := range cfg.EntryPoints {
+				var ep struct {
+					Transport struct {
+						RespondingTimeouts struct {
+							ReadTimeout string `json:"readTimeout"`
+						} `json:"respondingTimeouts"`
+					} `json:"transport"`
+				}
+				resp, err := http.Get("http://" + cfg.API + "/api/entrypoints/" + name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = json.NewDecoder(resp.Body).Decode(&ep)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := ep.Transport.RespondingTimeouts.ReadTimeout; r != tc.read {
+					t.Errorf("entry point %s: Traefik reports readTimeout %q, want %q", name, r, tc.read)
+				}
+				if !tc.upload {
+					continue
+				}
+				// 20 bytes, one every 100ms: still arriving when 1s passes.
+				start := time.Now()
+				status := slowUpload(t, addr, "/", 20)
+				select {
+				case s := <-got:
+					if s.n >= 20 || s.err == nil || (status != 499 && status != 504) {
+						t.Errorf("a 2s upload through readTimeout 1s: client got %d after %v, backend read %d bytes (%v); want it cut (499 or 504, as the findings say)",
+							status, time.Since(start), s.n, s.err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Errorf("the backend never finished reading the request (client got %d)", status)
+				}
+			}
+		})
+	}
+}
+
+// TestTraefik36SentRequestsFailOnce checks with the real Traefik v3.6.12
+// what retry.connectionErrors says of a request that reached the backend
+// and then failed, with attempts 2: it is tried once, whatever the method;
+// a reset before the response headers is answered 502; a reset after them
+// is never a 502: the client gets the 200 response cut short once Traefik
+// has flushed it (flushInterval 100ms), and before that no answer at all.
+func TestTraefik36SentRequestsFailOnce(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	var mu sync.Mutex
+	hits := map[string]int{}
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		hits[r.Header.Get("X-Req")]++
+		mu.Unlock()
+		c, bw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/after-headers") {
+			_, _ = bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+			_ = bw.Flush()
+			if r.URL.Path == "/after-headers-flushed" {
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		_ = c.(*net.TCPConn).SetLinger(0) // reset, not a clean close
+		c.Close()
+	}))
+	t.Cleanup(be.Close)
+	_, port, _ := net.SplitHostPort(be.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	r := &translate.Rule{Name: "default_sent_r0", Route: "default/sent", Retry: &translate.Retry{Attempts: 2},
+		Backends: []*translate.BackendRef{{Name: "default_sent_80", Weight: 1,
+			Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: p}}}}}
+	m := single(r)
+	m.Listeners[0].Address = "127.0.0.1"
+	for _, f := range generate(t, m, translate.Options{Version: v36}).Findings {
+		if f.Feature == translate.FeatureRetryConnectionErrors &&
+			(f.Status != translate.Approximated || !strings.Contains(f.Message, "a response cut short, or no answer at all")) {
+			t.Fatalf("connectionErrors: %s %q; want approximated, naming the 502, the response cut short and no answer", f.Status, f.Message)
+		}
+	}
+	cfg := startLoaded(t, m)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, tc := range []struct {
+		path     string
+		status   int // 0: no answer
+		complete bool
+	}{
+		{"/before-headers", 502, true},
+		{"/after-headers-flushed", 200, false},
+		{"/after-headers", 0, false},
+	} {
+		for _, method := range []string{"GET", "POST", "DELETE"} {
+			id := method + tc.path
+			req, _ := http.NewRequest(method, "http://"+cfg.EntryPoints["http-8080"]+tc.path, strings.NewReader("body"))
+			req.Header.Set("X-Req", id)
+			status, complete := 0, false
+			resp, err := client.Do(req)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status, complete = resp.StatusCode, err == nil
+			}
+			if status != tc.status || complete != tc.complete {
+				t.Errorf("%s: status %d, complete %v (%v); want %d, complete %v", id, status, complete, err, tc.status, tc.complete)
+			}
+			mu.Lock()
+			if n := hits[id]; n != 1 {
+				t.Errorf("%s reached the backend %d times, want once (attempts 2 does not cover a sent request)", id, n)
+			}
+			mu.Unlock()
+		}
+	}
+}
+
+// slowUpload sends a POST to path at addr with an n-byte body, one byte
+// every 100ms, and returns the status of the answer (0 for none).
+func slowUpload(t *testing.T, addr, path string, n int) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(n)+"\r\n\r\n")
+	for range n {
+		if _, err := c.Write([]byte("x")); err != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestTraefik36BackendRequestStartsAfterTheUpload checks with the real
+// Traefik v3.6.12 what timeouts.backendRequest says: responseHeaderTimeout
+// starts once the request has been sent, so a try whose upload lasts 2s
+// through backendRequest 500ms is not cut (the backend answers at once),
+// while a backend that takes 2s to answer is cut with 504.
+func TestTraefik36BackendRequestStartsAfterTheUpload(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/slow" {
+			time.Sleep(2 * time.Second)
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(be.Close)
+	_, port, _ := net.SplitHostPort(be.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	r := &translate.Rule{Name: "default_bt_r0", Route: "default/bt",
+		Timeouts: translate.Timeouts{BackendRequest: dur("500ms")},
+		Backends: []*translate.BackendRef{{Name: "default_bt_80", Weight: 1,
+			Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: p}}}}}
+	m := single(r)
+	m.Listeners[0].Address = "127.0.0.1"
+	for _, f := range generate(t, m, translate.Options{Version: v36}).Findings {
+		if f.Feature == translate.FeatureBackendRequestTimeout &&
+			(f.Status != translate.Approximated || !strings.Contains(f.Message, "a slow request body (upload)")) {
+			t.Fatalf("backendRequest: %s %q; want approximated, naming the upload", f.Status, f.Message)
+		}
+	}
+	cfg := startLoaded(t, m)
+	addr := cfg.EntryPoints["http-8080"]
+	if got := slowUpload(t, addr, "/upload", 20); got != 200 {
+		t.Errorf("a 2s upload answered at once: status %d, want 200 (the timer starts after the upload)", got)
+	}
+	if got := slowUpload(t, addr, "/slow", 1); got != 504 {
+		t.Errorf("a backend answering after 2s: status %d, want 504", got)
 	}
 }

@@ -110,7 +110,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	sites := sitesOf(m)
 	view := storeView(dyn.TLS)
 	for _, r := range m.Rules {
-		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r], view)...)
+		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r], view, readTimeouts(m, sites[r]))...)
 	}
 	out.Findings = append(out.Findings, connFindings(m)...)
 	return out, nil
