@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
@@ -159,6 +160,12 @@ func TestLive(t *testing.T) {
 // user.
 func startConfD(t *testing.T, out *translate.Output, addr string) *proxytest.Proxy {
 	t.Helper()
+	return startConfDWith(t, proxytest.Require(t, "nginx"), out, addr)
+}
+
+// startConfDWith is startConfD with the nginx binary bin.
+func startConfDWith(t *testing.T, bin string, out *translate.Output, addr string) *proxytest.Proxy {
+	t.Helper()
 	dir := sharedDir(t)
 	writeFile(t, filepath.Join(dir, "conf.d", "gwretry.conf"), out.Files[0].Data)
 	tmp := filepath.Join(dir, "tmp")
@@ -173,7 +180,17 @@ func startConfD(t *testing.T, out *translate.Output, addr string) *proxytest.Pro
 		"    client_body_temp_path "+tmp+"/body;\n    proxy_temp_path "+tmp+"/proxy;\n    fastcgi_temp_path "+tmp+"/fastcgi;\n"+
 		"    uwsgi_temp_path "+tmp+"/uwsgi;\n    scgi_temp_path "+tmp+"/scgi;\n"+
 		"    include "+filepath.Join(dir, "conf.d")+"/*.conf;\n}\n"))
-	return proxytest.StartNginx(t, main, addr)
+	p, err := dataplane.StartNginx(bin, main, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("nginx output:\n%s", p.Output())
+		}
+	})
+	return p
 }
 
 // TestLiveNonIdempotentBodies proves what the report claims with

@@ -149,7 +149,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"rules without a retry stanza or with attempts 0 get proxy_next_upstream off (nginx would otherwise retry errors and timeouts on another server)",
 		"nothing is retried once part of a response has reached the client; after the last try nginx returns the last response, or 502/504 on a connection error or timeout",
 		"a backend's informational response (1xx, such as 103 Early Hints) is taken by nginx before 1.29 as the final one: the client gets it, and the status that follows (a listed retry code included) is neither retried nor passed on",
-		"routing: each match becomes nginx maps (path on the decoded, normalized $uri; headers as $http_<name>, first value; query parameters on the raw $args, first occurrence, compared without percent-decoding); regular expressions must match the whole value and are run by nginx's PCRE, not RE2",
+		"routing: each match becomes nginx maps (path on the decoded, normalized $uri; headers as $http_<name>, " + headerValueText(v) + "; query parameters on the raw $args, first occurrence, compared without percent-decoding); regular expressions must match the whole value and are run by nginx's PCRE, not RE2",
 		"a header regex matches only a non-empty header (nginx cannot tell an empty header from a missing one)",
 		"the Host header is passed to backends as the client sent it (unless a URLRewrite hostname or a RequestHeaderModifier sets it); requests that match no route get 404",
 	}
@@ -163,6 +163,15 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		Findings: append(cp.Findings, connFindings(m)...),
 		Notes:    slices.Concat(translate.InfoNotes(run...), translate.InfoNotes(notes...), cp.Notes),
 	}, nil
+}
+
+// headerValueText says which value of a header sent on several lines a
+// header match sees in nginx v.
+func headerValueText(v version) string {
+	if v.JoinsHeaderLines {
+		return "the lines of a header sent several times joined with \", \" (\"; \" for Cookie), so an Exact match of one of them fails"
+	}
+	return "first value"
 }
 
 // hasResponseHeaderFilter reports whether some rule has a

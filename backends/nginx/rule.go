@@ -268,7 +268,7 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 			if !retrying {
 				add(f, translate.Honoured, "attempts is 0: connection errors are not retried")
 			} else {
-				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and responses with an invalid or too large header are retried, as long as no response byte has reached the client; a reply without a valid HTTP/1.x status line (a server that does not speak HTTP/1.x) is not: nginx passes it to the client as an HTTP/0.9 response")
+				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and responses with an invalid or too large header are retried, as long as no response byte has reached the client; a reply without a valid HTTP/1.x status line (a server that does not speak HTTP/1.x) is not: nginx passes it to the client as an HTTP/0.9 response"+framingText(v))
 			}
 		case translate.FeatureRetryBackoff:
 			if !retrying {
@@ -301,6 +301,17 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 		}
 	}
 	return fs
+}
+
+// framingText is what the connectionErrors finding adds for a version
+// that does not check the framing headers of a backend's response.
+func framingText(v version) string {
+	if v.ChecksResponseFraming {
+		return ""
+	}
+	return fmt.Sprintf("; nor is a response whose framing nginx %s does not check (two Content-Length lines, a Content-Length it cannot parse, "+
+		"both Content-Length and Transfer-Encoding, a Transfer-Encoding other than chunked): it reaches the client as the backend sent it "+
+		"(nginx 1.23.0 takes these as invalid headers and retries them)", v.Name)
 }
 
 // invalidShareText says where the share of a rule's invalid backendRefs

@@ -28,6 +28,13 @@ type version struct {
 	// JoinsHeaderLines: $http_<name> joins the lines of a header sent
 	// several times (nginx 1.23.0); before, it holds only the first.
 	JoinsHeaderLines bool
+	// ChecksResponseFraming: a backend's response with two Content-Length
+	// lines, a Content-Length nginx cannot parse, both Content-Length and
+	// Transfer-Encoding, or a Transfer-Encoding other than chunked is an
+	// invalid header (retried with invalid_header) since nginx 1.23.0;
+	// before, nginx passes it to the client (seen live on 1.22.1 and
+	// 1.26.3, TestLiveResponseFraming).
+	ChecksResponseFraming bool
 }
 
 // retryCodes are the codes every supported nginx version can retry: 403, 404
@@ -40,9 +47,9 @@ func retryCodes() []int { return []int{403, 404, 429, 500, 502, 503, 504} }
 func versionTable() []version {
 	return []version{
 		{Name: "1.22", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts},
-		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts, JoinsHeaderLines: true},
-		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126, MaxRetries: maxAttempts, JoinsHeaderLines: true},
-		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest, MaxRetries: maxAttempts, JoinsHeaderLines: true},
+		{Name: "1.24", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts, JoinsHeaderLines: true, ChecksResponseFraming: true},
+		{Name: "1.26", RetryCodes: retryCodes(), Directives: crossplane.MatchOss126, MaxRetries: maxAttempts, JoinsHeaderLines: true, ChecksResponseFraming: true},
+		{Name: "1.28", RetryCodes: retryCodes(), Directives: crossplane.MatchOssLatest, MaxRetries: maxAttempts, JoinsHeaderLines: true, ChecksResponseFraming: true},
 	}
 }
 

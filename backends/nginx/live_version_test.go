@@ -1,0 +1,196 @@
+//go:build unix
+
+package nginx
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/internal/dataplane"
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// installedNginx runs each installed nginx (the one on PATH and those built
+// into the cache, as e2e does) whose MAJOR.MINOR is in the version table as
+// a subtest, with that version's table entry: what differs between
+// versions is proved on every version at hand, not only on the first.
+func installedNginx(t *testing.T, run func(t *testing.T, bin string, v version)) {
+	t.Helper()
+	bins := dataplane.Installed("nginx")
+	if len(bins) == 0 {
+		bins = []string{proxytest.Require(t, "nginx")}
+	}
+	for _, bin := range bins {
+		short, full, err := dataplane.Version(context.Background(), "nginx", bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := lookupVersion(short)
+		if err != nil {
+			t.Logf("%s: nginx %s is not in the version table; skipped", bin, full)
+			continue
+		}
+		t.Run(full, func(t *testing.T) { run(t, bin, v) })
+	}
+}
+
+// TestLiveResponseFraming proves, on every installed nginx, what the
+// connectionErrors finding says of a response whose Content-Length or
+// Transfer-Encoding is malformed: nginx 1.23.0 and later take it as an
+// invalid header and retry it; nginx 1.22 passes it to the client as the
+// backend sent it, which the finding says for that version. The finding
+// used to say "responses with an invalid header are retried" on every
+// version; 1.22.1 disproves it.
+func TestLiveResponseFraming(t *testing.T) {
+	replies := map[string]string{
+		"/two-lengths":    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nno",
+		"/bad-length":     "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nno",
+		"/length-chunked": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nno\r\n0\r\n\r\n",
+		"/gzip-encoding":  "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nno",
+		"/bad-header":     "HTTP/1.1 500 Oops\r\nBad Header\r\nContent-Length: 2\r\n\r\nno",
+	}
+	installedNginx(t, func(t *testing.T, bin string, v version) {
+		backend := newRawBackend(t, replies)
+		port := proxytest.FreePort(t)
+		m := testmodel.LoadText(t, retryOneManifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
+			"svc:8080="+backend.ln.Addr().String())
+		b, err := NewWithConfig(Config{Layout: LayoutConfD})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := translate.Run(m, []translate.Target{{Backend: b, Version: v.Name}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Report.Findings {
+			says := strings.Contains(f.Message, "two Content-Length lines")
+			if f.Feature == translate.FeatureRetryConnectionErrors && says == v.ChecksResponseFraming {
+				t.Errorf("nginx %s: %s says the malformed framing is passed on: %v, want %v: %s", v.Name, f.Feature, says, !v.ChecksResponseFraming, f.Message)
+			}
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		startConfDWith(t, bin, &translate.Output{Files: res.Files}, addr)
+		for path := range replies {
+			wantTries, wantBody := 1, "no"
+			if v.ChecksResponseFraming || path == "/bad-header" {
+				wantTries, wantBody = 2, "ok"
+			}
+			t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+				got, _ := io.ReadAll(bufio.NewReader(c))
+				if n := backend.count(path); n != wantTries || !strings.Contains(string(got), wantBody) {
+					t.Errorf("%d tries, client got %q; want %d tries and %q in the answer", n, got, wantTries, wantBody)
+				}
+			})
+		}
+	})
+}
+
+// retryOneManifest retries every GET once on 500.
+const retryOneManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /}, method: GET}]
+    backendRefs: [{name: svc, port: 8080}]
+    retry: {codes: [500], attempts: 1}
+`
+
+// TestLiveRepeatedHeaderMatch proves, on every installed nginx, the routing
+// note's word on a header sent on several lines: nginx 1.22 matches its
+// first line, nginx 1.23.0 and later match the lines joined with ", ", so
+// an Exact match of the first line fails. The note said "first value" on
+// every version; 1.26.3 disproves it.
+func TestLiveRepeatedHeaderMatch(t *testing.T) {
+	installedNginx(t, func(t *testing.T, bin string, v version) {
+		backend := newRawBackend(t, nil)
+		port := proxytest.FreePort(t)
+		m := testmodel.LoadText(t, headerMatchManifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
+			"svc:8080="+backend.ln.Addr().String())
+		b, err := NewWithConfig(Config{Layout: LayoutConfD})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := b.Generate(m, translate.Options{Version: v.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined := false
+		for _, n := range out.Notes {
+			joined = joined || strings.Contains(n.Text, "headers as $http_<name>, the lines of a header sent several times joined")
+		}
+		if joined != v.JoinsHeaderLines {
+			t.Errorf("nginx %s: the routing note says repeated header lines are joined: %v, want %v", v.Name, joined, v.JoinsHeaderLines)
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		startConfDWith(t, bin, out, addr)
+		for _, tc := range []struct {
+			name  string
+			lines []string
+			want  int // the status: 200 matched, 404 not
+		}{
+			{"one line", []string{"v1"}, 200},
+			{"first of two", []string{"v1", "v2"}, map[bool]int{false: 200, true: 404}[v.JoinsHeaderLines]},
+			{"second of two", []string{"v2", "v1"}, 404},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				req := "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+				for _, l := range tc.lines {
+					req += "X-Version: " + l + "\r\n"
+				}
+				io.WriteString(c, req+"\r\n")
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				if want := "HTTP/1.1 " + strconv.Itoa(tc.want); !strings.HasPrefix(line, want) {
+					t.Errorf("X-Version lines %q: client got %q, want %s", tc.lines, line, want)
+				}
+			})
+		}
+	})
+}
+
+// headerMatchManifest routes only requests whose X-Version is exactly v1.
+const headerMatchManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-version, value: v1}]}]
+    backendRefs: [{name: svc, port: 8080}]
+`
