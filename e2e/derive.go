@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -124,12 +125,26 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 			why = reason
 			continue
 		}
-		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Header: map[string]string{}}
+		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Method: rm.Match.Method, Header: map[string]string{}}
 		if vh.Hostname != "" {
 			u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
 		}
 		for _, h := range rm.Match.Headers {
 			u.Header[http.CanonicalHeaderKey(h.Name)] = h.Value
+		}
+		method := u.Method
+		if method == "" {
+			method = http.MethodGet
+		}
+		// A rule earlier in precedence order that also selects the
+		// request would answer it: what the scenarios observed would be
+		// that rule's behaviour, not this one's.
+		if other := takenBy(vh.Routes, rm, method, path, u.Header); other != nil {
+			why = fmt.Sprintf("the request prove would send (%s %s%s) is taken by %s rule %d, which precedes this rule", method, u.Host, path, other.Route, other.Index)
+			continue
+		}
+		if u.Method == "" && takenBy(vh.Routes, rm, http.MethodPost, path, u.Header) != nil {
+			u.NoPost = true
 		}
 		mine := map[string]bool{}
 		for _, b := range r.Backends {
@@ -147,6 +162,74 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 		return u, ""
 	}
 	return nil, why
+}
+
+// takenBy returns the rule of the first route before rm in routes
+// (precedence order) that selects the request, or nil. A regular
+// expression that does not compile in Go counts as selecting it.
+func takenBy(routes []*translate.RouteMatch, rm *translate.RouteMatch, method, target string, header map[string]string) *translate.Rule {
+	path, rawQuery, _ := strings.Cut(target, "?")
+	query, _ := url.ParseQuery(rawQuery)
+	for _, o := range routes {
+		if o == rm {
+			return nil
+		}
+		if o.Rule != rm.Rule && selects(o.Match, method, path, query, header) {
+			return o.Rule
+		}
+	}
+	return nil
+}
+
+// selects reports whether mt selects a request.
+func selects(mt translate.Match, method, path string, query url.Values, header map[string]string) bool {
+	if mt.Method != "" && mt.Method != method {
+		return false
+	}
+	switch mt.PathType {
+	case translate.PathExact:
+		if path != mt.Path {
+			return false
+		}
+	case translate.PathRegex:
+		if !regexMatches(mt.Path, path) {
+			return false
+		}
+	default:
+		p := strings.TrimSuffix(mt.Path, "/")
+		if p != "" && path != p && !strings.HasPrefix(path, p+"/") {
+			return false
+		}
+	}
+	value := func(v translate.ValueMatch, got string, ok bool) bool {
+		if !ok {
+			return false
+		}
+		if v.Type == translate.StringRegex {
+			return regexMatches(v.Value, got)
+		}
+		return got == v.Value
+	}
+	for _, h := range mt.Headers {
+		got, ok := header[http.CanonicalHeaderKey(h.Name)]
+		if !value(h, got, ok) {
+			return false
+		}
+	}
+	for _, q := range mt.Query {
+		got, ok := query[q.Name]
+		if !value(q, strings.Join(got, ""), ok && len(got) > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// regexMatches reports whether re matches all of s; one that Go cannot
+// compile is taken to match.
+func regexMatches(re, s string) bool {
+	r, err := regexp.Compile("^(?:" + re + ")$")
+	return err != nil || r.MatchString(s)
 }
 
 // matchRequest returns the path (and query) of a request mt selects, or ""
@@ -224,9 +307,11 @@ func (d *deriver) scenarios() []Scenario {
 			out = append(out, s)
 		}
 	}
+	// The method of the match the request was made from: a rule with
+	// several matches may select other methods elsewhere.
 	method := http.MethodGet
-	if len(d.r.Methods) > 0 {
-		method = d.r.Methods[0]
+	if d.user.Method != "" {
+		method = d.user.Method
 	}
 	retried := !translate.IsNonIdempotent(method) || d.opts.RetryNonIdempotent
 	rt := d.r.Retry
@@ -319,7 +404,10 @@ func (d *deriver) scenarios() []Scenario {
 	}
 	d.timeouts(method, retried, attempts, add)
 	// A POST with a body on a rule that accepts any method.
-	if len(d.r.Methods) == 0 && len(codes) > 0 && attempts >= 1 {
+	if d.user.Method == "" && d.user.NoPost && len(codes) > 0 && attempts >= 1 {
+		d.skip(translate.FeatureRetryCodes, "a POST to the request's path is taken by a rule that precedes this one")
+	}
+	if d.user.Method == "" && !d.user.NoPost && len(codes) > 0 && attempts >= 1 {
 		if d.opts.RetryNonIdempotent {
 			add(fmt.Sprintf("POST with a 4 KiB body, code %d retried", codes[0]), http.MethodPost, Scenario{
 				Endpoints: ep(flaky.FailFirst(1, codes[0])), BodyBytes: 4 << 10,

@@ -144,3 +144,89 @@ spec: {ports: [{port: 80}]}
 		}
 	}
 }
+
+// Derive never proves a rule on a request that another rule answers: a
+// request that an earlier rule (in precedence order) also selects is not
+// sent for this one, and a rule's requests use the method of the match
+// they are made from, not another match's.
+func TestDerivePrecedence(t *testing.T) {
+	const head = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  rules:
+`
+	const tail = `---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: ns}
+spec: {ports: [{port: 80}]}
+`
+	const retry = "    retry: {attempts: 1, codes: [500]}\n    backendRefs: [{name: svc, port: 80}]\n"
+	for _, tc := range []struct {
+		name  string
+		rules string
+		// rule is the index of the rule under test.
+		rule int
+		// method is the method of its scenarios ("" when it has none);
+		// noPost says the POST scenario must be left out.
+		method string
+		noPost bool
+		why    string
+	}{
+		{"exact shadows the prefix's request",
+			"  - matches: [{path: {type: Exact, value: /x}}]\n" + retry + "  - matches: [{path: {type: PathPrefix, value: /x}}]\n" + retry,
+			1, "", false, "is taken by ns/r rule 0"},
+		{"the exact rule itself is proven",
+			"  - matches: [{path: {type: Exact, value: /x}}]\n" + retry + "  - matches: [{path: {type: PathPrefix, value: /x}}]\n" + retry,
+			0, "GET", false, ""},
+		{"a header match takes the request of a rule without",
+			"  - matches: [{path: {type: PathPrefix, value: /x}, headers: [{name: X-A, value: \"1\"}]}]\n" + retry + "  - matches: [{path: {type: PathPrefix, value: /x}, headers: [{name: X-A, value: \"1\"}]}]\n" + retry,
+			1, "", false, "is taken by ns/r rule 0"},
+		{"the method of the first match, not the smallest of all",
+			"  - matches: [{path: {type: PathPrefix, value: /a}, method: POST}, {path: {type: PathPrefix, value: /b}, method: GET}]\n" + retry + "  - matches: [{path: {type: PathPrefix, value: /}}]\n" + retry,
+			0, "POST", false, ""},
+		{"a POST taken by a method match leaves the POST scenario out",
+			"  - matches: [{path: {type: PathPrefix, value: /a}, method: POST}]\n" + retry + "  - matches: [{path: {type: PathPrefix, value: /a}}]\n" + retry,
+			1, "GET", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scs, skipped := deriveFrom(t, head+tc.rules+tail, DeriveOptions{Longest: 20 * time.Second})
+			var mine []Scenario
+			for _, sc := range scs {
+				if sc.RuleIndex() == tc.rule {
+					mine = append(mine, sc)
+				}
+			}
+			if tc.why != "" {
+				if len(mine) > 0 {
+					t.Fatalf("rule %d got %d scenario(s), want none: %s", tc.rule, len(mine), mine[0].Name)
+				}
+				n := 0
+				for _, u := range skipped {
+					if u.Rule == tc.rule && strings.Contains(u.Why, tc.why) {
+						n++
+					}
+				}
+				if n == 0 {
+					t.Errorf("no unexercised feature of rule %d says %q: %+v", tc.rule, tc.why, skipped)
+				}
+				return
+			}
+			if len(mine) == 0 {
+				t.Fatalf("rule %d got no scenario: %+v", tc.rule, skipped)
+			}
+			for _, sc := range mine {
+				if sc.Method == "POST" && tc.method != "POST" {
+					if tc.noPost {
+						t.Errorf("%s: a POST that another rule takes", sc.Name)
+					}
+					continue
+				}
+				if sc.Method != tc.method {
+					t.Errorf("%s: method %s, want %s", sc.Name, sc.Method, tc.method)
+				}
+			}
+		})
+	}
+}

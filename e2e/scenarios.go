@@ -81,6 +81,12 @@ type UserRule struct {
 	Path   string
 	Host   string
 	Header map[string]string
+	// Method is the method the match selects, "" for any (the scenarios
+	// then send GET, and a POST where NoPost is false).
+	Method string
+	// NoPost is true when a POST to Path is taken by a rule that
+	// precedes this one.
+	NoPost bool
 	// Services are the --endpoint keys ("name.namespace:port") of the
 	// rule's backends, served by the scenario's endpoints; Others are the
 	// keys of every other Service, served by a stray endpoint whose hits

@@ -73,7 +73,7 @@ func carryInto(rule *gwv1.HTTPRouteRule, owner *ingress, ings []*ingress, route 
 			name := strings.TrimPrefix(strings.TrimPrefix(f.Annotation, Prefix), "configmap:")
 			if ig != owner && ig.s.values[name].raw != owner.s.values[name].raw {
 				f.Status = NotCarried
-				f.Message = fmt.Sprintf("the rule also serves the same path of Ingress %s and carries its settings (the first Ingress in input order wins): this Ingress's value (%s) is not carried: the rule has %s", owner.key, ig.s.values[name].raw, owner.s.values[name].raw)
+				f.Message = fmt.Sprintf("ingress-nginx served this host and path with the settings of Ingress %s (%s), and so does the rule: this Ingress's value (%s) is not carried: the rule has %s", owner.key, orderRule, ig.s.values[name].raw, owner.s.values[name].raw)
 			}
 			res.Report.Findings = append(res.Report.Findings, f)
 		}

@@ -230,7 +230,7 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 			Message: "paths are matched as their pathType says"}
 		if b {
 			f.Status = Approximated
-			f.Message = "every Prefix and ImplementationSpecific path of the Ingress's hosts, from every Ingress, becomes a RegularExpression (?i)PATH.* (see each rule)"
+			f.Message = "every Prefix and ImplementationSpecific path of the Ingress's hosts, from every Ingress, becomes a RegularExpression (?i)PATH.*; Exact paths stay Exact, which ingress-nginx matched as regular expressions too (see each rule)"
 		}
 		res.Report.Findings = append(res.Report.Findings, f)
 	}
@@ -375,6 +375,8 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 	type ruleAt struct {
 		rule gwv1.HTTPRouteRule
 		ings []*ingress
+		// paths are the Ingress paths of rule.BackendRefs, one each.
+		paths []path
 	}
 	var keys []string
 	rules := map[string]*ruleAt{}
@@ -393,7 +395,7 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 			errs = append(errs, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".pathType", Msg: "required"})
 			continue
 		}
-		key := string(*p.p.PathType) + "/" + p.p.Path
+		key := string(*p.p.PathType) + "/" + pathValue(p.p.Path)
 		ra, ok := rules[key]
 		if !ok {
 			match, err := toMatch(p, regex)
@@ -408,6 +410,11 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".pathType", Source: FromSpec,
 					Value: "ImplementationSpecific", Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
 					Message: fmt.Sprintf("PathPrefix %s: ingress-nginx matched ImplementationSpecific paths as a plain string prefix (%s also matched %sx), PathPrefix matches whole path segments", pathValue(p.p.Path), pathValue(p.p.Path), strings.TrimSuffix(pathValue(p.p.Path), "/"))})
+			}
+			if regex && *p.p.PathType == networkingv1.PathTypeExact {
+				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: regexAnn, Source: FromAnnotation, Value: regexVal,
+					Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
+					Message: fmt.Sprintf("Exact %s: with %s on the host, ingress-nginx matched this Exact path as ~* \"^%s\" too, case-insensitive and as a plain prefix (%sx and %s matched it); the rule matches %s exactly", pathValue(p.p.Path), regexAnn, pathValue(p.p.Path), pathValue(p.p.Path), strings.ToUpper(pathValue(p.p.Path)), pathValue(p.p.Path))})
 			}
 			if regex && *p.p.PathType != networkingv1.PathTypeExact {
 				where := ""
@@ -432,16 +439,65 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 			continue
 		}
 		ra.rule.BackendRefs = append(ra.rule.BackendRefs, gwv1.HTTPBackendRef{BackendRef: *ref})
+		ra.paths = append(ra.paths, p)
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	for i, k := range keys {
 		ra := rules[k]
-		carryInto(&ra.rule, ra.ings[0], ra.ings, routeKey(route), i, res)
+		// ingress-nginx serves a host and path from one Ingress only: the
+		// first in its order (servedFirst); the others' backends get none
+		// of that path's traffic.
+		owner := ra.ings[0]
+		for _, ig := range ra.ings[1:] {
+			if servedFirst(ig, owner) {
+				owner = ig
+			}
+		}
+		var refs []gwv1.HTTPBackendRef
+		for j, ref := range ra.rule.BackendRefs {
+			p := ra.paths[j]
+			if p.ing == owner {
+				refs = append(refs, ref)
+				continue
+			}
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", p.ruleIdx, p.pathIdx),
+				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: i, Status: NotCarried,
+				Message: fmt.Sprintf("ingress-nginx served this host and path from Ingress %s only (%s), so this backend got none of its traffic: the rule keeps that Ingress's backend only", owner.key, orderRule)})
+		}
+		ra.rule.BackendRefs = refs
+		carryInto(&ra.rule, owner, ra.ings, routeKey(route), i, res)
 		route.Spec.Rules = append(route.Spec.Rules, ra.rule)
 	}
 	return route, nil
+}
+
+// orderRule is how ingress-nginx orders Ingresses (sortIngressSlice):
+// the first one to define a host and path serves it.
+const orderRule = "ingress-nginx takes the Ingress with the oldest metadata.creationTimestamp, and among equal ones (or none) the last by namespace/name"
+
+// servedFirst reports whether ingress-nginx handles a before b
+// (store.sortIngressSlice): by creationTimestamp, then by namespace/name
+// in reverse order.
+func servedFirst(a, b *ingress) bool {
+	ta, tb := a.obj.CreationTimestamp, b.obj.CreationTimestamp
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	return a.key > b.key
+}
+
+func backendName(b networkingv1.IngressBackend) string {
+	switch {
+	case b.Service == nil && b.Resource != nil:
+		return b.Resource.Kind + " " + b.Resource.Name
+	case b.Service == nil:
+		return ""
+	case b.Service.Port.Name != "":
+		return b.Service.Name + ":" + b.Service.Port.Name
+	}
+	return fmt.Sprintf("%s:%d", b.Service.Name, b.Service.Port.Number)
 }
 
 func pathValue(p string) string {
