@@ -139,6 +139,15 @@ func (g *generator) filterChain(name string, l *translate.Listener, rc *routev3.
 			Name:       routerFilterName,
 			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router},
 		}},
+		// No client is internal: the connection manager then removes
+		// x-envoy-retry-on, x-envoy-max-retries,
+		// x-envoy-upstream-rq-(per-try-)timeout-ms and the other retry and
+		// timeout headers of every request
+		// (ConnectionManagerUtility::mutateRequestHeaders), so no client
+		// can change a rule's retries or timeouts. Explicit, because with
+		// use_remote_address false "internal" is read from the client's own
+		// X-Forwarded-For, and Envoy before 1.33 trusted RFC 1918 there.
+		InternalAddressConfig: &hcmv3.HttpConnectionManager_InternalAddressConfig{},
 	}
 	if g.stripHostPort {
 		cm.StripPortMode = &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true}

@@ -163,7 +163,7 @@ func notes(c capability, retryNonIdempotent, validateClustersOff bool) []string 
 		fmt.Sprintf("retry_on is %q (plus %s when a rule lists codes): reset makes Envoy retry a try cut by backendRequest (per_try_timeout), and may replay a request the backend already processed", strings.Join(c.retryOn, ","), c.statusCodesToken),
 		fmt.Sprintf("Envoy retries nothing once response bytes were sent downstream, nor a request whose body exceeds its retry buffer: every route with a retry policy sets per_request_buffer_limit_bytes %d (%s; the listener's per_connection_buffer_limit_bytes, 1 MiB by default, caps it)", c.retryBufferLimit, translate.ByteSize(uint64(c.retryBufferLimit))),
 		fmt.Sprintf("host matching ignores the port of the Host header (ignore_port_in_host_matching); backends with DNS names are STRICT_DNS clusters (IPv4 preferred), IP backends STATIC clusters, connect_timeout %s", formatDuration(clusterConnectTimeout)),
-		"Envoy also obeys x-envoy-retry-on, x-envoy-max-retries and x-envoy-upstream-rq-(per-try-)timeout-ms request headers from clients it considers internal (by default private and loopback addresses); strip them in front of Envoy if such clients are untrusted",
+		"every connection manager sets internal_address_config with no address, so Envoy treats every client as external and removes x-envoy-retry-on, x-envoy-max-retries, x-envoy-upstream-rq-timeout-ms, x-envoy-upstream-rq-per-try-timeout-ms and its other retry and timeout request headers before routing: no client can change a rule's retries or timeouts",
 	}
 	if retryNonIdempotent {
 		ns = append(ns, "--retry-non-idempotent: POST, PATCH and LOCK requests are retried like any other method")

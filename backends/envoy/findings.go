@@ -97,7 +97,8 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 		case defaultCutsTry:
 			return translate.Approximated, joinWhy(cutsTry, exempt("retried after a per-try timeout"))
 		}
-		return approximatedIf(fmt.Sprintf("per_try_timeout %s with retry_on reset: a try that exceeds it is cut and retried", be.Text), exempt("retried after a per-try timeout"))
+		return translate.Approximated, joinWhy(fmt.Sprintf("per_try_timeout %s with retry_on reset: a try whose response headers have not arrived %s after Envoy received the whole request is cut and retried", be.Text, be.Text),
+			append([]string{g.headersStarted(r)}, exempt("retried after a per-try timeout")...))
 	case translate.FeatureRetryCodes:
 		if !retrying {
 			return translate.Honoured, noRetries
@@ -129,19 +130,42 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 			return translate.Approximated, cutsTry
 		}
 		if retrying {
-			return translate.Honoured, fmt.Sprintf("per_try_timeout %s: every try, the first included, is cut after %s; a try that is not retried answers 504", be.Text, be.Text)
+			return translate.Approximated, joinWhy(fmt.Sprintf("per_try_timeout %s: every try, the first included, whose response headers have not arrived %s after Envoy received the whole request is cut (504 when it is not retried)", be.Text, be.Text),
+				[]string{g.headersStarted(r)})
 		}
-		return translate.Honoured, fmt.Sprintf("route timeout %s: a single try, cut after %s with a 504", formatDuration(*g.plan(r, false).timeout), formatDuration(*g.plan(r, false).timeout))
+		d := formatDuration(*g.plan(r, false).timeout)
+		return translate.Honoured, fmt.Sprintf("route timeout %s: a single try, cut %s after Envoy received the whole request, answered 504 %s", d, d, afterHeadersReset)
 	case translate.FeatureRequestTimeout:
 		if req.IsZero() {
 			return translate.Honoured, "request is 0s: no total timeout (route timeout and stream idle timeout disabled unless backendRequest bounds a single try)"
 		}
 		if !retrying && be != nil && !be.IsZero() && be.Value < req.Value {
-			return translate.Honoured, fmt.Sprintf("route timeout %s, the shorter backendRequest, since there is only one try: the request cannot outlast %s", be.Text, req.Text)
+			return translate.Honoured, fmt.Sprintf("route timeout %s, the shorter backendRequest, since there is only one try: the request cannot outlast %s; answered 504 %s", be.Text, req.Text, afterHeadersReset)
 		}
-		return translate.Honoured, fmt.Sprintf("route timeout %s: it bounds the whole request, retries included, and answers 504", req.Text)
+		return translate.Honoured, fmt.Sprintf("route timeout %s: it bounds the whole request, retries included, counted from when Envoy received the whole request, and answers 504 %s", req.Text, afterHeadersReset)
 	}
 	return translate.Unsupported, fmt.Sprintf("gwretry's Envoy backend does not know feature %s", f)
+}
+
+// afterHeadersReset says what the route timeout gives a client whose
+// response has started: Envoy can no longer send a status, so it resets
+// the stream (Filter::onUpstreamAbort in source/common/router/router.cc).
+const afterHeadersReset = "while no response headers went to the client; once they did, Envoy resets the stream at the deadline (the client gets the status, the headers and a truncated body), the only timeout error HTTP leaves"
+
+// headersStarted says what bounds a try once its response headers went to
+// the client: Envoy then ignores per_try_timeout
+// (UpstreamRequest::onPerTryTimeout in source/common/router/upstream_request.cc)
+// and only the route timeout is left.
+func (g *generator) headersStarted(r *translate.Rule) string {
+	req := r.Timeouts.Request
+	left := fmt.Sprintf("Envoy's default route timeout of %s, which then resets the stream (the client gets the headers and a truncated body, no 504, no retry)", formatDuration(g.cap.defaultRouteTimeout))
+	switch {
+	case req.IsZero() && req != nil:
+		left = "nothing: timeouts.request is 0s, so the response may take any time"
+	case req != nil:
+		left = fmt.Sprintf("the route timeout %s (timeouts.request), which then resets the stream (the client gets the headers and a truncated body, no 504, no retry)", req.Text)
+	}
+	return "once a try's response headers went to the client, Envoy ignores per_try_timeout: a backend that sends its headers in time and then stalls or trickles its body is not cut by backendRequest, only by " + left
 }
 
 // assessBackendRefs says what Envoy does with the share of invalid

@@ -35,7 +35,7 @@ func TestFindingStatuses(t *testing.T) {
 			translate.FeatureRetryBackoff:          A("fully jittered"),
 			translate.FeatureRetryCodes:            A("retriable-status-codes [500, 503]"),
 			translate.FeatureRetryConnectionErrors: A("connect-failure,refused-stream,reset"),
-			translate.FeatureBackendRequestTimeout: H("per_try_timeout 1s"),
+			translate.FeatureBackendRequestTimeout: A("per_try_timeout 1s: every try, the first included, whose response headers have not arrived 1s after Envoy received the whole request is cut (504 when it is not retried), but once a try's response headers went to the client, Envoy ignores per_try_timeout"),
 			translate.FeatureRequestTimeout:        H("route timeout 10s: it bounds the whole request, retries included"),
 		}},
 		{"opted in", func(t *testing.T) *translate.Rule {
@@ -62,7 +62,7 @@ func TestFindingStatuses(t *testing.T) {
 			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
 			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 5s"),
 			translate.FeatureRetryConnectionErrors: A("retry_on"),
-			translate.FeatureBackendRequestTimeout: H("per_try_timeout 5s"),
+			translate.FeatureBackendRequestTimeout: A("only by Envoy's default route timeout of 15s, which then resets the stream"),
 		}},
 		{"default route timeout cuts a try", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "20s")})
@@ -82,7 +82,7 @@ func TestFindingStatuses(t *testing.T) {
 			translate.FeatureRetryAttempts:         A("num_retries 1"),
 			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 5s"),
 			translate.FeatureRetryConnectionErrors: A("retry_on"),
-			translate.FeatureBackendRequestTimeout: H("per_try_timeout 5s"),
+			translate.FeatureBackendRequestTimeout: A("only by Envoy's default route timeout of 15s, which then resets the stream"),
 		}},
 		{"zero durations", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1, Backoff: dur(t, "0s")}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")})

@@ -534,7 +534,10 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 	perTry := policy.GetPerTryTimeout()
 	switch {
 	case policy != nil && perTry != nil && perTry.AsDuration() > 0:
-		t := translate.Timer{Kind: translate.TimerTotal, Value: perTry.AsDuration()}
+		// Envoy ignores per_try_timeout once the response headers went
+		// downstream (UpstreamRequest::onPerTryTimeout): it bounds the
+		// wait for the headers, not the whole response.
+		t := translate.Timer{Kind: translate.TimerHeaders, Value: perTry.AsDuration()}
 		if route.Kind == translate.TimerTotal && route.Value < t.Value {
 			t = route // the route timeout ends the try first
 		}
@@ -562,8 +565,12 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 		b.TryTimeout = translate.Timer{Kind: translate.TimerNone}
 	}
 	switch {
-	case b.TryTimeout.Kind == translate.TimerTotal || b.RequestTimeout.Kind == translate.TimerTotal:
-		b.TimeoutStatus = 504 // route and per-try timeouts answer 504
+	case b.TryTimeout.Kind == translate.TimerTotal || b.RequestTimeout.Kind == translate.TimerTotal,
+		b.TryTimeout.Kind == translate.TimerHeaders:
+		// Route and per-try timeouts answer 504 while no response
+		// headers went downstream; after them the route timeout resets
+		// the stream (Filter::onUpstreamAbort), which no status can say.
+		b.TimeoutStatus = 504
 	case b.TryTimeout.Kind == translate.TimerIdle || b.RequestTimeout.Kind == translate.TimerIdle:
 		b.TimeoutStatus = 408 // the stream idle timeout answers 408
 	}

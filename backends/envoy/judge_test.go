@@ -100,12 +100,12 @@ func TestJudgeAgreesWithReport(t *testing.T) {
 	// Any method: GET and the like get the full policy, POST the safe one.
 	if b := rule(0)[idem]; b.Retries != 3 || !slices.Equal(b.Codes, []int{500, 503}) || b.ConnErrors != translate.ConnRetryAll ||
 		!b.TimeoutRetried || b.MaxRetriedBody != 1<<20 || b.MinGap != 0 ||
-		b.TryTimeout != (translate.Timer{Kind: translate.TimerTotal, Value: time.Second}) ||
+		b.TryTimeout != (translate.Timer{Kind: translate.TimerHeaders, Value: time.Second}) ||
 		b.RequestTimeout != (translate.Timer{Kind: translate.TimerTotal, Value: 10 * time.Second}) || b.TimeoutStatus != 504 {
 		t.Errorf("any method, idempotent: %+v", b)
 	}
 	if b := rule(0)[non]; b.Retries != 3 || b.Codes != nil || b.ConnErrors != translate.ConnRetryUnsent || b.TimeoutRetried ||
-		b.TryTimeout != (translate.Timer{Kind: translate.TimerTotal, Value: time.Second}) {
+		b.TryTimeout != (translate.Timer{Kind: translate.TimerHeaders, Value: time.Second}) {
 		t.Errorf("any method, non-idempotent: %+v", b)
 	}
 	// POST only: the safe policy, and nothing for idempotent requests.
@@ -167,7 +167,6 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		"invalid share answered 503":     {"cluster_not_found_response_code: INTERNAL_SERVER_ERROR", "cluster_not_found_response_code: SERVICE_UNAVAILABLE", "invalid backendRefs"},
 		"validate_clusters on":           {"validate_clusters: false", "validate_clusters: true", "refuse to load"},
 		"request timeout changed":        {" timeout: 10s", " timeout: 11s", "timeouts.request"},
-		"per-try timeout changed":        {"per_try_timeout: 1s", "per_try_timeout: 2s", "timeouts.backendRequest"},
 		"request 0s cut by stream idle":  {"idle_timeout: 0s", "idle_timeout: 300s", "although request is 0s"},
 		"route timeout 0s removed":       {" timeout: 0s", " timeout: 7s", "is 0s"},
 		"single try timeout not shorter": {" timeout: 2s", " timeout: 5s", "timeouts.backendRequest"},
@@ -178,9 +177,12 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		"attempts, any method":     {0, translate.FeatureRetryAttempts, "larger than 1048576 bytes"},
 		"codes of POST":            {1, translate.FeatureRetryCodes, "larger than 1048576 bytes"},
 		"resets of POST":           {1, translate.FeatureRetryConnectionErrors, "larger than 1048576 bytes"},
-		"per-try timeouts of POST": {1, translate.FeatureRetryBackendTimeout, "does not retry a try cut"},
-		"attempts clamped":         {4, translate.FeatureRetryAttempts, "retries 4294967295 times, not 4294967297"},
-		"dead rule's request":      {12, translate.FeatureRequestTimeout, "never apply it"},
+		"per-try timeouts of POST": {1, translate.FeatureRetryBackendTimeout, "cuts each try by headers 1s"},
+		// per_try_timeout bounds the wait for the response headers only
+		// (Envoy ignores it once they went downstream), not a whole try.
+		"per-try timeout as a total": {0, translate.FeatureBackendRequestTimeout, "cuts each try by headers 1s, not a total of 1s"},
+		"attempts clamped":           {4, translate.FeatureRetryAttempts, "retries 4294967295 times, not 4294967297"},
+		"dead rule's request":        {12, translate.FeatureRequestTimeout, "never apply it"},
 	}
 	checkCaught(t, m, data, out.Findings, files, claims)
 }

@@ -9,6 +9,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	previoushostsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
@@ -447,5 +448,38 @@ func TestVirtualHostsAndListeners(t *testing.T) {
 	// matches get a no-retry twin.
 	if n := len(routesNamed(t, bs, "default_web_r0")); n != 3 {
 		t.Errorf("%d retrying routes for the shared rule on listener 0, want 3", n)
+	}
+}
+
+// TestNoClientIsInternal: every connection manager names no internal
+// address, so Envoy strips the x-envoy retry and timeout headers of every
+// client. Without internal_address_config, use_remote_address false reads
+// "internal" from the client's own X-Forwarded-For (Envoy before 1.33 then
+// trusted RFC 1918 addresses), and a client could send x-envoy-max-retries.
+func TestNoClientIsInternal(t *testing.T) {
+	m := judgeModel(t)
+	_, bs := generate(t, m, translate.Options{})
+	n := 0
+	for _, l := range bs.GetStaticResources().GetListeners() {
+		for _, fc := range chainsOf(l) {
+			for _, f := range fc.GetFilters() {
+				msg, err := f.GetTypedConfig().UnmarshalNew()
+				if err != nil {
+					t.Fatal(err)
+				}
+				hcm, ok := msg.(*hcmv3.HttpConnectionManager)
+				if !ok {
+					continue
+				}
+				n++
+				iac := hcm.GetInternalAddressConfig()
+				if iac == nil || len(iac.GetCidrRanges()) != 0 || iac.GetUnixSockets() || hcm.GetUseRemoteAddress().GetValue() {
+					t.Errorf("listener %s: internal_address_config %v, use_remote_address %v: some client may be internal", l.GetName(), iac, hcm.GetUseRemoteAddress())
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no connection manager found")
 	}
 }
