@@ -30,6 +30,11 @@ type MeshParent struct {
 	// clients in the route's namespace. A producer route (same namespace)
 	// applies to every client.
 	Consumer bool
+	// Annotations are the Service's metadata.annotations when the Service
+	// is in the input (nil otherwise or when it has none): a mesh reads
+	// some of its own settings there (Linkerd's retry.linkerd.io/ and
+	// timeout.linkerd.io/). Backends must not modify them.
+	Annotations map[string]string
 }
 
 // String names the parent in messages: "Service shop/cart port 80".
@@ -139,6 +144,9 @@ func (r *resolver) meshParents(rt *gwv1.HTTPRoute) (out []MeshParent, why []stri
 			continue
 		}
 		mp.Port = port
+		if svc, ok := r.services[mp.Service]; ok && len(svc.Annotations) > 0 {
+			mp.Annotations = svc.Annotations
+		}
 		scope := "a producer route: it applies to the requests of every meshed client"
 		if mp.Consumer {
 			scope = fmt.Sprintf("a consumer route (the Service is in another namespace; no ReferenceGrant is needed): it applies only to the requests of meshed clients in namespace %s", routeNS)

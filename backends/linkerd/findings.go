@@ -87,7 +87,58 @@ func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
 	if !r.Forwards() {
 		return translate.DeadRuleFinding(r, f, "Linkerd does not send them to a backend")
 	}
-	return retryFinding(p, f)
+	return inheritedFinding(p, retryFinding(p, f))
+}
+
+// routeSets reports whether the route holding the rule of p sets a retry
+// policy and any timeout of its own (the annotations plan wrote, or a
+// non-zero timeouts.request that Linkerd reads, which plan writes as an
+// annotation wherever Linkerd would not read it).
+func routeSets(p rulePlan) (retry, timers bool) {
+	for _, k := range retryKeys {
+		retry = retry || p.ann[k] != ""
+	}
+	req := p.rule.Timeouts.Request
+	timers = p.ann[annRequestTimeout] != "" || p.ann[annResponseTimeout] != "" || (req != nil && !req.IsZero())
+	return retry, timers
+}
+
+// inheritedFinding says what the Service parents' own annotations add to
+// the finding fd of a rule whose route sets no retry policy or no timeout
+// (fromServices): a retry feature with the Service's retry policy, a
+// timeout feature with its retry timeout or timeouts, is not honoured.
+func inheritedFinding(p rulePlan, fd translate.Finding) translate.Finding {
+	retry, timers := routeSets(p)
+	var hit []inherited
+	for _, x := range fromServices(p.rule.MeshParents, retry, timers) {
+		switch f := fd.Feature; {
+		case f.IsRetry() && x.retry != nil,
+			// A Service's retry.linkerd.io/timeout cuts every try, so
+			// a stalled request also ends, after the last.
+			(f == translate.FeatureBackendRequestTimeout || f == translate.FeatureRetryBackendTimeout || f == translate.FeatureRequestTimeout) && (x.retry != nil && x.retry.timeout != 0 || x.timers.set()):
+			hit = append(hit, x)
+		}
+	}
+	if len(hit) == 0 {
+		return fd
+	}
+	if fd.Status == translate.Honoured {
+		fd.Status = translate.Approximated
+	}
+	fd.Message = joinMessage(fd.Message, fmt.Sprintf("but Linkerd also applies %s to this rule: its policy controller gives a rule whose route sets no retry annotation the Service's retry policy, and a rule with no timeout at all (no timeout.linkerd.io/request, response or idle on the route, no non-zero timeouts.request it reads) the Service's timeouts (convert_outbound_route in policy-controller/grpc/src/outbound/http.rs)", describe(hit)))
+	return fd
+}
+
+// inheritedNote warns of a rule that some Service parent's annotations
+// reach (a retry policy or timeouts the rule does not ask for), findings
+// or not.
+func inheritedNote(p rulePlan) []translate.Note {
+	retry, timers := routeSets(p)
+	in := fromServices(p.rule.MeshParents, retry, timers)
+	if len(in) == 0 {
+		return nil
+	}
+	return []translate.Note{translate.Warning("HTTPRoute "+p.rule.Route, "rule %d: Linkerd applies %s to it, because the route sets no retry annotation or no timeout of its own (a Service's retry.linkerd.io and timeout.linkerd.io annotations fill what a route rule leaves unset)", p.rule.Index, describe(in))}
 }
 
 func isBackendRefFeature(f translate.Feature) bool {

@@ -3,8 +3,6 @@ package linkerd
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -53,7 +51,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		if !ok {
 			continue // the rule says nothing: its honoured claims fail
 		}
-		bh, err := behaviour(p.route, p.route.Spec.Rules[p.rule], sup)
+		bh, err := behaviour(p.route, p.route.Spec.Rules[p.rule], sup, r.MeshParents)
 		if err != nil {
 			return nil, fmt.Errorf("%s: HTTPRoute %s/%s: %w", routesPath, p.route.Namespace, p.route.Name, err)
 		}
@@ -72,7 +70,10 @@ func none() translate.Behaviour {
 }
 
 // behaviour is what Linkerd does with the requests of rule of route rt.
-func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support) (translate.Behaviour, error) {
+//
+// parents are the rule's Service parents (Rule.MeshParents), whose own
+// annotations Linkerd applies where the route sets none (fromServices).
+func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support, parents []translate.MeshParent) (translate.Behaviour, error) {
 	b := none()
 	if !meshed(rt) {
 		return b, nil
@@ -83,67 +84,53 @@ func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support) (transl
 		}
 	}
 	ann := rt.Annotations
-	// parse_http_retry: a limit of 0 and a timeout of 0 are unset; with
-	// any of the three set, the limit defaults to 1.
-	var limit int
-	if v, ok := ann[annRetryLimit]; ok {
-		var n uint16
-		if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(v) {
-			return b, fmt.Errorf("%s %q is not a 16-bit unsigned integer", annRetryLimit, v)
-		}
-		limit = int(n)
+	retry, err := parseRetry(ann)
+	if err != nil {
+		return b, err
 	}
-	var tryTimeout time.Duration
-	if v, ok := ann[annRetryTimeout]; ok {
-		d, err := parseDuration(v)
-		if err != nil {
-			return b, fmt.Errorf("%s: %w", annRetryTimeout, err)
-		}
-		tryTimeout = d
+	timers, err := parseTimeouts(ann)
+	if err != nil {
+		return b, err
 	}
-	var codes []int
-	hasCodes := false
-	if v, ok := ann[annRetryHTTP]; ok {
-		c, err := parseCodes(v)
-		if err != nil {
-			return b, fmt.Errorf("%s: %w", annRetryHTTP, err)
+	// convert_gateway_rule (2.20 on): timeouts.request, when Linkerd's
+	// parser reads it and it is not zero, fills a request timeout the
+	// annotations leave unset.
+	if timers.request == nil && sup.ReadsRequestField && rule.Timeouts != nil && rule.Timeouts.Request != nil {
+		if d, err := parseDuration(string(*rule.Timeouts.Request)); err == nil && d != 0 {
+			timers.request = &d
 		}
-		codes, hasCodes = c, true
 	}
-	if limit != 0 || tryTimeout != 0 || hasCodes {
-		if limit == 0 {
-			limit = 1
+	// A rule with no retry policy or no timeout of its own gets the
+	// Service parent's (the first that gives one: the findings of a rule
+	// some Service parent reaches claim nothing honoured that it
+	// changes).
+	if in := fromServices(parents, retry != nil, timers.set()); len(in) > 0 {
+		for _, x := range in {
+			if retry == nil && x.retry != nil {
+				retry = x.retry
+			}
 		}
-		b.Retries = limit
-		b.RetriesSource = fmt.Sprintf("%s %d", annRetryLimit, limit)
-		b.Codes = codes
+		for _, x := range in {
+			if !timers.set() && x.timers.set() {
+				timers = x.timers
+			}
+		}
+	}
+	if retry != nil {
+		b.Retries = retry.limit
+		b.RetriesSource = fmt.Sprintf("%s %d", annRetryLimit, retry.limit)
+		b.Codes = retry.codes
 		b.MaxRetriedBody = maxRetriedBody
-		if tryTimeout != 0 {
-			b.TryTimeout = translate.Timer{Kind: translate.TimerTotal, Value: tryTimeout}
+		if retry.timeout != 0 {
+			b.TryTimeout = translate.Timer{Kind: translate.TimerTotal, Value: retry.timeout}
 			b.TimeoutRetried = true
 		}
 	}
-	if v, ok := ann[annResponseTimeout]; ok && b.TryTimeout.Kind == translate.TimerNone {
-		d, err := parseDuration(v)
-		if err != nil {
-			return b, fmt.Errorf("%s: %w", annResponseTimeout, err)
-		}
-		if d != 0 {
-			b.TryTimeout = translate.Timer{Kind: translate.TimerHeaders, Value: d}
-		}
+	if d := timers.response; d != nil && *d != 0 && b.TryTimeout.Kind == translate.TimerNone {
+		b.TryTimeout = translate.Timer{Kind: translate.TimerHeaders, Value: *d}
 	}
-	if v, ok := ann[annRequestTimeout]; ok {
-		d, err := parseDuration(v)
-		if err != nil {
-			return b, fmt.Errorf("%s: %w", annRequestTimeout, err)
-		}
-		if d != 0 {
-			b.RequestTimeout = translate.Timer{Kind: translate.TimerTotal, Value: d}
-		}
-	} else if sup.ReadsRequestField && rule.Timeouts != nil && rule.Timeouts.Request != nil {
-		if d, err := parseDuration(string(*rule.Timeouts.Request)); err == nil && d != 0 {
-			b.RequestTimeout = translate.Timer{Kind: translate.TimerTotal, Value: d}
-		}
+	if d := timers.request; d != nil && *d != 0 {
+		b.RequestTimeout = translate.Timer{Kind: translate.TimerTotal, Value: *d}
 	}
 	// The Linkerd proxy answers a request its timers end with 504.
 	b.TimeoutStatus = 504

@@ -101,6 +101,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 			wkey := w.obj.Namespace + "/" + w.obj.Name
 			for _, p := range w.plans {
 				out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, unattached: meshed(src), written: wkey, split: len(written) > 1})...)
+				if isMeshed && p.rejected == "" {
+					out.Notes = append(out.Notes, inheritedNote(p)...)
+				}
 			}
 		}
 		switch {
@@ -124,7 +127,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	out.Files = []translate.File{{Path: routesPath, Data: data, Parsed: translate.NewParsed(data, back)}}
 	out.Notes = append(out.Notes, translate.InfoNotes(
 		"Linkerd applies "+routesPath+" itself (kubectl apply -f): the annotations act on meshed clients' requests to each route's Service parents",
-		"a Service's own retry.linkerd.io and timeout.linkerd.io annotations apply to the routes that set none, and a ServiceProfile of the Service makes Linkerd ignore these annotations altogether",
+		"a Service's own retry.linkerd.io annotations apply to the rules of routes that set no retry annotation, and its timeout.linkerd.io annotations to the rules with no timeout of their own (gwretry names each rule they reach when the Service is in the input), and a ServiceProfile of the Service makes Linkerd ignore these annotations altogether",
 		"the input routes' own annotations are not carried over, so that only the ones gwretry writes apply",
 	)...)
 	out.Findings = append(out.Findings, connFindings(m)...)

@@ -352,3 +352,77 @@ func TestGammaFindings(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceAnnotations: Linkerd's policy controller gives a rule whose
+// route sets no retry annotation the Service parent's retry policy, and a
+// rule with no timeout of its own the Service's timeouts
+// (convert_outbound_route, policy-controller/grpc/src/outbound/http.rs):
+// attempts 0, backendRequest 0s and request 0s are not honoured when the
+// Service in the input has annotations that reach them, and the judge
+// reads them as Linkerd does (the honoured claims that remain are checked
+// by Run).
+func TestServiceAnnotations(t *testing.T) {
+	const svc = `apiVersion: v1
+kind: Service
+metadata:
+  name: cart
+  namespace: shop
+  annotations: {%s}
+spec:
+  clusterIP: 10.0.0.5
+  ports: [{name: http, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: shop}
+spec:
+  parentRefs: [{group: "", kind: Service, name: cart, port: 80}]
+  rules:
+  - backendRefs: [{name: cart, port: 80}]
+%s`
+	const zeros = "    retry: {attempts: 0}\n    timeouts: {request: 0s, backendRequest: 0s}\n"
+	H, A := translate.Honoured, translate.Approximated
+	all := func(s translate.Status) map[translate.Feature]translate.Status {
+		return map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: s, translate.FeatureRetryBackendTimeout: s,
+			translate.FeatureRetryConnectionErrors: s, translate.FeatureBackendRequestTimeout: s, translate.FeatureRequestTimeout: s}
+	}
+	tests := []struct {
+		name, ann, rule string
+		want            map[translate.Feature]translate.Status
+	}{
+		{"no annotations", "", zeros, all(H)},
+		{"other annotations only", `example.com/x: "1"`, zeros, all(H)},
+		{"retry and request timeout", `retry.linkerd.io/http: 5xx, retry.linkerd.io/limit: "+3", timeout.linkerd.io/request: 2s`, zeros, all(A)},
+		{"retry only", `retry.linkerd.io/limit: "2"`, zeros, map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: A, translate.FeatureRetryBackendTimeout: A,
+			translate.FeatureRetryConnectionErrors: A, translate.FeatureBackendRequestTimeout: H, translate.FeatureRequestTimeout: H}},
+		{"retry timeout only", `retry.linkerd.io/timeout: 1s`, zeros, all(A)},
+		{"response timeout only", `timeout.linkerd.io/response: 1s`, zeros, map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: H, translate.FeatureRetryBackendTimeout: A,
+			translate.FeatureRetryConnectionErrors: H, translate.FeatureBackendRequestTimeout: A, translate.FeatureRequestTimeout: A}},
+		{"idle timeout only", `timeout.linkerd.io/idle: 1m`, zeros, map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: H, translate.FeatureRetryBackendTimeout: A,
+			translate.FeatureRetryConnectionErrors: H, translate.FeatureBackendRequestTimeout: A, translate.FeatureRequestTimeout: A}},
+		{"unparsable Service annotations are ignored by Linkerd", `retry.linkerd.io/limit: " 3", timeout.linkerd.io/request: "2"`, zeros, all(H)},
+		{"the route's own request timeout keeps the Service's timeouts out", `timeout.linkerd.io/request: 2s`,
+			"    timeouts: {request: 10s, backendRequest: 0s}\n", map[translate.Feature]translate.Status{translate.FeatureBackendRequestTimeout: H, translate.FeatureRequestTimeout: H}},
+		{"a response timeout the rule asks for keeps the Service's timeouts out", `timeout.linkerd.io/request: 2s`,
+			"    timeouts: {request: 0s, backendRequest: 1s}\n", map[translate.Feature]translate.Status{translate.FeatureBackendRequestTimeout: A, translate.FeatureRequestTimeout: H}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := build(t, fmt.Sprintf(svc, tt.ann, tt.rule))
+			res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "2.20"}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[translate.Feature]translate.Status{}
+			for _, f := range res.Report.Findings {
+				got[f.Feature] = f.Status
+				if f.Status == A && tt.want[f.Feature] == A && strings.HasPrefix(tt.ann, "retry") && !strings.Contains(f.Message, "Service shop/cart port 80's") {
+					t.Errorf("%s: %q does not name the Service's annotations", f.Feature, f.Message)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("findings %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

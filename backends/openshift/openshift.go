@@ -234,9 +234,13 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		if c.Feature == translate.FeatureConnClientFinTimeout || c.Feature == translate.FeatureConnServerFinTimeout {
 			// The line is written as asked, but the haproxy target's live
 			// tests see HAProxy never wait on it in an HTTP proxy.
-			return translate.Approximated, chain + ", but no live test sees HAProxy time anything with it in an HTTP proxy: it closes a WebSocket tunnel as soon as either side shuts down its own, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6 by gwretry's haproxy target; " + sourceBased + ")"
+			return translate.Approximated, chain + ", but no live test sees HAProxy time anything with it in an HTTP proxy: it closes a WebSocket tunnel as soon as either side shuts down its own, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6 by gwretry's haproxy target); " + notServed + " (" + sourceBased + ")"
 		}
-		return translate.Honoured, chain + "; " + sourceBased
+		// The chain is as written, but the router accepts no connection
+		// of this Gateway: it serves Routes and Ingresses, never a
+		// Gateway's listeners (and gwretry writes no Routes), so the
+		// value times the router's own traffic, not the Gateway's.
+		return translate.Approximated, chain + "; " + notServed + " (" + sourceBased + ")"
 	})...)
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
@@ -246,7 +250,14 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	return out, nil
 }
 
-// sourceBased is said of every honoured claim: no test runs an OpenShift
+// notServed is said of every connection finding: the router sets the
+// value for the connections it accepts, which are never this Gateway's
+// (its haproxy-config.template has frontends public and public_ssl for
+// Routes and Ingresses and no Gateway listener; the Gateway's rules are
+// unsupported on this target).
+const notServed = "the router applies it to the connections of every Route and Ingress it serves, but it does not serve this Gateway's listeners (it implements Routes and Ingresses, not Gateway API Gateways, and gwretry writes no Routes), so this Gateway's own connections get it only once its traffic is served by the router as Routes or Ingresses"
+
+// sourceBased is said of every connection finding: no test runs an OpenShift
 // router, so the chain from the patch to the HAProxy line rests on the
 // operator's and the router template's source (what HAProxy then does
 // with the line is the haproxy target's claim).

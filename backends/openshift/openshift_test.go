@@ -1,9 +1,11 @@
 package openshift
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -66,5 +68,41 @@ func TestReadBackRejectsDrift(t *testing.T) {
 	files[1].Data = []byte("- name: ROUTER_DEFAULT_CLIENT_TIMEOUT\n  value: 45s\n")
 	if _, err := readBack(files); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestConnectionFindingsNotHonoured: the router serves Routes and
+// Ingresses, never a Gateway's listeners (haproxy-config.template's
+// frontends public and public_ssl), so no connection field of a Gateway
+// is honoured for that Gateway's own connections, whatever the field;
+// each finding says why.
+func TestConnectionFindingsNotHonoured(t *testing.T) {
+	for _, spec := range [][]string{
+		{"clientTimeout: 45s"},
+		{"serverTimeout: 60s"},
+		{"tunnelTimeout: 30m"},
+		{"tlsInspectDelay: 5s"},
+		{"clientFinTimeout: 3s", "serverFinTimeout: 4s"},
+	} {
+		t.Run(strings.Join(spec, ","), func(t *testing.T) {
+			m := testmodel.LoadText(t, testmodel.ConnectionPolicy(spec...), translate.ResolveOptions{}, "svc:8080=127.0.0.1:9100")
+			out, err := New().Generate(m, translate.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, f := range out.Findings {
+				if !strings.HasPrefix(string(f.Feature), "connection.") {
+					continue
+				}
+				n++
+				if f.Status == translate.Honoured || !strings.Contains(f.Message, "does not serve this Gateway's listeners") {
+					t.Errorf("%s: %s: %s", f.Feature, f.Status, f.Message)
+				}
+			}
+			if n != len(spec) {
+				t.Errorf("%d connection findings, want %d", n, len(spec))
+			}
+		})
 	}
 }
