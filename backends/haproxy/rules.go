@@ -326,11 +326,20 @@ func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported,
 	}
 	var hints []string
 	for _, c := range unsupported {
-		if v := firstVersionWithCode(c); v != "" {
-			hints = append(hints, fmt.Sprintf("%d needs HAProxy %s or later", c, v))
+		v := firstVersionWithCode(c)
+		if v == "" {
+			continue
 		}
+		hint := fmt.Sprintf("%d needs HAProxy %s or later", c, v)
+		if p := vs.Backported[c]; p != "" {
+			hint += fmt.Sprintf(", or %s or later (backported; earlier %s releases refuse it, so haproxy@%s leaves it out, but the output of --target haproxy@%s suits %s and later)", p, vs.Version, vs.Version, v, p)
+		}
+		hints = append(hints, hint)
 	}
 	what := "HAProxy " + vs.Version + " retry-on cannot match " + joinInts(unsupported) + ", so responses with those codes are returned without a retry"
+	if len(vs.Backported) > 0 {
+		what = "retry-on for HAProxy " + vs.Version + " leaves out " + joinInts(unsupported) + ", so responses with those codes are returned without a retry"
+	}
 	if len(hints) > 0 {
 		what += " (" + strings.Join(hints, "; ") + ": choose it with --target haproxy@VERSION)"
 	} else {
