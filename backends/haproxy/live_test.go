@@ -117,11 +117,20 @@ func TestLiveBodyLimit(t *testing.T) {
 		t.Skip("live")
 	}
 	small, large := bytes.Repeat([]byte("a"), 4<<10), bytes.Repeat([]byte("a"), 100<<10)
+	// 15000 and 15200 bytes with short headers: both fit in bufsize minus
+	// maxrewrite (15360), but HAProxy's internal framing takes the rest;
+	// the finding names both sizes.
+	fits, over := bytes.Repeat([]byte("a"), 15000), bytes.Repeat([]byte("a"), 15200)
 	for _, optIn := range []bool{true, false} {
 		t.Run(fmt.Sprintf("opt-in=%v", optIn), func(t *testing.T) {
 			be := flaky.New(t, "a")
 			r := rule(0, &translate.Retry{Attempts: 2, Codes: []int{500}}, translate.Timeouts{})
-			url := startLive(t, liveModel(t, be.Addr(), r), translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			m := liveModel(t, be.Addr(), r)
+			url := startLive(t, m, translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			_, findings := generate(t, m, translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			if f := findings[0][translate.FeatureRetryCodes]; !strings.Contains(f.Message, "a 15200-byte one is not") {
+				t.Errorf("retry.codes does not say where the buffer ends: %q", f.Message)
+			}
 			c := oneShotClient()
 			tests := []struct {
 				method string
@@ -132,6 +141,8 @@ func TestLiveBodyLimit(t *testing.T) {
 				{"POST", large, 1},
 				{"PUT", small, 3},
 				{"PUT", large, 1},
+				{"PUT", fits, 3},
+				{"PUT", over, 1},
 			}
 			for i, tt := range tests {
 				path := fmt.Sprintf("/r00/%d", i)

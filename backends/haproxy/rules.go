@@ -199,7 +199,7 @@ func (e exemptions) note(withKeepAlive bool) string {
 		parts = append(parts, "POST, PATCH and LOCK requests are retried only after a connection failure, never on a status code, an empty response or a timeout (http-request disable-l7-retry; --retry-non-idempotent lifts this)")
 	}
 	if e.body {
-		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers included) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
+		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers and HAProxy's internal framing included: with short headers a 15000-byte body is retried, a 15200-byte one is not) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
 	}
 	if withKeepAlive && e.keepAlive {
 		parts = append(parts, silentCloseNote(e.version, "the last try of", "the whole series of tries twice"))
