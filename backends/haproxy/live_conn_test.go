@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
@@ -26,10 +27,21 @@ import (
 // in honoured, and returns the proxy's address.
 func startConnPolicy(t *testing.T, backend string, honoured []translate.Feature, spec ...string) string {
 	t.Helper()
+	return startConnPolicyOn(t, installedHAProxy{}, backend, honoured, spec...)
+}
+
+// startConnPolicyOn is startConnPolicy on HAProxy h, with the output of
+// h's version; the zero h is the one on PATH with checkedVersion.
+func startConnPolicyOn(t *testing.T, h installedHAProxy, backend string, honoured []translate.Feature, spec ...string) string {
+	t.Helper()
+	version := checkedVersion
+	if h.bin != "" {
+		version = h.version
+	}
 	port := proxytest.FreePort(t)
 	m := testmodel.LoadText(t, testmodel.ConnectionPolicy(spec...),
 		translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}}, "svc:8080="+backend)
-	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: checkedVersion}}, false)
+	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: version}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +57,20 @@ func startConnPolicy(t *testing.T, backend string, honoured []translate.Feature,
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	proxytest.StartHAProxy(t, file, addr)
+	if h.bin == "" {
+		proxytest.StartHAProxy(t, file, addr)
+		return addr
+	}
+	p, err := dataplane.StartHAProxy(h.bin, file, addr)
+	if err != nil {
+		t.Fatalf("HAProxy %s: %v", h.full, err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("haproxy %s output:\n%s", h.full, p.Output())
+		}
+	})
 	return addr
 }
 
@@ -56,9 +81,16 @@ func startConnPolicy(t *testing.T, backend string, honoured []translate.Feature,
 // do, which the other targets' findings rely on: a client that stops
 // sending its body while the backend has not answered is not cut after
 // clientTimeout (1s); serverTimeout ends the request (504 after 3s).
+// HAProxy 3.0 differs there: timeout client cuts the stalled body (400
+// after 1s, termination state cH), so the other targets' findings that
+// compare with HAProxy's timeout client describe 2.6 (seen with 3.0.11).
 func TestLiveConnectionTimeouts(t *testing.T) {
-	proxytest.Require(t, "haproxy")
-	addr := startConnPolicy(t, proxytest.SilentBackend(t, 6*time.Second),
+	forEachHAProxy(t, testConnectionTimeouts)
+}
+
+func testConnectionTimeouts(t *testing.T, h installedHAProxy) {
+	t.Parallel() // mostly waiting for timers
+	addr := startConnPolicyOn(t, h, proxytest.SilentBackend(t, 6*time.Second),
 		[]translate.Feature{translate.FeatureConnClientTimeout, translate.FeatureConnServerTimeout},
 		"clientTimeout: 1s", "serverTimeout: 3s")
 
@@ -75,7 +107,11 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 
 	// clientTimeout: the client sends 2 of 10 body bytes and stops.
 	rest, took, _ := proxytest.StallBody(t, addr)
-	if !strings.HasPrefix(rest, "HTTP/1.1 504") || took < 2500*time.Millisecond {
+	if atLeast(h.full, "3.0") {
+		if !strings.HasPrefix(rest, "HTTP/1.1 400") || took > 2500*time.Millisecond {
+			t.Errorf("stalled body: %q after %v, want HAProxy %s's 400 after clientTimeout (1s)", rest, took, h.full)
+		}
+	} else if !strings.HasPrefix(rest, "HTTP/1.1 504") || took < 2500*time.Millisecond {
 		t.Errorf("stalled body: %q after %v, want HAProxy's 504 after serverTimeout (3s), not a close after clientTimeout (1s)", rest, took)
 	}
 }

@@ -117,11 +117,20 @@ func TestLiveBodyLimit(t *testing.T) {
 		t.Skip("live")
 	}
 	small, large := bytes.Repeat([]byte("a"), 4<<10), bytes.Repeat([]byte("a"), 100<<10)
+	// 15000 and 15200 bytes with short headers: both fit in bufsize minus
+	// maxrewrite (15360), but HAProxy's internal framing takes the rest;
+	// the finding names both sizes.
+	fits, over := bytes.Repeat([]byte("a"), 15000), bytes.Repeat([]byte("a"), 15200)
 	for _, optIn := range []bool{true, false} {
 		t.Run(fmt.Sprintf("opt-in=%v", optIn), func(t *testing.T) {
 			be := flaky.New(t, "a")
 			r := rule(0, &translate.Retry{Attempts: 2, Codes: []int{500}}, translate.Timeouts{})
-			url := startLive(t, liveModel(t, be.Addr(), r), translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			m := liveModel(t, be.Addr(), r)
+			url := startLive(t, m, translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			_, findings := generate(t, m, translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
+			if f := findings[0][translate.FeatureRetryCodes]; !strings.Contains(f.Message, "a 15200-byte one is not") {
+				t.Errorf("retry.codes does not say where the buffer ends: %q", f.Message)
+			}
 			c := oneShotClient()
 			tests := []struct {
 				method string
@@ -132,6 +141,8 @@ func TestLiveBodyLimit(t *testing.T) {
 				{"POST", large, 1},
 				{"PUT", small, 3},
 				{"PUT", large, 1},
+				{"PUT", fits, 3},
+				{"PUT", over, 1},
 			}
 			for i, tt := range tests {
 				path := fmt.Sprintf("/r00/%d", i)
@@ -261,10 +272,14 @@ func TestLiveKeepAliveLastTryFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live")
 	}
-	vs, _ := lookupVersion(checkedVersion)
+	forEachHAProxy(t, testKeepAliveLastTryFails)
+}
+
+func testKeepAliveLastTryFails(t *testing.T, h installedHAProxy) {
+	vs, _ := lookupVersion(h.version)
 	be := flaky.New(t, "a")
 	be.Handle("/r00/x", flaky.CloseAlways())
-	url := startLive(t, liveModel(t, be.Addr(), rule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})), translate.Options{Version: checkedVersion})
+	url := startLiveOn(t, h, liveModel(t, be.Addr(), rule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})), translate.Options{Version: h.version})
 	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "http://"), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +326,11 @@ func TestLiveSilentCloseResend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live")
 	}
-	vs, _ := lookupVersion(checkedVersion)
+	forEachHAProxy(t, testSilentCloseResend)
+}
+
+func testSilentCloseResend(t *testing.T, h installedHAProxy) {
+	vs, _ := lookupVersion(h.version)
 	tests := []struct {
 		name  string
 		retry *translate.Retry
@@ -325,8 +344,8 @@ func TestLiveSilentCloseResend(t *testing.T) {
 	}
 	be := flaky.New(t, "a")
 	m := liveModel(t, be.Addr(), rules...)
-	url := startLive(t, m, translate.Options{Version: checkedVersion})
-	_, findings := generate(t, m, translate.Options{Version: checkedVersion})
+	url := startLiveOn(t, h, m, translate.Options{Version: h.version})
+	_, findings := generate(t, m, translate.Options{Version: h.version})
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			failing := fmt.Sprintf("/r%02d/fail", i)
@@ -336,11 +355,17 @@ func TestLiveSilentCloseResend(t *testing.T) {
 			if got := status(t, c, "GET", fmt.Sprintf("%s/r%02d/ok", url, i), nil); got != 200 {
 				t.Fatalf("first request: %d, want 200", got)
 			}
-			// The answer (502 on the re-sent request's fresh connection,
-			// or an error) does not matter: the tries do.
+			// Where HAProxy closes silently, the answer (502 on the
+			// re-sent request's fresh connection, or an error) does not
+			// matter: the tries do. Elsewhere it must be HAProxy's 502.
+			answer := "closed"
 			if resp, err := c.Get(url + failing); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				answer = fmt.Sprint(resp.StatusCode)
+			}
+			if !vs.SilentKeepAliveClose && answer != "502" {
+				t.Errorf("answer %s, want 502: HAProxy %s is said to answer 502 on kept-alive client connections", answer, h.full)
 			}
 			be.WaitIdle(5 * time.Second)
 			tries, want := len(be.Hits(failing)), tt.retry.Attempts+1

@@ -199,7 +199,7 @@ func (e exemptions) note(withKeepAlive bool) string {
 		parts = append(parts, "POST, PATCH and LOCK requests are retried only after a connection failure, never on a status code, an empty response or a timeout (http-request disable-l7-retry; --retry-non-idempotent lifts this)")
 	}
 	if e.body {
-		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers included) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
+		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers and HAProxy's internal framing included: with short headers a 15000-byte body is retried, a 15200-byte one is not) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
 	}
 	if withKeepAlive && e.keepAlive {
 		parts = append(parts, silentCloseNote(e.version, "the last try of", "the whole series of tries twice"))
@@ -326,11 +326,20 @@ func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported,
 	}
 	var hints []string
 	for _, c := range unsupported {
-		if v := firstVersionWithCode(c); v != "" {
-			hints = append(hints, fmt.Sprintf("%d needs HAProxy %s or later", c, v))
+		v := firstVersionWithCode(c)
+		if v == "" {
+			continue
 		}
+		hint := fmt.Sprintf("%d needs HAProxy %s or later", c, v)
+		if p := vs.Backported[c]; p != "" {
+			hint += fmt.Sprintf(", or %s or later (backported; earlier %s releases refuse it, so haproxy@%s leaves it out, but the output of --target haproxy@%s suits %s and later)", p, vs.Version, vs.Version, v, p)
+		}
+		hints = append(hints, hint)
 	}
 	what := "HAProxy " + vs.Version + " retry-on cannot match " + joinInts(unsupported) + ", so responses with those codes are returned without a retry"
+	if len(vs.Backported) > 0 {
+		what = "retry-on for HAProxy " + vs.Version + " leaves out " + joinInts(unsupported) + ", so responses with those codes are returned without a retry"
+	}
 	if len(hints) > 0 {
 		what += " (" + strings.Join(hints, "; ") + ": choose it with --target haproxy@VERSION)"
 	} else {

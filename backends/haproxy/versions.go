@@ -19,6 +19,14 @@ type versionSupport struct {
 	// 421 with haproxy/haproxy#2794). Any other code makes the
 	// configuration fail to load ("unknown keyword").
 	RetryCodes []int
+	// Backported are codes that later patch releases of the branch accept,
+	// each with the first release that does ("3.0.4"): the branch's first
+	// releases refuse them, so they stay out of RetryCodes and out of the
+	// output, and the finding says where they work. 429 was backported to
+	// 3.0.4 (its CHANGELOG: "MINOR: proxy: Add support of
+	// 429-Too-Many-Requests in retry-on status"); verified with HAProxy
+	// 3.0.11, which loads retry-on 429 and retries a 429, and refuses 421.
+	Backported map[int]string
 	// MaxRetries is the largest `retries` value HAProxy honours: it reads
 	// the number with atol() into an int (proxy.conn_retries, the same in
 	// every version from 2.6 to 3.2, src/cfgparse-listen.c), so
@@ -45,7 +53,7 @@ func supportTable() []versionSupport {
 	return []versionSupport{
 		{Version: "2.6", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true},
 		{Version: "2.8", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true},
-		{Version: "3.0", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},
+		{Version: "3.0", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, Backported: map[int]string{429: "3.0.4"}},
 		{Version: "3.1", RetryCodes: []int{401, 403, 404, 408, 425, 429, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},
 		{Version: "3.2", RetryCodes: []int{401, 403, 404, 408, 421, 425, 429, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},
 	}
