@@ -114,11 +114,13 @@ func connFindings(m *translate.Model) []translate.Finding {
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
 			// Not honoured: HAProxy (the router, whose timer the field
-			// is) does not cut a client that stalls its body while the
-			// backend has not answered (proven live in the HAProxy
-			// backend's TestLiveConnectionTimeouts); nginx does.
+			// is) answers a client that stalls its body while the
+			// backend has not answered (2.6: 504 at timeout server;
+			// 3.0: 400 at timeout client; both proven live in the
+			// HAProxy backend's TestLiveConnectionTimeouts); nginx
+			// closes the connection without an answer.
 			status = translate.Approximated
-			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy's timeout client does not fire and its timeout server ends the request with 504"
+			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy 2.6's timeout client does not fire and its timeout server ends the request with 504 (HAProxy 3.0 answers 400 once timeout client expires)"
 			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
 				msg += "; on HTTPS listeners nginx times the TLS handshake with client_header_timeout, where HAProxy uses timeout client"
 			}
