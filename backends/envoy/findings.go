@@ -51,8 +51,8 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 	// With retries and no request timeout, Envoy's default route timeout
 	// still bounds the request: it can end a try before backendRequest.
 	defaultCutsTry := retrying && req == nil && be != nil && !be.IsZero() && be.Value >= g.cap.defaultRouteTimeout
-	cutsTry := fmt.Sprintf("per_try_timeout %s, but timeouts.request is unset, so Envoy's default route timeout of %s ends the request (504) before a try reaches %s; set timeouts.request (\"0s\" disables it)",
-		textOf(be), formatDuration(g.cap.defaultRouteTimeout), textOf(be))
+	cutsTry := fmt.Sprintf("per_try_timeout %s, but timeouts.request is unset, so Envoy's default route timeout of %s ends the request before a try reaches %s: answered 504 %s; set timeouts.request (\"0s\" disables it)",
+		textOf(be), formatDuration(g.cap.defaultRouteTimeout), textOf(be), afterHeadersStall)
 	// exempt lists the requests the rule matches that a retry feature does
 	// not cover as configured; any of them makes the feature approximated.
 	exempt := func(what string) []string {
@@ -151,6 +151,12 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (translate.St
 // response has started: Envoy can no longer send a status, so it resets
 // the stream (Filter::onUpstreamAbort in source/common/router/router.cc).
 const afterHeadersReset = "while no response headers went to the client; once they did, Envoy resets the stream at the deadline (the client gets the status, the headers and a truncated body), the only timeout error HTTP leaves"
+
+// afterHeadersStall is afterHeadersReset for a rule whose route timeout is
+// Envoy's default: once the response headers went to the client,
+// per_try_timeout no longer applies (UpstreamRequest::onPerTryTimeout), so
+// a backend that stalls its body is cut by the default route timeout alone.
+const afterHeadersStall = "while no response headers went to the client; once they did, per_try_timeout no longer applies, and a backend that stalls or trickles its body is cut only by that default route timeout, which resets the stream (the client gets the status, the headers and a truncated body: no 504, no retry)"
 
 // headersStarted says what bounds a try once its response headers went to
 // the client: Envoy then ignores per_try_timeout

@@ -68,8 +68,8 @@ func TestFindingStatuses(t *testing.T) {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "20s")})
 		}, false, map[translate.Feature]want{
 			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
-			translate.FeatureRetryBackendTimeout:   A("before a try reaches 20s"),
-			translate.FeatureBackendRequestTimeout: A("before a try reaches 20s"),
+			translate.FeatureRetryBackendTimeout:   A("before a try reaches 20s: answered 504 while no response headers went to the client; once they did, per_try_timeout no longer applies, and a backend that stalls or trickles its body is cut only by that default route timeout, which resets the stream"),
+			translate.FeatureBackendRequestTimeout: A("before a try reaches 20s: answered 504 while no response headers went to the client; once they did, per_try_timeout no longer applies, and a backend that stalls or trickles its body is cut only by that default route timeout, which resets the stream (the client gets the status, the headers and a truncated body: no 504, no retry)"),
 		}},
 		{"no retry: backendRequest is the route timeout", func(t *testing.T) *translate.Rule {
 			return newRule(0, nil, translate.Timeouts{BackendRequest: dur(t, "20s")})

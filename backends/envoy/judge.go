@@ -572,7 +572,12 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 		// the stream (Filter::onUpstreamAbort), which no status can say.
 		b.TimeoutStatus = 504
 	case b.TryTimeout.Kind == translate.TimerIdle || b.RequestTimeout.Kind == translate.TimerIdle:
-		b.TimeoutStatus = 408 // the stream idle timeout answers 408
+		// The stream idle timeout answers 504 only when the whole
+		// request had arrived, 408 while it was still arriving
+		// (ActiveStream::onIdleTimeout, Utility::maybeRequestTimeoutCode,
+		// envoyproxy/envoy#20026; the proto comment still says 408):
+		// not always the Gateway API's 504, so the judge keeps 408.
+		b.TimeoutStatus = 408
 	}
 	return b, nil
 }

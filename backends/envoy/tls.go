@@ -29,7 +29,10 @@ const misdirectedRoute = "gwretry:misdirected"
 // Request).
 const misdirectedStatus = 421
 
-// alpnHTTP11 is the only protocol the TLS listeners offer: HTTP/1.1 inside.
+// alpnHTTP11 is the only protocol the TLS listeners offer by ALPN. The
+// connection manager's codec_type is AUTO: without ALPN it reads the first
+// bytes, so a client that opens with the HTTP/2 preface still gets HTTP/2
+// (ConnectionManagerUtility::determineNextProtocol).
 var alpnHTTP11 = []string{"http/1.1"}
 
 // certGroup is the virtual hosts of a TLS listener that present one
@@ -287,7 +290,7 @@ func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
 			shared = append(shared, h.listener)
 		}
 	}
-	what := fmt.Sprintf("Envoy terminates TLS for %s (tls_inspector reads the SNI; one filter chain per certificate, matched by server_names, with a DownstreamTlsContext naming the certificate files; ALPN http/1.1, so HTTP/1.1 inside) with the certificate of %s; "+
+	what := fmt.Sprintf("Envoy terminates TLS for %s (tls_inspector reads the SNI; one filter chain per certificate, matched by server_names, with a DownstreamTlsContext naming the certificate files; ALPN offers http/1.1 only, but the connection manager's codec_type is AUTO, so a client that negotiates no ALPN and opens with the HTTP/2 preface is served HTTP/2) with the certificate of %s; "+
 		"each filter chain's route table serves the Hosts of its own certificate only: a request whose Host is a hostname of another certificate on the port is answered 421 (Misdirected Request), one whose Host no hostname on the port covers 404",
 		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
 	if len(shared) > 0 || !sharedJudgeReadsTLS {

@@ -16,6 +16,7 @@ import (
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/internal/tlstest"
@@ -190,6 +191,23 @@ func TestTLSListenerFields(t *testing.T) {
 		n++
 		if f.Status != translate.Approximated || !strings.Contains(f.Message, "Secret ns/cert") || !strings.Contains(f.Message, "421") {
 			t.Errorf("%s rule %d: %s %s", f.Route, f.Rule, f.Status, f.Message)
+		}
+		// ALPN offers http/1.1 only, but codec_type AUTO serves HTTP/2 to
+		// a client that sends its preface without ALPN
+		// (ConnectionManagerUtility::determineNextProtocol).
+		if strings.Contains(f.Message, "so HTTP/1.1 inside") || !strings.Contains(f.Message, "codec_type is AUTO, so a client that negotiates no ALPN and opens with the HTTP/2 preface is served HTTP/2") {
+			t.Errorf("%s rule %d: the message does not say that HTTP/2 without ALPN is served: %s", f.Route, f.Rule, f.Message)
+		}
+	}
+	for _, fc := range chainsOf(l) {
+		for _, nf := range fc.GetFilters() {
+			hcm := &hcmv3.HttpConnectionManager{}
+			if err := nf.GetTypedConfig().UnmarshalTo(hcm); err != nil {
+				t.Fatal(err)
+			}
+			if hcm.GetCodecType() != hcmv3.HttpConnectionManager_AUTO {
+				t.Errorf("filter chain %s: codec_type %s, but the finding says AUTO", fc.GetName(), hcm.GetCodecType())
+			}
 		}
 	}
 	if n != len(m.Rules) {
