@@ -92,7 +92,7 @@ func ruleConn(m *translate.Model, r *translate.Rule) (crossplane.Directives, err
 // connNotWritten are the fields nginx has no setting for, with the nearest.
 func connNotWritten(f translate.Feature) string {
 	return map[translate.Feature]string{
-		translate.FeatureConnClientFinTimeout: "nginx has no timer for a client that has half-closed its connection (HAProxy's timeout client-fin); its nearest setting, lingering_timeout, times the opposite case (waiting for more client data after nginx decided to close), so gwretry does not write it",
+		translate.FeatureConnClientFinTimeout: "nginx has no timer of its own for the client side once nginx has shut its side of the connection (HAProxy's timeout client-fin); its nearest setting, lingering_timeout, waits in that state only during a lingering close (for data the client still sends, within lingering_time), so gwretry does not write it",
 		translate.FeatureConnServerFinTimeout: "nginx has no timer for a half-closed upstream connection (HAProxy's timeout server-fin); proxy_read_timeout keeps timing it as any other read",
 		translate.FeatureConnTunnelTimeout:    "nginx has no separate tunnel timer (an upgraded connection would be timed by proxy_read_timeout and proxy_send_timeout, the serverTimeout settings), and gwretry's nginx configuration does not pass Upgrade requests through, so no tunnel is ever opened",
 		translate.FeatureConnTLSInspectDelay:  "nginx has no delay for inspecting a connection's data before routing (HAProxy's tcp-request inspect-delay): the http module reads the TLS handshake and the request head within client_header_timeout, which gwretry leaves at its default",
