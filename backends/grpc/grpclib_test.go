@@ -16,7 +16,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -242,7 +244,10 @@ spec:
     retry: {attempts: 2, codes: [500]}
     backendRefs: [{name: users, port: 8080}]
 `)
-	_, sc := runModel(t, m)
+	fs, sc := runModel(t, m)
+	if f := finding(t, fs, "default/api", 0, translate.FeatureRetryConnectionErrors); !strings.Contains(f.Message, "RST_STREAM other than REFUSED_STREAM) ends INTERNAL") {
+		t.Errorf("connectionErrors does not say a reset stream is not retried: %q", f.Message)
+	}
 	var tries atomic.Int32
 	mux := http.NewServeMux()
 	answer := func(code int) http.HandlerFunc {
@@ -291,6 +296,48 @@ spec:
 		cancel()
 		if status.Code(err) != c.code || tries.Load() != c.tries {
 			t.Errorf("%s: %v after %d tries, want %v after %d", c.method, err, tries.Load(), c.code, c.tries)
+		}
+	}
+}
+
+// TestGRPCGoRetryBuffer: grpc-go counts each request message with its
+// 5-byte gRPC prefix against the 256 KiB retry buffer, and a call beyond
+// it is committed and never retried, as the findings say.
+func TestGRPCGoRetryBuffer(t *testing.T) {
+	_, data := run(t, New())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tries atomic.Int32
+	srv := ggrpc.NewServer(ggrpc.MaxRecvMsgSize(1<<20), ggrpc.UnknownServiceHandler(func(_ any, ss ggrpc.ServerStream) error {
+		var req wrapperspb.BytesValue
+		if err := ss.RecvMsg(&req); err != nil {
+			return err
+		}
+		tries.Add(1)
+		return status.Error(codes.Unavailable, "try again")
+	}))
+	go srv.Serve(lis)
+	defer srv.Stop()
+	cc := dialLoopback(t, lis.Addr().String(), data)
+	for _, c := range []struct {
+		value int // bytes in the BytesValue: 1 tag byte and 3 length bytes besides
+		tries int32
+	}{
+		{retryBuffer - 5 - 4, 4}, // exactly 256 KiB with the prefix: retried (attempts 3)
+		{retryBuffer - 5 - 3, 1}, // one byte more: committed
+	} {
+		req := wrapperspb.Bytes(make([]byte, c.value))
+		if n := proto.Size(req) + 5; n != c.value+9 {
+			t.Fatalf("message of %d bytes with prefix, not %d", n, c.value+9)
+		}
+		tries.Store(0)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := cc.Invoke(ctx, "/users.v1.Users/GetUser", req, &emptypb.Empty{})
+		cancel()
+		if status.Code(err) != codes.Unavailable || tries.Load() != c.tries {
+			t.Errorf("%d bytes: %v after %d tries, want UNAVAILABLE after %d", c.value, err, tries.Load(), c.tries)
 		}
 	}
 }
