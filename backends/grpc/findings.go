@@ -227,8 +227,9 @@ func codesMessage(codes []int) string {
 		maps = append(maps, fmt.Sprintf("%d → %s", c, strings.Join(httpStatus(c), " and ")))
 	}
 	list := retryableCodes(codes)
-	msg := fmt.Sprintf("retryableStatusCodes %s, through gRPC's HTTP-to-status mapping for responses without "+
-		"grpc-status (%s; UNAVAILABLE is listed for connection errors in any case); but the mapping is lossy: ",
+	msg := fmt.Sprintf("retryableStatusCodes %s, through gRPC's HTTP-to-status mapping for responses that are not "+
+		"gRPC, without an application/grpc content-type (one with it but without grpc-status ends UNKNOWN, whatever "+
+		"its HTTP status) (%s; UNAVAILABLE is listed for connection errors in any case); but the mapping is lossy: ",
 		strings.Join(list, ", "), strings.Join(maps, ", "))
 	var lossy []string
 	unavailable := []int{429, 502, 503, 504}

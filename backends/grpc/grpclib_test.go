@@ -263,6 +263,12 @@ spec:
 	mux.HandleFunc("/h.H/S500", answer(500))
 	mux.HandleFunc("/h.H/S404", answer(404))
 	mux.HandleFunc("/u.U/S500", answer(500))
+	mux.HandleFunc("/h.H/GRPC503", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		tries.Add(1)
+		w.Header().Set("Content-Type", "application/grpc") // but no grpc-status
+		w.WriteHeader(503)
+	})
 	mux.HandleFunc("/h.H/Reset", func(_ http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		tries.Add(1)
@@ -287,6 +293,7 @@ spec:
 		{"/h.H/S500", codes.Unknown, 1},
 		{"/h.H/S404", codes.Unimplemented, 1},
 		{"/u.U/S500", codes.Unknown, 3},
+		{"/h.H/GRPC503", codes.Unknown, 1}, // a gRPC content-type: the HTTP status is not mapped
 		{"/h.H/Reset", codes.Internal, 1},
 	}
 	for _, c := range cases {
