@@ -17,8 +17,8 @@ const deadAnswer = "a gRPC service config cannot answer a call itself, so gwretr
 // uncommitted is said wherever a retry claim depends on the call still
 // being retryable.
 const uncommitted = "gRPC retries a call only while it is uncommitted: not once the server has sent response " +
-	"headers (only a trailers-only answer is retried), and not once its request messages exceed the client's " +
-	"retry buffer (grpc-go: 256 KiB per call, raised with the grpc.MaxRetryRPCBufferSize call option; other " +
+	"headers (only a trailers-only answer is retried), and not once its request messages, each with gRPC's " +
+	"5-byte prefix, exceed the client's retry buffer (grpc-go: 256 KiB per call, compressed size, raised with the grpc.MaxRetryRPCBufferSize call option; other " +
 	"languages have their own limits)"
 
 // findings returns one finding per feature that r sets.
@@ -158,8 +158,9 @@ func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling)
 		}
 		var gaps []string
 		if rt.Attempts > maxAttemptsCap-1 {
-			gaps = append(gaps, fmt.Sprintf("attempts %d is capped: gRPC clients treat maxAttempts above 5 as "+
-				"5, so at most 4 retries", rt.Attempts))
+			gaps = append(gaps, fmt.Sprintf("attempts %d is capped: gwretry writes maxAttempts 5, as gRPC clients "+
+				"treat a larger one as 5 by default (grpc-go's grpc.WithMaxCallAttempts raises that limit, not the "+
+				"file's value), so at most 4 retries", rt.Attempts))
 		}
 		gaps = append(gaps, uncommitted)
 		if throttling != nil {
@@ -170,7 +171,9 @@ func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling)
 		return translate.Approximated, codesMessage(rt.Codes)
 	case translate.FeatureRetryConnectionErrors:
 		return translate.Approximated, "UNAVAILABLE is in retryableStatusCodes, and it is the status of a call " +
-			"whose connection fails (refused, reset, closed, GOAWAY), so those calls are retried; but " + uncommitted
+			"whose connection fails (refused, closed or reset, GOAWAY), so those calls are retried; but a stream the " +
+			"server or a proxy resets on its own (RST_STREAM other than REFUSED_STREAM) ends INTERNAL (CANCELLED for " +
+			"CANCEL, RESOURCE_EXHAUSTED for ENHANCE_YOUR_CALM), retried only if that status is listed; and " + uncommitted
 	case translate.FeatureRetryBackoff:
 		return assessBackoff(rt)
 	case translate.FeatureRetryBackendTimeout:
@@ -196,7 +199,7 @@ func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling)
 
 func throttlingGap(t *RetryThrottling) string {
 	return fmt.Sprintf("retryThrottling (maxTokens %d, tokenRatio %s) stops every retry on the channel while "+
-		"its tokens are at or below %s (each failed call takes 1, each success gives %s back)", t.MaxTokens,
+		"its tokens are at or below %s (each try that fails with a retryable status takes 1, each successful call gives %s back)", t.MaxTokens,
 		strconv.FormatFloat(t.TokenRatio, 'f', -1, 64), strconv.FormatFloat(float64(t.MaxTokens)/2, 'f', -1, 64),
 		strconv.FormatFloat(t.TokenRatio, 'f', -1, 64))
 }
@@ -224,8 +227,9 @@ func codesMessage(codes []int) string {
 		maps = append(maps, fmt.Sprintf("%d → %s", c, strings.Join(httpStatus(c), " and ")))
 	}
 	list := retryableCodes(codes)
-	msg := fmt.Sprintf("retryableStatusCodes %s, through gRPC's HTTP-to-status mapping for responses without "+
-		"grpc-status (%s; UNAVAILABLE is listed for connection errors in any case); but the mapping is lossy: ",
+	msg := fmt.Sprintf("retryableStatusCodes %s, through gRPC's HTTP-to-status mapping for responses that are not "+
+		"gRPC, without an application/grpc content-type (one with it but without grpc-status ends UNKNOWN, whatever "+
+		"its HTTP status) (%s; UNAVAILABLE is listed for connection errors in any case); but the mapping is lossy: ",
 		strings.Join(list, ", "), strings.Join(maps, ", "))
 	var lossy []string
 	unavailable := []int{429, 502, 503, 504}

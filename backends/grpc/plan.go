@@ -108,6 +108,31 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 		}
 		slices.Sort(p.Hostnames)
 	}
+	vhosts := map[*translate.Rule]map[*translate.VirtualHost]bool{}
+	for _, r := range m.Rules {
+		vhosts[r] = map[*translate.VirtualHost]bool{}
+		for _, pl := range m.PlacementsOf(r) {
+			vhosts[r][pl.VirtualHost] = true
+		}
+	}
+	// elsewhere says whether r is served on a virtual host o is not.
+	elsewhere := func(r, o *translate.Rule) bool {
+		for vh := range vhosts[r] {
+			if !vhosts[o][vh] {
+				return true
+			}
+		}
+		return false
+	}
+	lose := func(p *rulePlan, r, o *translate.Rule, n Name) {
+		lost := fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, which takes precedence (gRPC rejects a service config that names a method twice)", n, o.Route, o.Index)
+		if elsewhere(r, o) {
+			lost = fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, also on the hostnames or listeners that rule is not served on (%s), as a service config has no hostnames", n, o.Route, o.Index, servedOn(out[o]))
+		}
+		if !slices.Contains(p.Lost, lost) {
+			p.Lost = append(p.Lost, lost)
+		}
+	}
 	for _, l := range m.Listeners {
 		for _, vh := range l.VirtualHosts {
 			for _, rm := range vh.Routes {
@@ -122,15 +147,54 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 					owner[n] = r
 					p.Names = append(p.Names, n)
 				case o != r:
-					lost := fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, which takes precedence (gRPC rejects a service config that names a method twice)", n, o.Route, o.Index)
-					if !slices.Contains(p.Lost, lost) {
-						p.Lost = append(p.Lost, lost)
-					}
+					lose(p, r, o, n)
+				}
+			}
+		}
+	}
+	// A name held by a rule served on fewer virtual hosts than a rule with
+	// a wider name takes the calls it names from the wider rule on the
+	// other hosts too: the Gateway API sends those to the wider rule, the
+	// channel's service config to the narrower one.
+	for _, r := range m.Rules {
+		for _, wide := range out[r].Names {
+			for _, n := range sortedNames(owner) {
+				if o := owner[n]; o != r && covers(wide, n) && elsewhere(r, o) {
+					lose(out[r], r, o, n)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// covers says whether wide names every call n names, and more.
+func covers(wide, n Name) bool {
+	switch {
+	case wide == n:
+		return false
+	case wide.Service == "":
+		return true
+	}
+	return wide.Method == "" && wide.Service == n.Service
+}
+
+// sortedNames returns the names of owner in a stable order.
+func sortedNames(owner map[Name]*translate.Rule) []Name {
+	out := make([]Name, 0, len(owner))
+	for n := range owner {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b Name) int { return strings.Compare(a.Service+"/"+a.Method, b.Service+"/"+b.Method) })
+	return out
+}
+
+// servedOn describes where a rule is served, for messages.
+func servedOn(p *rulePlan) string {
+	if len(p.Hostnames) == 0 {
+		return "it is served for every hostname, on some listeners"
+	}
+	return "it is served only for " + strings.Join(p.Hostnames, ", ")
 }
 
 // The HTTP status gRPC gives a response without grpc-status

@@ -105,7 +105,16 @@ func TestProtoDuration(t *testing.T) {
 // TestJudgeCatchesLies tampers with the file and checks that the judge
 // contradicts the honoured claims.
 func TestJudgeCatchesLies(t *testing.T) {
-	m := model(t)
+	m := modelYAML(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: default}
+spec:
+  rules:
+  - retry: {attempts: 0, codes: [503]}
+    timeouts: {request: 1500ms}
+    backendRefs: [{name: users, port: 8080}]
+`)
 	b := New()
 	out, err := b.Generate(m, translate.Options{Version: "1.84"})
 	if err != nil {
@@ -122,7 +131,7 @@ func TestJudgeCatchesLies(t *testing.T) {
 	}
 	var rule *translate.Rule
 	for _, r := range m.Rules {
-		if r.Route == "default/api" && r.Index == 8 {
+		if r.Route == "default/api" && r.Index == 0 {
 			rule = r
 		}
 	}
