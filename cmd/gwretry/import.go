@@ -22,6 +22,9 @@ type importOptions struct {
 	output     string
 	configMap  string
 	class      string
+	controller string
+	noClass    bool
+	byName     bool
 	report     string
 	reportFile string
 	quiet      bool
@@ -51,8 +54,10 @@ func newImportIngressNginxCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.
 		Short: "Write HTTPRoutes and Gateways from Ingresses with ingress-nginx annotations",
 		Long: `ingress-nginx reads Ingresses (networking.k8s.io/v1) and Services from PATH... (files,
 directories searched recursively for *.yaml, *.yml and *.json, or - for stdin) and writes one
-HTTPRoute per namespace, IngressClass and host and one Gateway per namespace and IngressClass,
-as ingress2gateway maps them, whose rules[].retry and rules[].timeouts carry ingress-nginx's
+HTTPRoute per namespace and host and one Gateway per namespace, named after --ingress-class,
+as ingress2gateway maps them, for the Ingresses the controller described by --ingress-class,
+--controller-class, --watch-ingress-without-class and --ingress-class-by-name serves (the
+others are listed as not imported; give the IngressClasses in PATH too), whose rules[].retry and rules[].timeouts carry ingress-nginx's
 proxy-next-upstream, proxy-next-upstream-tries, proxy-next-upstream-timeout,
 proxy-connect-timeout, proxy-read-timeout and proxy-send-timeout, from the annotations, else
 from the controller's ConfigMap (--configmap), else ingress-nginx's defaults. The YAML goes to
@@ -75,7 +80,10 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "", "write the HTTPRoutes and Gateways to `FILE` instead of stdout")
 	f.StringVar(&o.configMap, "configmap", "", "the ingress-nginx controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
-	f.StringVar(&o.class, "ingress-class", "nginx", "IngressClass of the Ingresses that name none (the Gateway they attach to)")
+	f.StringVar(&o.class, "ingress-class", "nginx", "the controller's --ingress-class: the kubernetes.io/ingress.class value it serves, the IngressClass assumed its own when not in the input, and the name of the Gateways")
+	f.StringVar(&o.controller, "controller-class", ingressnginx.DefaultController, "the controller's --controller-class: IngressClasses with this spec.controller are served")
+	f.BoolVar(&o.noClass, "watch-ingress-without-class", false, "the controller's --watch-ingress-without-class: also import Ingresses that name no class")
+	f.BoolVar(&o.byName, "ingress-class-by-name", false, "the controller's --ingress-class-by-name: the IngressClass named --ingress-class is served whatever its spec.controller")
 	f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
 	f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
@@ -97,7 +105,7 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
 		return usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
 	}
-	opts := ingressnginx.Options{DefaultClass: o.class}
+	opts := ingressnginx.Options{Class: o.class, Controller: o.controller, WatchWithoutClass: o.noClass, ClassByName: o.byName}
 	if o.configMap != "" {
 		cm, err := ingressnginx.LoadConfigMap(o.configMap, o.limits)
 		if err != nil {

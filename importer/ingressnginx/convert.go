@@ -20,10 +20,62 @@ type Options struct {
 	// ConfigMap holds the controller's defaults; nil means ingress-nginx's
 	// built-in ones.
 	ConfigMap *ConfigMap
-	// DefaultClass is the IngressClass of Ingresses that name none (the
-	// class ingress-nginx serves them under; "nginx" when empty).
-	DefaultClass string
+	// Class is the controller's --ingress-class ("nginx" when empty): the
+	// kubernetes.io/ingress.class annotation value it serves, and the name
+	// of the Gateways every Ingress it serves is imported under.
+	Class string
+	// Controller is the controller's --controller-class
+	// ("k8s.io/ingress-nginx" when empty): an IngressClass is served when
+	// its spec.controller is this.
+	Controller string
+	// WatchWithoutClass is --watch-ingress-without-class: Ingresses that
+	// name no class are served too.
+	WatchWithoutClass bool
+	// ClassByName is --ingress-class-by-name: the IngressClass named Class
+	// is served whatever its spec.controller.
+	ClassByName bool
 }
+
+// DefaultController is ingress-nginx's --controller-class default.
+const DefaultController = "k8s.io/ingress-nginx"
+
+// serves decides, as ingress-nginx's store.GetIngressClass does, whether
+// the controller serves obj: spec.ingressClassName first, then the
+// kubernetes.io/ingress.class annotation, then --watch-ingress-without-class.
+// When it does not, why says so and field/value/source name what decided.
+func (o Options) serves(obj *networkingv1.Ingress, classes map[string]*networkingv1.IngressClass) (ok bool, field, value string, source Source, why string) {
+	if n := obj.Spec.IngressClassName; n != nil {
+		field, value, source = "spec.ingressClassName", *n, FromSpec
+		ic, found := classes[*n]
+		switch {
+		case found && (ic.Spec.Controller == o.Controller || o.ClassByName && *n == o.Class):
+			return true, field, value, source, ""
+		case found:
+			why = fmt.Sprintf("IngressClass %s has spec.controller %q, not %q (--controller-class)", *n, ic.Spec.Controller, o.Controller)
+			if *n == o.Class {
+				why += "; --ingress-class-by-name would serve it"
+			}
+			return false, field, value, source, why
+		case *n == o.Class:
+			// The chart's IngressClass, assumed: the caller notes it.
+			return true, field, value, source, ""
+		}
+		return false, field, value, source, fmt.Sprintf("IngressClass %q is not --ingress-class %q and is not in the input: ingress-nginx serves it only if its spec.controller is %q (give the IngressClass objects, kubectl get ingressclass -o yaml, to import it then)", *n, o.Class, o.Controller)
+	}
+	if v, found := obj.Annotations[classAnnotation]; found {
+		field, value, source = fmt.Sprintf("metadata.annotations[%q]", classAnnotation), v, FromAnnotation
+		if v == o.Class {
+			return true, field, value, source, ""
+		}
+		return false, field, value, source, fmt.Sprintf("ingress-nginx serves the annotation's value %q (--ingress-class) only", o.Class)
+	}
+	if o.WatchWithoutClass {
+		return true, "spec.ingressClassName", "", FromSpec, ""
+	}
+	return false, "spec.ingressClassName", "", FromSpec, "the Ingress names no class: ingress-nginx serves it only with --watch-ingress-without-class (pass it if the controller runs with it); a default IngressClass does not help, the API server writes it into spec.ingressClassName when an Ingress is created"
+}
+
+const classAnnotation = "kubernetes.io/ingress.class"
 
 // Result is the Gateway API output and its report.
 type Result struct {
@@ -63,14 +115,25 @@ type path struct {
 type group struct {
 	ns, class, host string
 	name            string
+	first           *ingress // the Ingress the route is named after
 	tls             []networkingv1.IngressTLS
 	paths           []path
 }
 
 // Import converts the Ingresses of in.
 func Import(in *Input, opts Options) (*Result, error) {
-	if opts.DefaultClass == "" {
-		opts.DefaultClass = "nginx"
+	if opts.Class == "" {
+		opts.Class = "nginx"
+	}
+	if opts.Controller == "" {
+		opts.Controller = DefaultController
+	}
+	if !nameRE.MatchString(opts.Class) {
+		return nil, fmt.Errorf("ingress class %q: not a valid Gateway name (a DNS subdomain)", opts.Class)
+	}
+	classes := map[string]*networkingv1.IngressClass{}
+	for _, c := range in.IngressClasses {
+		classes[c.Obj.Name] = c.Obj
 	}
 	defaults, errs := defaultsFrom(opts.ConfigMap)
 	res := &Result{Report: &Report{SchemaVersion: 1}, Sources: map[string]translate.Position{}}
@@ -80,7 +143,7 @@ func Import(in *Input, opts Options) (*Result, error) {
 	ports := servicePorts(in)
 	var ings []*ingress
 	for _, o := range in.Ingresses {
-		ig, e := newIngress(o, defaults, opts.DefaultClass, res)
+		ig, e := newIngress(o, defaults, opts, classes, res)
 		errs = append(errs, e...)
 		if ig != nil {
 			ings = append(ings, ig)
@@ -103,46 +166,47 @@ func Import(in *Input, opts Options) (*Result, error) {
 			}
 		}
 	}
+	sv := layOut(ings)
 	groups, order := groupRules(ings)
 	gateways := map[string]*gwv1.Gateway{}
 	var gwOrder []string
-	for _, k := range order {
-		g := groups[k]
-		gwKey := g.ns + "/" + g.class
+	gatewayOf := func(ns, class string) *gwv1.Gateway {
+		gwKey := ns + "/" + class
 		gw, ok := gateways[gwKey]
 		if !ok {
-			gw = newGateway(g.ns, g.class)
+			gw = newGateway(ns, class)
 			gateways[gwKey] = gw
 			gwOrder = append(gwOrder, gwKey)
 		}
-		addListeners(gw, g)
-		route, e := toRoute(g, ports, regexHosts, res)
+		return gw
+	}
+	namedAfter := map[string]string{} // route -> Ingress
+	for _, k := range order {
+		g := groups[k]
+		addListeners(gatewayOf(g.ns, g.class), g)
+		route, e := toRoute(g, sv, ports, regexHosts, res)
 		errs = append(errs, e...)
 		if route != nil {
 			res.Routes = append(res.Routes, route)
+			namedAfter[routeKey(route)] = g.first.key
 		}
 	}
-	for _, ig := range ings {
-		db := ig.obj.Spec.DefaultBackend
-		if db == nil {
-			continue
-		}
-		gwKey := ig.ns + "/" + ig.class
-		if _, ok := gateways[gwKey]; !ok {
-			gateways[gwKey] = newGateway(ig.ns, ig.class)
-			gwOrder = append(gwOrder, gwKey)
-		}
+	errs = append(errs, defaultBackends(sv, ports, res)...)
+	if ig := sv.catchAll; ig != nil {
+		gatewayOf(ig.ns, ig.class)
 		route := newRoute(ig.ns, ig.obj.Name+"-default-backend", ig.class, "")
-		ref, e := backendRef(ig, *db, "spec.defaultBackend", ports)
+		ref, e := backendRef(ig, *ig.obj.Spec.DefaultBackend, "spec.defaultBackend", ports)
 		if e != nil {
 			errs = append(errs, e)
-			continue
+		} else {
+			rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: *ref}}}
+			carryInto(&rule, ig, []*ingress{ig}, routeKey(route), 0, res)
+			route.Spec.Rules = append(route.Spec.Rules, rule)
+			res.Routes = append(res.Routes, route)
+			namedAfter[routeKey(route)] = ig.key
 		}
-		rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: *ref}}}
-		carryInto(&rule, ig, []*ingress{ig}, routeKey(route), 0, res)
-		route.Spec.Rules = append(route.Spec.Rules, rule)
-		res.Routes = append(res.Routes, route)
 	}
+	hostless(sv, namedAfter, res)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -168,7 +232,7 @@ func Import(in *Input, opts Options) (*Result, error) {
 
 // newIngress reads one Ingress's class and settings. Canary Ingresses are
 // not imported (nil, with a finding).
-func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]value, defaultClass string, res *Result) (*ingress, translate.ErrorList) {
+func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]value, opts Options, classes map[string]*networkingv1.IngressClass, res *Result) (*ingress, translate.ErrorList) {
 	obj := o.Obj
 	ns := obj.Namespace
 	if ns == "" {
@@ -182,6 +246,18 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 		errs = append(errs, &translate.InputError{Pos: o.Pos, Object: object, Field: ig.annotationField(name), Msg: msg})
 	}
 	ann := obj.Annotations
+	// Every Ingress the controller serves shares its one set of servers:
+	// they are imported under one class, the controller's.
+	ig.class = opts.Class
+	served, field, val, src, why := opts.serves(obj, classes)
+	if !served {
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: field, Source: src, Value: val, Rule: -1,
+			Status: NotCarried, Message: "not imported: the ingress-nginx controller described by the flags does not serve this Ingress: " + why})
+		return nil, nil
+	}
+	if n := obj.Spec.IngressClassName; n != nil && classes[*n] == nil {
+		res.Notes = append(res.Notes, translate.Info(object, "IngressClass %s is not in the input: imported as the one the ingress-nginx chart installs (spec.controller %s)", *n, opts.Controller))
+	}
 	if v, ok := ann[Prefix+Canary]; ok {
 		if b, err := strconv.ParseBool(v); err != nil {
 			bad(Canary, fmt.Sprintf("%q: want true or false", v))
@@ -190,18 +266,6 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 				Status: NotCarried, Message: "canary Ingresses are not imported: their share of the traffic is a weight on the main Ingress's backendRefs (ingress2gateway converts it)"})
 			return nil, errs
 		}
-	}
-	switch {
-	case obj.Spec.IngressClassName != nil && *obj.Spec.IngressClassName != "":
-		ig.class = *obj.Spec.IngressClassName
-	case ann["kubernetes.io/ingress.class"] != "":
-		ig.class = ann["kubernetes.io/ingress.class"]
-	default:
-		ig.class = defaultClass
-		res.Notes = append(res.Notes, translate.Info(object, "names no IngressClass: imported under %q (--ingress-class)", defaultClass))
-	}
-	if !nameRE.MatchString(ig.class) {
-		errs = append(errs, &translate.InputError{Pos: o.Pos, Object: object, Field: "spec.ingressClassName", Msg: fmt.Sprintf("%q is not a valid Gateway name", ig.class)})
 	}
 	for _, name := range retrySettings {
 		if raw, ok := ann[Prefix+name]; ok {
@@ -270,7 +334,7 @@ func groupRules(ings []*ingress) (map[string]*group, []string) {
 			k := ig.ns + "/" + ig.class + "/" + r.Host
 			g, ok := groups[k]
 			if !ok {
-				g = &group{ns: ig.ns, class: ig.class, host: r.Host, name: ig.obj.Name}
+				g = &group{ns: ig.ns, class: ig.class, host: r.Host, name: ig.obj.Name, first: ig}
 				groups[k] = g
 				order = append(order, k)
 			}
@@ -369,7 +433,7 @@ func routeKey(r *gwv1.HTTPRoute) string { return r.Namespace + "/" + r.Name }
 
 // toRoute builds the group's HTTPRoute: one rule per distinct path type
 // and path, with the backends of every Ingress path that has them.
-func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, translate.ErrorList) {
+func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, translate.ErrorList) {
 	route := newRoute(g.ns, g.name+"-"+nameFromHost(g.host), g.class, g.host)
 	var errs translate.ErrorList
 	type ruleAt struct {
@@ -396,6 +460,14 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 			continue
 		}
 		key := string(*p.p.PathType) + "/" + pathValue(p.p.Path)
+		if owner := sv.path[g.host+"/"+key]; owner.ns != g.ns {
+			// ingress-nginx has one server per host across namespaces:
+			// an Ingress of another namespace has this location.
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".backend",
+				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: -1, Status: NotCarried,
+				Message: fmt.Sprintf("no rule: ingress-nginx has one server per host across namespaces and served %s %s of host %s from Ingress %s only (%s), so this backend got none of its traffic", *p.p.PathType, pathValue(p.p.Path), hostName(g.host), owner.key, orderRule)})
+			continue
+		}
 		ra, ok := rules[key]
 		if !ok {
 			match, err := toMatch(p, regex)
@@ -449,12 +521,7 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 		// ingress-nginx serves a host and path from one Ingress only: the
 		// first in its order (servedFirst); the others' backends get none
 		// of that path's traffic.
-		owner := ra.ings[0]
-		for _, ig := range ra.ings[1:] {
-			if servedFirst(ig, owner) {
-				owner = ig
-			}
-		}
+		owner := sv.path[g.host+"/"+k]
 		var refs []gwv1.HTTPBackendRef
 		for j, ref := range ra.rule.BackendRefs {
 			p := ra.paths[j]
@@ -470,7 +537,192 @@ func toRoute(g *group, ports map[string]map[string]int32, regexHosts map[string]
 		carryInto(&ra.rule, owner, ra.ings, routeKey(route), i, res)
 		route.Spec.Rules = append(route.Spec.Rules, ra.rule)
 	}
+	if ig := sv.def[g.host]; ig != nil && ig.ns == g.ns {
+		// The host's server was created by an Ingress with a
+		// defaultBackend: its "/" location, which no path replaced.
+		ref, err := backendRef(ig, *ig.obj.Spec.DefaultBackend, "spec.defaultBackend", ports)
+		if err != nil {
+			return nil, translate.ErrorList{err}
+		}
+		t, v := gwv1.PathMatchPathPrefix, "/"
+		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &t, Value: &v}}},
+			BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: *ref}}}
+		i := len(route.Spec.Rules)
+		carryInto(&rule, ig, []*ingress{ig}, routeKey(route), i, res)
+		route.Spec.Rules = append(route.Spec.Rules, rule)
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
+			Value: backendName(*ig.obj.Spec.DefaultBackend), Route: routeKey(route), Rule: i, Status: Carried,
+			Message: fmt.Sprintf("PathPrefix / of host %s: the Ingress created the host's server, whose / location ingress-nginx sent to the defaultBackend (no Prefix / path replaced it)", g.host)})
+	}
+	if len(route.Spec.Rules) == 0 {
+		return nil, nil
+	}
 	return route, nil
+}
+
+func hostName(h string) string {
+	if h == "" {
+		return "\"\" (the catch-all server _)"
+	}
+	return h
+}
+
+// servers is how ingress-nginx lays out the Ingresses it serves
+// (createServers, getBackendServers): one server per host across
+// namespaces, created by the first Ingress of its order with the host;
+// one location per path and path type, from the first Ingress that has it.
+type servers struct {
+	order []*ingress
+	// host maps a host ("" for the catch-all server _) to the Ingress that
+	// created its server.
+	host map[string]*ingress
+	// path maps "host/pathType/path" to the Ingress whose location it is.
+	path map[string]*ingress
+	// def maps a host to the Ingress whose spec.defaultBackend serves the
+	// paths no location of the host matches.
+	def map[string]*ingress
+	// catchAll is the first Ingress with a defaultBackend and no rules:
+	// the catch-all server's / location.
+	catchAll *ingress
+}
+
+func layOut(ings []*ingress) *servers {
+	sv := &servers{order: slices.Clone(ings), host: map[string]*ingress{}, path: map[string]*ingress{}, def: map[string]*ingress{}}
+	slices.SortStableFunc(sv.order, func(a, b *ingress) int {
+		switch {
+		case servedFirst(a, b):
+			return -1
+		case servedFirst(b, a):
+			return 1
+		}
+		return 0
+	})
+	for _, ig := range sv.order {
+		db := ig.obj.Spec.DefaultBackend
+		if db != nil && db.Service != nil && len(ig.obj.Spec.Rules) == 0 && sv.catchAll == nil {
+			sv.catchAll = ig
+		}
+		for _, r := range ig.obj.Spec.Rules {
+			if _, ok := sv.host[r.Host]; !ok && r.Host != "" {
+				sv.host[r.Host] = ig
+			}
+			if r.HTTP == nil {
+				continue
+			}
+			for _, p := range r.HTTP.Paths {
+				if p.PathType == nil {
+					continue
+				}
+				k := r.Host + "/" + string(*p.PathType) + "/" + pathValue(p.Path)
+				if _, ok := sv.path[k]; !ok {
+					sv.path[k] = ig
+				}
+			}
+		}
+	}
+	for h, ig := range sv.host {
+		db := ig.obj.Spec.DefaultBackend
+		if db != nil && db.Service != nil && sv.path[h+"/Prefix//"] == nil {
+			sv.def[h] = ig
+		}
+	}
+	return sv
+}
+
+// defaultBackends reports each spec.defaultBackend that ingress-nginx did
+// not use (or used for fewer hosts than the Ingress has).
+func defaultBackends(sv *servers, ports map[string]map[string]int32, res *Result) translate.ErrorList {
+	var errs translate.ErrorList
+	for _, ig := range sv.order {
+		db := ig.obj.Spec.DefaultBackend
+		if db == nil {
+			continue
+		}
+		if _, e := backendRef(ig, *db, "spec.defaultBackend", ports); e != nil {
+			errs = append(errs, e)
+			continue
+		}
+		not := func(msg string) {
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
+				Value: backendName(*db), Rule: -1, Status: NotCarried, Message: msg})
+		}
+		switch {
+		case db.Service == nil:
+			not("ingress-nginx uses a defaultBackend that is a Service only: this one served nothing, no rule carries it")
+			continue
+		case len(ig.obj.Spec.Rules) == 0 && sv.catchAll != ig:
+			not(fmt.Sprintf("ingress-nginx's catch-all server _ takes the defaultBackend of the first Ingress without rules only, Ingress %s (%s): this one served nothing, no route carries it", sv.catchAll.key, orderRule))
+			continue
+		case len(ig.obj.Spec.Rules) == 0:
+			continue
+		}
+		var seen []string
+		for _, r := range ig.obj.Spec.Rules {
+			if slices.Contains(seen, r.Host) {
+				continue
+			}
+			seen = append(seen, r.Host)
+			switch {
+			case r.Host == "":
+				not("host \"\": the rule is in the catch-all server _, whose / location ingress-nginx takes from the controller's default backend or the first Ingress without rules, never from this defaultBackend: no rule carries it there")
+			case sv.host[r.Host] != ig:
+				not(fmt.Sprintf("host %s: ingress-nginx sent the host's unmatched paths to the defaultBackend of the Ingress that created its server, Ingress %s (%s), not this one: no rule carries it there", r.Host, sv.host[r.Host].key, orderRule))
+			case sv.def[r.Host] == nil:
+				not(fmt.Sprintf("host %s: the Prefix / path of Ingress %s replaced the / location this defaultBackend had: no rule carries it there", r.Host, sv.path[r.Host+"/Prefix//"].key))
+			}
+		}
+	}
+	return errs
+}
+
+// hostless reports the routes without hostnames (the catch-all route and
+// the rules of Ingress rules without a host): ingress-nginx put them in
+// its catch-all server _, which only takes requests for hosts no server
+// has, where an HTTPRoute without hostnames also takes the paths that the
+// routes of the Gateway's hosts do not match.
+func hostless(sv *servers, namedAfter map[string]string, res *Result) {
+	hasRoot := map[string]bool{} // namespace/host -> its route has PathPrefix "/"
+	for _, r := range res.Routes {
+		for _, rule := range r.Spec.Rules {
+			for _, m := range rule.Matches {
+				if m.Path != nil && *m.Path.Type == gwv1.PathMatchPathPrefix && *m.Path.Value == "/" && len(r.Spec.Hostnames) == 1 {
+					hasRoot[r.Namespace+"/"+string(r.Spec.Hostnames[0])] = true
+				}
+			}
+		}
+	}
+	for _, r := range res.Routes {
+		if len(r.Spec.Hostnames) != 0 {
+			continue
+		}
+		var exposed, others []string
+		for h, ig := range sv.host {
+			switch {
+			case ig.ns != r.Namespace:
+				others = append(others, h)
+			case !hasRoot[r.Namespace+"/"+h]:
+				exposed = append(exposed, h)
+			}
+		}
+		if len(exposed) == 0 && len(others) == 0 {
+			continue
+		}
+		sort.Strings(exposed)
+		sort.Strings(others)
+		msg := fmt.Sprintf("HTTPRoute %s has no hostnames, as ingress-nginx's catch-all server _ had none, which served only the hosts no server had", routeKey(r))
+		if len(exposed) > 0 {
+			msg += fmt.Sprintf("; on Gateway %s/%s it also takes the paths no rule of host(s) %s matches, which ingress-nginx answered from the controller's default backend (404)", r.Namespace, r.Spec.ParentRefs[0].Name, strings.Join(exposed, ", "))
+		}
+		if len(others) > 0 {
+			msg += fmt.Sprintf("; the Gateway is its namespace's only: requests for host(s) %s, on other namespaces' Gateways, do not reach it, where ingress-nginx had one set of servers", strings.Join(others, ", "))
+		}
+		field := "spec.rules[].host"
+		if sv.catchAll != nil && namedAfter[routeKey(r)] == sv.catchAll.key && len(r.Spec.Rules) == 1 && len(r.Spec.Rules[0].Matches) == 0 {
+			field = "spec.defaultBackend"
+		}
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: namedAfter[routeKey(r)], Annotation: field, Source: FromSpec, Value: "",
+			Route: routeKey(r), Rule: -1, Status: Approximated, Message: msg})
+	}
 }
 
 // orderRule is how ingress-nginx orders Ingresses (sortIngressSlice):

@@ -1,7 +1,10 @@
 package ingressnginx
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -116,4 +119,194 @@ func TestRegexHostExactPath(t *testing.T) {
 		}
 	}
 	t.Errorf("no use-regex finding on the Exact rule: %+v", res.Report.Findings)
+}
+
+// ing is a compact Ingress for the layout tests: rules is a list of
+// "host path svc" ("" host for none), db the defaultBackend Service.
+func ing(ns, name, created, class, db string, rules ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: %q\n  namespace: %q\n", name, ns)
+	if created != "" {
+		fmt.Fprintf(&b, "  creationTimestamp: %q\n", created)
+	}
+	if a, ok := strings.CutPrefix(class, "annotation:"); ok {
+		fmt.Fprintf(&b, "  annotations:\n    kubernetes.io/ingress.class: %q\n", a)
+		class = ""
+	}
+	b.WriteString("spec:\n")
+	if class != "" {
+		fmt.Fprintf(&b, "  ingressClassName: %s\n", class)
+	}
+	if db != "" {
+		fmt.Fprintf(&b, "  defaultBackend: {service: {name: %s, port: {number: 80}}}\n", db)
+	}
+	if len(rules) > 0 {
+		b.WriteString("  rules:\n")
+	}
+	for _, r := range rules {
+		f := strings.Fields(r)
+		if len(f) == 2 {
+			f = append([]string{""}, f...)
+		}
+		fmt.Fprintf(&b, "  - host: %q\n    http:\n      paths:\n      - {path: %s, pathType: Prefix, backend: {service: {name: %s, port: {number: 80}}}}\n", f[0], f[1], f[2])
+	}
+	return b.String()
+}
+
+func importDocs(t *testing.T, opts Options, docs ...string) *Result {
+	t.Helper()
+	in, err := Load([]string{"-"}, strings.NewReader(strings.Join(docs, "---\n")), translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(in, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// routing summarises the routes: "ns/route host path -> svc" per rule.
+func routing(res *Result) []string {
+	var out []string
+	for _, r := range res.Routes {
+		host := "*"
+		if len(r.Spec.Hostnames) > 0 {
+			host = string(r.Spec.Hostnames[0])
+		}
+		for _, rule := range r.Spec.Rules {
+			path := "/"
+			if len(rule.Matches) > 0 {
+				path = *rule.Matches[0].Path.Value
+			}
+			for _, ref := range rule.BackendRefs {
+				out = append(out, fmt.Sprintf("%s %s%s -> %s", r.Namespace, host, path, ref.Name))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func findingFor(res *Result, ingress, annotation string, status Status, contains string) bool {
+	for _, f := range res.Report.Findings {
+		if f.Ingress == ingress && strings.HasPrefix(f.Annotation, annotation) && f.Status == status && strings.Contains(f.Message, contains) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLayout checks that the routes send each host and path where
+// ingress-nginx's servers and locations (createServers,
+// getBackendServers) sent it: a defaultBackend serves only the hosts whose
+// server its Ingress created, the catch-all takes the first Ingress
+// without rules, one server per host across namespaces.
+func TestLayout(t *testing.T) {
+	type find struct {
+		ingress, annotation string
+		status              Status
+		contains            string
+	}
+	for _, tc := range []struct {
+		name  string
+		docs  []string
+		want  []string
+		finds []find
+	}{
+		{"defaultBackend serves its own host only",
+			[]string{ing("default", "a", "", "nginx", "fb", "a.example.com /api svc-a"), ing("default", "b", "", "nginx", "", "b.example.com /x svc-b")},
+			[]string{"default a.example.com/api -> svc-a", "default a.example.com/ -> fb", "default b.example.com/x -> svc-b"},
+			[]find{{"default/a", "spec.defaultBackend", Carried, "PathPrefix / of host a.example.com"}}},
+		{"the older Ingress created the server: the newer one's defaultBackend is unused",
+			[]string{ing("default", "old", "2024-01-01T00:00:00Z", "nginx", "", "a.example.com /x svc-x"), ing("default", "new", "2025-01-01T00:00:00Z", "nginx", "fb", "a.example.com /api svc-a")},
+			[]string{"default a.example.com/api -> svc-a", "default a.example.com/x -> svc-x"},
+			[]find{{"default/new", "spec.defaultBackend", NotCarried, "Ingress default/old"}}},
+		{"a Prefix / path replaces the defaultBackend's location",
+			[]string{ing("default", "a", "2024-01-01T00:00:00Z", "nginx", "fb", "a.example.com /api svc-a"), ing("default", "b", "2025-01-01T00:00:00Z", "nginx", "", "a.example.com / svc-root")},
+			[]string{"default a.example.com/ -> svc-root", "default a.example.com/api -> svc-a"},
+			[]find{{"default/a", "spec.defaultBackend", NotCarried, "Prefix / path of Ingress default/b"}}},
+		{"host-less rules never use the defaultBackend",
+			[]string{ing("default", "a", "", "nginx", "fb", "/api svc-a")},
+			[]string{"default */api -> svc-a"},
+			[]find{{"default/a", "spec.defaultBackend", NotCarried, "catch-all server _"}}},
+		{"catch-all: the first Ingress without rules only",
+			[]string{ing("default", "c1", "2024-01-01T00:00:00Z", "nginx", "fb1"), ing("default", "c2", "2025-01-01T00:00:00Z", "nginx", "fb2"), ing("default", "h", "", "nginx", "", "h.example.com /x svc-x")},
+			[]string{"default */ -> fb1", "default h.example.com/x -> svc-x"},
+			[]find{{"default/c2", "spec.defaultBackend", NotCarried, "Ingress default/c1"},
+				{"default/c1", "spec.defaultBackend", Approximated, "no rule of host(s) h.example.com matches"}}},
+		{"same host and path in two namespaces: the older Ingress's location",
+			[]string{ing("team-a", "x", "2025-01-01T00:00:00Z", "nginx", "", "shop.example.com /api svc-a", "shop.example.com /a-only svc-a2"), ing("team-b", "y", "2024-01-01T00:00:00Z", "nginx", "", "shop.example.com /api svc-b")},
+			[]string{"team-a shop.example.com/a-only -> svc-a2", "team-b shop.example.com/api -> svc-b"},
+			[]find{{"team-a/x", "spec.rules[0].http.paths[0].backend", NotCarried, "from Ingress team-b/y only"}}},
+		{"same host and path in two namespaces, no timestamps: the last namespace/name",
+			[]string{ing("team-b", "y", "", "nginx", "", "shop.example.com /api svc-b"), ing("team-a", "x", "", "nginx", "", "shop.example.com /api svc-a")},
+			[]string{"team-b shop.example.com/api -> svc-b"},
+			[]find{{"team-a/x", "spec.rules[0].http.paths[0].backend", NotCarried, "from Ingress team-b/y only"}}},
+		{"the defaultBackend of the namespace that created the host's server",
+			[]string{ing("team-a", "x", "2024-01-01T00:00:00Z", "nginx", "fb-a", "shop.example.com /a svc-a"), ing("team-b", "y", "2025-01-01T00:00:00Z", "nginx", "fb-b", "shop.example.com /b svc-b")},
+			[]string{"team-a shop.example.com/a -> svc-a", "team-a shop.example.com/ -> fb-a", "team-b shop.example.com/b -> svc-b"},
+			[]find{{"team-b/y", "spec.defaultBackend", NotCarried, "Ingress team-a/x"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := importDocs(t, Options{}, tc.docs...)
+			sort.Strings(tc.want)
+			if got := routing(res); !slices.Equal(got, tc.want) {
+				t.Errorf("routes:\n got %q\nwant %q", got, tc.want)
+			}
+			for _, f := range tc.finds {
+				if !findingFor(res, f.ingress, f.annotation, f.status, f.contains) {
+					t.Errorf("no %s finding on %s %s containing %q in %+v", f.status, f.ingress, f.annotation, f.contains, res.Report.Findings)
+				}
+			}
+		})
+	}
+}
+
+// TestIngressClass checks that only the Ingresses the controller serves
+// (store.GetIngressClass) are imported, and that each other one is named
+// in a not-carried finding.
+func TestIngressClass(t *testing.T) {
+	ic := func(name, controller string) string {
+		return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: %s\nspec:\n  controller: %s\n", name, controller)
+	}
+	for _, tc := range []struct {
+		name    string
+		class   string // as ing() takes it
+		classes []string
+		opts    Options
+		want    bool
+		why     string
+	}{
+		{"ingressClassName nginx, no IngressClass given", "nginx", nil, Options{}, true, ""},
+		{"ingressClassName other, no IngressClass given", "traefik", nil, Options{}, false, "not in the input"},
+		{"ingressClassName other, an ingress-nginx IngressClass", "internal", []string{ic("internal", "k8s.io/ingress-nginx")}, Options{}, true, ""},
+		{"ingressClassName nginx of another controller", "nginx", []string{ic("nginx", "example.com/other")}, Options{}, false, "spec.controller \"example.com/other\""},
+		{"ingressClassName nginx of another controller, by name", "nginx", []string{ic("nginx", "example.com/other")}, Options{ClassByName: true}, true, ""},
+		{"controller-class", "internal", []string{ic("internal", "example.com/mine")}, Options{Controller: "example.com/mine"}, true, ""},
+		{"annotation nginx", "annotation:nginx", nil, Options{}, true, ""},
+		{"annotation other", "annotation:traefik", nil, Options{}, false, "annotation's value \"nginx\""},
+		{"annotation with --ingress-class", "annotation:internal", nil, Options{Class: "internal"}, true, ""},
+		{"no class", "", nil, Options{}, false, "--watch-ingress-without-class"},
+		{"no class, a default IngressClass", "", []string{strings.Replace(ic("nginx", "k8s.io/ingress-nginx"), "metadata:\n", "metadata:\n  annotations:\n    ingressclass.kubernetes.io/is-default-class: \"true\"\n", 1)}, Options{}, false, "--watch-ingress-without-class"},
+		{"no class, watch-ingress-without-class", "", nil, Options{WatchWithoutClass: true}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := append([]string{ing("default", "a", "", tc.class, "", "a.example.com /api svc-a"),
+				ing("default", "keep", "", "nginx", "", "k.example.com /k svc-k")}, tc.classes...)
+			res := importDocs(t, tc.opts, docs...)
+			got := slices.Contains(routing(res), "default a.example.com/api -> svc-a")
+			if got != tc.want {
+				t.Errorf("imported = %v, want %v: %q", got, tc.want, routing(res))
+			}
+			if !tc.want && !findingFor(res, "default/a", "", NotCarried, tc.why) {
+				t.Errorf("no not-carried finding on default/a containing %q: %+v", tc.why, res.Report.Findings)
+			}
+			for _, r := range res.Routes {
+				if p := string(r.Spec.ParentRefs[0].Name); p != cmp.Or(tc.opts.Class, "nginx") {
+					t.Errorf("route %s attached to %s", r.Name, p)
+				}
+			}
+		})
+	}
 }

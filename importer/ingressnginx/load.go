@@ -16,6 +16,8 @@ import (
 type Input struct {
 	Ingresses []translate.Object[networkingv1.Ingress]
 	Services  []translate.Object[corev1.Service]
+	// IngressClasses decide which Ingresses the controller serves.
+	IngressClasses []translate.Object[networkingv1.IngressClass]
 	// Notes say which kinds were skipped and which objects were read twice.
 	Notes []translate.Note
 }
@@ -51,6 +53,13 @@ func Load(paths []string, stdin io.Reader, lim translate.Limits) (*Input, error)
 		case d.Kind == "Ingress":
 			errs = append(errs, &translate.InputError{Pos: d.Pos, Object: d.Object(), Field: "apiVersion",
 				Msg: fmt.Sprintf("%s: only networking.k8s.io/v1 Ingresses are read (the API server serves every Ingress as v1 since Kubernetes 1.19: kubectl get ingress -o yaml)", d.APIVersion)})
+		case d.Kind == "IngressClass" && d.APIVersion == "networking.k8s.io/v1":
+			ic := new(networkingv1.IngressClass)
+			if e := translate.DecodeStrict(d, ic); len(e) > 0 {
+				errs = append(errs, e...)
+				continue
+			}
+			in.IngressClasses = append(in.IngressClasses, translate.Object[networkingv1.IngressClass]{Pos: d.Pos, Obj: ic})
 		case d.Kind == "Service" && d.APIVersion == "v1":
 			svc := new(corev1.Service)
 			if e := translate.DecodeStrict(d, svc); len(e) > 0 {
@@ -68,7 +77,7 @@ func Load(paths []string, stdin io.Reader, lim translate.Limits) (*Input, error)
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		in.Notes = append(in.Notes, translate.Info("", "skipped %d %s object(s): gwretry import ingress-nginx reads Ingresses and Services", skipped[k], k))
+		in.Notes = append(in.Notes, translate.Info("", "skipped %d %s object(s): gwretry import ingress-nginx reads Ingresses, IngressClasses and Services", skipped[k], k))
 	}
 	if len(errs) > 0 {
 		return in, errs
