@@ -30,8 +30,12 @@ run: build
 	./bin/gwretry translate testdata/examples/retry.yaml --target envoy
 
 ## test: install the data planes when missing, then vet, format check and every test.
+## TEST_TIMEOUT bounds each package's test binary: go test's default of 10m
+## is too short for e2e/ (every scenario on every installed nginx, HAProxy
+## and Traefik, one after the other) on a loaded 2-core machine.
+TEST_TIMEOUT ?= 30m
 test: deps vet check-fmt
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## unit: every test, without installing anything (real-proxy tests skip if absent).
 unit:
@@ -39,7 +43,7 @@ unit:
 
 ## e2e: only the end-to-end suite against real nginx, HAProxy and Traefik.
 e2e: deps
-	$(GO) test -count=1 -timeout 5m ./e2e/ ./internal/flaky/ ./internal/proxytest/
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./e2e/ ./internal/flaky/ ./internal/proxytest/
 
 ## matrix: run the end-to-end scenarios with gwretry prove on every installed
 ## data plane version and write docs/matrix.md from the verdicts.

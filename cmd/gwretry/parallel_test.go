@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,11 +74,46 @@ func TestProgress(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("progress written to a non-terminal: %q", buf.String())
 	}
-	p = startProgress(console{isTerminal: func(w io.Writer) bool { return true }}, &buf, 0)
+	// Wait for the line itself rather than a fixed time: the first show
+	// may come before set (with no step) and the next only 500ms later,
+	// and a loaded machine may not run the loop at all within a few ms.
+	term := &watchedWriter{want: []byte("gwretry: reading"), seen: make(chan struct{})}
+	p = startProgress(console{isTerminal: func(w io.Writer) bool { return true }}, term, 0)
 	p.set("reading")
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-term.seen:
+	case <-time.After(10 * time.Second):
+		t.Errorf("no progress line naming the step within 10s: %q", term.String())
+	}
 	p.end()
-	if got := buf.String(); !bytes.Contains(buf.Bytes(), []byte("gwretry: reading")) || !bytes.HasSuffix(buf.Bytes(), []byte("\r\x1b[K")) {
+	if got := term.String(); !strings.Contains(got, "gwretry: reading") || !strings.HasSuffix(got, "\r\x1b[K") {
 		t.Errorf("progress on a terminal: %q", got)
 	}
+}
+
+// watchedWriter records what is written and closes seen once it holds
+// want.
+type watchedWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want []byte
+	seen chan struct{}
+	done bool
+}
+
+func (w *watchedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(b)
+	if !w.done && bytes.Contains(w.buf.Bytes(), w.want) {
+		w.done = true
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (w *watchedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
