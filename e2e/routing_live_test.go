@@ -61,6 +61,10 @@ func precedenceRoutes() []precedenceRoute {
 		{"alpha", "2024-01-01T00:00:00Z", nil, [][2]string{
 			{"al0", "[{path: {type: PathPrefix, value: /p}, headers: [{name: x-a, value: '1'}]}]"},
 		}},
+		{"slash", "2024-01-01T00:00:00Z", nil, [][2]string{
+			{"sl0", "[{path: {type: PathPrefix, value: /t/}}]"},
+			{"sl1", "[{path: {type: PathPrefix, value: /h}, headers: [{type: RegularExpression, name: x-r, value: 'a+'}]}]"},
+		}},
 		{"ready", "2024-01-01T00:00:00Z", nil, [][2]string{
 			{"ready", "[{path: {type: PathPrefix, value: " + ReadyPath + "}}]"},
 		}},
@@ -90,6 +94,31 @@ type precedenceRequest struct {
 	host, method, target string
 	header               map[string]string
 	want, why            string
+}
+
+// undefinedRequest is a request whose rule the Gateway API leaves to the
+// data plane: want is what each target does, as its report's notes say.
+type undefinedRequest struct {
+	method, target string
+	want           map[string]string
+	why            string
+}
+
+// undefinedRequests: the path as sent or percent-decoded and normalized,
+// a repeated query parameter (the spec recommends matching the first
+// value), and percent-encoded query names and values.
+func undefinedRequests() []undefinedRequest {
+	type w = map[string]string
+	return []undefinedRequest{
+		{"GET", "/p/%78", w{"nginx": "m4", "haproxy": "o0", "traefik": "m4"}, "a percent-encoded unreserved character"},
+		{"GET", "/p/long%2Fz", w{"nginx": "m5", "haproxy": "o0", "traefik": "o0"}, "an encoded slash"},
+		{"GET", "/p/a/../x", w{"nginx": "m4", "haproxy": "o0", "traefik": "m4"}, "a dot segment"},
+		{"GET", "/p//x", w{"nginx": "m4", "haproxy": "o0", "traefik": "m4"}, "a double slash"},
+		{"POST", "/p/y?q=1&q=2", w{"nginx": "m3", "haproxy": "m3", "traefik": "m3"}, "a repeated query parameter whose first value matches"},
+		{"POST", "/p/y?q=2&q=1", w{"nginx": "m7", "haproxy": "m3", "traefik": "m3"}, "a repeated query parameter whose second value matches"},
+		{"POST", "/p/y?q=%31", w{"nginx": "m7", "haproxy": "m7", "traefik": "m3"}, "a percent-encoded query value"},
+		{"POST", "/p/y?%71=1", w{"nginx": "m7", "haproxy": "m7", "traefik": "m3"}, "a percent-encoded query name"},
+	}
 }
 
 func precedenceRequests() []precedenceRequest {
@@ -127,6 +156,13 @@ func precedenceRequests() []precedenceRequest {
 		{other, "GET", "/re/abc1", nil, "m7", "a regular expression matches the whole path"},
 		{other, "GET", "/case/Up/x", nil, "m9", "prefix"},
 		{other, "GET", "/case/up/x", nil, "m7", "paths are case-sensitive"},
+		{other, "GET", "/t", nil, "sl0", "a prefix's trailing slash is ignored"},
+		{other, "GET", "/t/u", nil, "sl0", "a prefix's trailing slash is ignored"},
+		{other, "GET", "/tu", nil, "m7", "PathPrefix matches whole segments"},
+		{"foo.example.com:8080", "GET", "/api/v1/x", nil, "eh0", "the Host header's port is not part of the hostname"},
+		{other, "GET", "/h", map[string]string{"X-R": "aa"}, "sl1", "header regex"},
+		{other, "GET", "/h", map[string]string{"X-R": "aab"}, "m7", "header regex whole value"},
+		{other, "GET", "/h", map[string]string{"X-R": "A"}, "m7", "header values case-sensitive"},
 	}
 }
 
@@ -158,28 +194,39 @@ func TestPrecedenceLive(t *testing.T) {
 			addr := tg.start(t, filepath.Join(dir, "out"), listen)
 			waitReadyT(t, addr)
 			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-			for _, rq := range precedenceRequests() {
-				req, err := http.NewRequest(rq.method, "http://"+addr+rq.target, nil)
+			// reached returns the rule that answered, or the status.
+			reached := func(method, host, target string, header map[string]string) string {
+				req, err := http.NewRequest(method, "http://"+addr+target, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				req.Host = rq.host
-				for k, v := range rq.header {
+				req.Host = host
+				for k, v := range header {
 					req.Header.Set(k, v)
 				}
 				resp, err := client.Do(req)
 				if err != nil {
-					t.Errorf("%s %s%s: %v", rq.method, rq.host, rq.target, err)
-					continue
+					return err.Error()
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				got := resp.Header.Get(flaky.EndpointHeader)
-				if got == "" {
-					got = resp.Status
+				if got := resp.Header.Get(flaky.EndpointHeader); got != "" {
+					return got
 				}
-				if got != rq.want {
+				return resp.Status
+			}
+			for _, rq := range precedenceRequests() {
+				if got := reached(rq.method, rq.host, rq.target, rq.header); got != rq.want {
 					t.Errorf("%s %s%s %v: reached %s, want %s (%s)", rq.method, rq.host, rq.target, rq.header, got, rq.want, rq.why)
+				}
+			}
+			for _, rq := range undefinedRequests() {
+				want, ok := rq.want[tg.name]
+				if !ok {
+					continue
+				}
+				if got := reached(rq.method, "other.test", rq.target, nil); got != want {
+					t.Errorf("%s %s (%s): reached %s, want %s as the %s notes say", rq.method, rq.target, rq.why, got, want, tg.name)
 				}
 			}
 			if t.Failed() {

@@ -131,7 +131,8 @@ func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note
 		"requests that no route matches get 404 (backend " + noRouteBackend + "); a host's routes are tried first, then those of the wildcard and catch-all hostnames that cover it, in the Gateway API's order",
 		"DNS endpoints are resolved once at startup (default-server init-addr last,libc,none): a name that does not resolve disables its server until HAProxy reloads; add a resolvers section to follow DNS changes",
 		"regular expressions are run by HAProxy's PCRE2 (or libc regex), anchored at both ends; RE2-only syntax may not behave the same",
-		"a repeated query parameter matches when any of its values matches; header matches compare each whole header line (commas included)",
+		"paths are matched as the client sent them (HAProxy's path fetch): no percent-decoding and no merging of dot segments or repeated slashes, so /p/%78, /p/a/../x and /p//x do not match an Exact /p/x (nginx and Traefik decode and normalize first) and go to a PathPrefix /p rule if there is one; query names and values are compared without percent-decoding",
+		"a repeated query parameter matches when any of its values matches (the Gateway API recommends the first); header matches compare each whole header line (commas included)",
 	}
 	if tls {
 		n = append(n, "HTTPS listeners name their crt-list by a path relative to the output directory: run HAProxy from there, or with `haproxy -C OUTPUT_DIR -f "+OutputPath+"`; each private key is read from the certificate's path with .crt replaced by .key (ssl-load-extra-files key, ssl-load-extra-del-ext)",

@@ -144,6 +144,11 @@ func notes(m *translate.Model, sup support, dynamicFile string) []translate.Note
 			"never retries without one",
 		"router priorities follow the Gateway API precedence order; regular expressions in path, " +
 			"header and query matches must match the whole value",
+		"paths are matched percent-decoded, with dot segments and repeated slashes removed (/p/%78, " +
+			"/p/a/../x and /p//x match an Exact /p/x), except that an encoded slash %2F stays encoded " +
+			"(/p/long%2Fz does not match a PathPrefix /p/long); query names and values are matched " +
+			"percent-decoded, and a repeated query parameter matches when any of its values matches " +
+			"(the Gateway API recommends the first)",
 		"entry points keep Traefik's default respondingTimeouts (readTimeout 60s for reading the request, " +
 			"no writeTimeout)",
 	}
