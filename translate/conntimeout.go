@@ -445,7 +445,9 @@ func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTi
 	var out []Finding
 	for _, g := range m.ConnectionTimeouts {
 		for _, c := range g.Timeouts {
-			f := Finding{Gateway: g.Gateway, Feature: c.Feature}
+			// The value comes from the policy that won the field, never
+			// from an HTTPRoute (the text report's SOURCE column said so).
+			f := Finding{Gateway: g.Gateway, Feature: c.Feature, Source: ConnectionTimeoutPolicyKind + " " + c.Policy}
 			switch {
 			case c.Blocked != "":
 				f.Status, f.Message = Unsupported, c.Blocked

@@ -184,3 +184,31 @@ func TestConnectionTimeoutPolicyCRD(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionFindingsSource: each connection.* finding names the
+// ConnectionTimeoutPolicy its value comes from, the one that won the field
+// (the text report's SOURCE column printed "HTTPRoute" for them).
+func TestConnectionFindingsSource(t *testing.T) {
+	pol := func(name, ts, spec string) string {
+		return "apiVersion: gwretry.io/v1alpha1\nkind: ConnectionTimeoutPolicy\nmetadata: {name: " + name + ", namespace: ns, creationTimestamp: \"" + ts + "\"}\nspec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n" + spec + "---\n"
+	}
+	m, err := ctBuild(t, pol("new", "2024-02-01T00:00:00Z", "  clientTimeout: 10s\n  serverTimeout: 40s\n")+pol("old", "2024-01-01T00:00:00Z", "  clientTimeout: 45s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[Feature]string{}
+	for _, f := range UnsupportedConnections(m, "x") {
+		got[f.Feature] = f.Source
+	}
+	for _, tc := range []struct {
+		feature Feature
+		want    string
+	}{
+		{FeatureConnClientTimeout, "ConnectionTimeoutPolicy ns/old"},
+		{FeatureConnServerTimeout, "ConnectionTimeoutPolicy ns/new"},
+	} {
+		if got[tc.feature] != tc.want {
+			t.Errorf("%s: source %q, want %q", tc.feature, got[tc.feature], tc.want)
+		}
+	}
+}

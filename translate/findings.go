@@ -70,7 +70,8 @@ type Finding struct {
 	// Source is where the feature's value came from, on the findings of
 	// rules some policy reaches ("HTTPRoute", "RetryPolicy ns/name
 	// override", ...; see RuleEffective); "" on the others, whose values
-	// all come from the HTTPRoute.
+	// all come from the HTTPRoute. A connection.* finding names the
+	// ConnectionTimeoutPolicy whose value it reports.
 	Source string `json:"source,omitempty"`
 }
 

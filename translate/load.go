@@ -137,6 +137,14 @@ func IsInputError(err error) bool {
 // namespace, name) read twice is an error naming both places, unless the two
 // decode to the same JSON: then a note says so and the object is used once.
 //
+// skippedRetryKinds are kinds gwretry does not read that limit the retries
+// of the rules they reach: skipping one is a warning (which -q keeps), not
+// an info line, since the generated configuration then retries more than
+// the cluster would.
+var skippedRetryKinds = map[string]string{
+	"XBackendTrafficPolicy": "its retryConstraint (GEP-3388 retry budget: retries at most budget.percent of active requests, at least minRetryRate) and sessionPersistence limit and pin the retries of the rules whose backends it targets; no target gets them, so those rules retry without a budget",
+}
+
 // When documents are invalid, Load returns the ErrorList of every problem
 // together with the Input of the objects that did decode, so that the
 // caller can validate those too and list every problem at once. Any other
@@ -152,6 +160,10 @@ func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
+		if why, ok := skippedRetryKinds[strings.SplitN(k, " ", 2)[0]]; ok {
+			l.in.Notes = append(l.in.Notes, Warning("", "skipped %d %s object(s), not carried to any target: %s", l.in.Skipped[k], k, why))
+			continue
+		}
 		l.in.Notes = append(l.in.Notes, Info("", "skipped %d %s object(s): gwretry does not read this kind", l.in.Skipped[k], k))
 	}
 	if len(l.errs) > 0 {

@@ -52,7 +52,10 @@ func TestLoadAccepts(t *testing.T) {
 			content: minimalRoute + "...\n---\n" + strings.Replace(minimalRoute, "name: r", "name: r2", 1) + "...\n# a comment\n", routes: 2},
 		{name: "UTF-8 byte order mark", file: "a.yaml", content: "\ufeff" + minimalRoute, routes: 1},
 		{name: "CRLF line ends", file: "a.yaml", content: strings.ReplaceAll(minimalRoute+"---\n"+strings.Replace(minimalRoute, "name: r", "name: r2", 1), "\n", "\r\n"), routes: 2},
-		{name: "other kinds are skipped with a note", file: "a.yaml", content: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n", note: "skipped 1 Deployment (apps/v1)"},
+		{name: "other kinds are skipped with a note", file: "a.yaml", content: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n", note: "info: skipped 1 Deployment (apps/v1)"},
+		{name: "a skipped retry budget is a warning", file: "a.yaml",
+			content: "apiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: b, namespace: ns}\nspec:\n  targetRefs: [{group: '', kind: Service, name: svc}]\n  retryConstraint: {budget: {percent: 20}}\n",
+			note:    "warning: skipped 1 XBackendTrafficPolicy (gateway.networking.x-k8s.io/v1alpha1) object(s), not carried to any target: its retryConstraint (GEP-3388 retry budget"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

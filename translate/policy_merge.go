@@ -379,6 +379,24 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 			}
 		}
 	}
+	// An override that a less specific target's override beats applies
+	// nowhere on this rule: say so, as a fact (not a conflict: GEP-713
+	// wants the higher override to win), so that its policy's entry does
+	// not read as if its value were in force.
+	for _, f := range mergeFields {
+		w, ok := vals[f]
+		if !ok || w.layer.src == nil {
+			continue
+		}
+		for _, l := range ls {
+			if l.src == nil || l == w.layer || l.src == w.layer.src || l.group == w.layer.group || !strings.HasPrefix(l.group, "override ") {
+				continue
+			}
+			if v, sets := l.vals[f]; sets {
+				l.src.note(fmt.Sprintf("%s of %s: spec.override %s not applied, %s from %s wins (the override of a less specific target beats it)", f, ruleLabel, valueText(v.value), valueText(w.value), w.source()))
+			}
+		}
+	}
 	// A rule with backends of several Services, or attached to several
 	// listeners, gets one value per field: the places' policies were
 	// merged as one; when they ask for different values, say so.
@@ -409,17 +427,9 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 		if _, has := vals[fieldAttempts]; has && len(chosen.btp.retry) > 0 {
 			chosen.note(fmt.Sprintf("%s: spec.retry not applied, the retry of %s replaces it whole (as in Envoy Gateway)", ruleLabel, vals[fieldAttempts].layer.source))
 		} else {
-			for f, v := range chosen.btp.retry {
-				if _, set := vals[f]; !set {
-					vals[f] = winner{layerValue: v, layer: bl}
-				}
-			}
+			applyBTP(chosen, bl, chosen.btp.retry, vals, ruleLabel)
 		}
-		for f, v := range chosen.btp.timeouts {
-			if _, set := vals[f]; !set {
-				vals[f] = winner{layerValue: v, layer: bl}
-			}
-		}
+		applyBTP(chosen, bl, chosen.btp.timeouts, vals, ruleLabel)
 	}
 	for p := range reached {
 		p.report.Reached = append(p.report.Reached, ruleLabel)
@@ -427,6 +437,34 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 	}
 	slices.Sort(out.policies)
 	return out
+}
+
+// btpFields are the BackendTrafficPolicy fields each merged field comes
+// from, for messages.
+var btpFields = map[string]string{
+	fieldAttempts:       "spec.retry.numRetries",
+	fieldCodes:          "spec.retry.retryOn",
+	fieldBackoff:        "spec.retry.perRetry.backOff.baseInterval",
+	fieldBackendRequest: "spec.retry.perRetry.timeout",
+	fieldRequest:        "spec.timeout.http.requestTimeout",
+}
+
+// applyBTP fills the fields of vals that the rule and its RetryPolicies
+// leave unset with the BackendTrafficPolicy's values; each value of the
+// policy that a rule or RetryPolicy value beats gets a note naming the
+// winner, so that it is not dropped without a word.
+func applyBTP(p *policySrc, bl *layer, from map[string]layerValue, vals map[string]winner, ruleLabel string) {
+	for _, f := range mergeFields {
+		v, ok := from[f]
+		if !ok {
+			continue
+		}
+		if w, set := vals[f]; set {
+			p.note(fmt.Sprintf("%s of %s: %s %s not applied, %s from %s wins", f, ruleLabel, btpFields[f], valueText(v.value), valueText(w.value), w.source()))
+			continue
+		}
+		vals[f] = winner{layerValue: v, layer: bl}
+	}
 }
 
 // variants merges the chain once per Service (or listener) alone and

@@ -479,3 +479,67 @@ func TestPolicyMergedTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyValuesNotApplied: a policy value that a rule never gets, because
+// a less specific override or (for a BackendTrafficPolicy) the rule's or a
+// RetryPolicy's value beats it, is named in that policy's report with the
+// winner; a value that wins, or a default beaten by design, is not.
+func TestPolicyValuesNotApplied(t *testing.T) {
+	cart := "[{name: cart, port: 80}]"
+	tests := []struct {
+		name, own, policies string
+		policy              string // "Kind ns/name" whose notes are checked
+		want                []string
+	}{
+		{"a route override beaten by the Gateway's", "",
+			rp("infra/g", "Gateway gw", "override", "{retry: {attempts: 5}}") + rp("shop/p", "HTTPRoute r", "override", "{retry: {attempts: 4, codes: [502]}}"),
+			"RetryPolicy shop/p",
+			[]string{"retry.attempts of shop/r rule 0: spec.override 4 not applied, 5 from RetryPolicy infra/g override wins (the override of a less specific target beats it)"}},
+		{"the winning override has no note", "",
+			rp("infra/g", "Gateway gw", "override", "{retry: {attempts: 5}}") + rp("shop/p", "HTTPRoute r", "override", "{retry: {attempts: 4}}"),
+			"RetryPolicy infra/g", nil},
+		{"a default beaten by a more specific default has no note", "",
+			rp("infra/g", "Gateway gw", "default", "{timeouts: {request: 5s}}") + rp("shop/p", "HTTPRoute r", "default", "{timeouts: {request: 4s}}"),
+			"RetryPolicy infra/g", nil},
+		{"an override of another field loses nothing", "",
+			rp("shop/p", "HTTPRoute r", "override", "{retry: {attempts: 4}}") + rp("shop/p2", "HTTPRoute r/main", "override", "{timeouts: {request: 1s}}"),
+			"RetryPolicy shop/p", nil},
+		{"a BackendTrafficPolicy perRetry.timeout beaten by a RetryPolicy default", "",
+			btp("b", "", "  retry: {numRetries: 4, retryOn: {triggers: [gateway-error]}, perRetry: {timeout: 2s}}\n") + rp("shop/p", "HTTPRoute r", "default", "{timeouts: {backendRequest: 1s}}"),
+			"BackendTrafficPolicy shop/b",
+			[]string{"timeouts.backendRequest of shop/r rule 0: spec.retry.perRetry.timeout 2s not applied, 1s from RetryPolicy shop/p default wins"}},
+		{"a BackendTrafficPolicy requestTimeout beaten by the rule's own", "    timeouts: {request: 9s}\n",
+			btp("b", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
+			"BackendTrafficPolicy shop/b",
+			[]string{"timeouts.request of shop/r rule 0: spec.timeout.http.requestTimeout 3s not applied, 9s from HTTPRoute wins"}},
+		{"a BackendTrafficPolicy that fills unset fields has no note", "",
+			btp("b", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
+			"BackendTrafficPolicy shop/b", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m := effectiveOf(t, fmt.Sprintf(policyBase, cart, tc.own)+tc.policies)
+			var got []string
+			found := false
+			for _, p := range m.Policies {
+				if p.Kind+" "+p.Namespace+"/"+p.Name == tc.policy {
+					found, got = true, p.Notes
+					if p.Status != PolicyAccepted {
+						t.Errorf("status %s, want Accepted: a value beaten across places is no conflict", p.Status)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no report for %s", tc.policy)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("notes\n%q\nwant\n%q", got, tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(NotesText(m.Notes), tc.policy+": "+w) {
+					t.Errorf("no info line %q", w)
+				}
+			}
+		})
+	}
+}
