@@ -150,6 +150,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		for _, h := range hm.Set {
 			if strings.EqualFold(h.Name, "host") {
 				p.Headers[0] = directive("proxy_set_header", "Host", textArg(h.Value))
+				what = append(what, fmt.Sprintf("sets %s (proxy_set_header Host %q)", h.Name, h.Value))
 				continue
 			}
 			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
@@ -176,6 +177,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		for _, n := range hm.Remove {
 			if strings.EqualFold(n, "host") {
 				p.Headers[0] = directive("proxy_set_header", "Host", "")
+				what = append(what, fmt.Sprintf("removes %s (proxy_set_header Host \"\")", n))
 				continue
 			}
 			p.Headers = append(p.Headers, directive("proxy_set_header", n, ""))

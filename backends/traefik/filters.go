@@ -122,6 +122,26 @@ func headerOps(hm *translate.HeaderModifier) map[string]string {
 	return out
 }
 
+// xffKey is how Traefik's headers middleware must spell X-Forwarded-For:
+// it omits the header from the proxied request (a nil value, which Go's
+// reverse proxy leaves alone) only for an empty value under exactly this
+// key; any other spelling is deleted and then written again by the proxy
+// with the client's address (seen live with Traefik 3.6.12).
+const xffKey = "X-Forwarded-For"
+
+// requestHeaderOps is headerOps for customRequestHeaders, with
+// X-Forwarded-For spelt as Traefik needs it whatever the route's case.
+func requestHeaderOps(hm *translate.HeaderModifier) map[string]string {
+	out := headerOps(hm)
+	for k, v := range out {
+		if k != xffKey && strings.EqualFold(k, xffKey) {
+			delete(out, k)
+			out[xffKey] = v
+		}
+	}
+	return out
+}
+
 // addRuleFilters adds the rule-level middlewares of r's filters.
 func addRuleFilters(h *httpConfig, r *translate.Rule) error {
 	fl := &r.Filters
@@ -136,7 +156,7 @@ func addRuleFilters(h *httpConfig, r *translate.Rule) error {
 	}
 	if fl.RequestHeaders != nil {
 		if err := put(h.Middlewares, "middleware", reqHeadersName(r),
-			&middleware{Headers: &headers{CustomRequestHeaders: headerOps(fl.RequestHeaders)}}); err != nil {
+			&middleware{Headers: &headers{CustomRequestHeaders: requestHeaderOps(fl.RequestHeaders)}}); err != nil {
 			return err
 		}
 	}

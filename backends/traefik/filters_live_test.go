@@ -37,6 +37,8 @@ func filterModel(main, mirror *flaky.Server) (*translate.Model, map[string]*tran
 		ResponseHeaders: &translate.HeaderModifier{Set: []translate.Header{{Name: "X-Resp", Value: "r <v>"}},
 			Remove: []string{flaky.EndpointHeader}},
 	}, nil, true)
+	// Traefik omits X-Forwarded-For only for a key spelt exactly so.
+	mk("/xff", translate.Filters{RequestHeaders: &translate.HeaderModifier{Remove: []string{"x-forwarded-for", "x-real-ip"}}}, nil, true)
 	mk("/add", translate.Filters{RequestHeaders: &translate.HeaderModifier{Add: []translate.Header{{Name: "X-Add", Value: "added"}}}}, nil, true)
 	mk("/rw", translate.Filters{Rewrite: &translate.Rewrite{Hostname: "rewritten.example",
 		Path: &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "/new/"}}}, nil, true)
@@ -77,6 +79,7 @@ func TestTraefik36FiltersLive(t *testing.T) {
 	want := map[string]map[translate.Feature]translate.Status{
 		"/hdr":       {translate.FeatureRequestHeaderModifier: H, translate.FeatureResponseHeaderModifier: H},
 		"/add":       {translate.FeatureRequestHeaderModifier: A},
+		"/xff":       {translate.FeatureRequestHeaderModifier: H},
 		"/rw":        {translate.FeatureURLRewrite: A},
 		"/rwhost":    {translate.FeatureURLRewrite: H},
 		"/rwfull":    {translate.FeatureURLRewrite: A},
@@ -155,6 +158,14 @@ func TestTraefik36FiltersLive(t *testing.T) {
 	}
 	if got := resp.Header.Values(flaky.EndpointHeader); len(got) != 0 {
 		t.Errorf("/hdr: client got %s %q, want it removed", flaky.EndpointHeader, got)
+	}
+	// remove of x-forwarded-for in lower case: Go's reverse proxy would
+	// write the client's address again.
+	do("GET", "/xff", "", map[string]string{"X-Forwarded-For": "192.0.2.1", "X-Real-Ip": "192.0.2.2"})
+	for _, n := range []string{"X-Forwarded-For", "X-Real-Ip"} {
+		if got := lastHit("GET /xff").Header.Values(n); len(got) != 0 {
+			t.Errorf("/xff: backend got %s %q, want it removed", n, got)
+		}
 	}
 	// add is approximated: the value replaces the request's own.
 	do("GET", "/add", "", map[string]string{"X-Add": "mine"})

@@ -139,6 +139,9 @@ func (j *judge) readFilters(r *translate.Rule, rt *router, f routerFacts, c tran
 					// Del("Host") leaves req.Host, which is what is sent.
 				case lk == "host":
 					rw.Hostname, rewritten = v, true
+				case lk == "x-forwarded-for" && v == "" && k != xffKey:
+					// Deleted under another spelling, X-Forwarded-For is
+					// written again by the proxy: not removed.
 				default:
 					req[lk] = hdrOp{name: k, value: v, remove: v == ""}
 				}

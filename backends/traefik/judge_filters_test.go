@@ -86,6 +86,11 @@ func TestJudgeCatchesAlteredFilters(t *testing.T) {
 		{"request header removal dropped", "/hdr", "", func(d *dynamicConfig) {
 			delete(d.HTTP.Middlewares[name("/hdr")+"-reqheaders"].Headers.CustomRequestHeaders, "X-Del")
 		}, "removes request headers"},
+		{"X-Forwarded-For removal spelt in lower case", "/xff", "", func(d *dynamicConfig) {
+			hs := d.HTTP.Middlewares[name("/xff")+"-reqheaders"].Headers.CustomRequestHeaders
+			delete(hs, xffKey)
+			hs["x-forwarded-for"] = ""
+		}, "removes request headers"},
 		{"response headers middleware unhooked", "/hdr", "", func(d *dynamicConfig) {
 			rt := router(d, "/hdr")
 			rt.Middlewares = slices.DeleteFunc(rt.Middlewares, func(s string) bool { return strings.HasSuffix(s, "-respheaders") })
