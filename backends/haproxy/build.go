@@ -98,11 +98,15 @@ func buildDocument(frontends []frontendPlan, backends []backendPlan) *document {
 }
 
 // bindLine is the frontend's bind: plain HTTP, or TLS terminated with the
-// listener's crt-list.
+// listener's crt-list. The ALPN list is written (tlsALPN): without it
+// HAProxy 2.6 offers no ALPN (HTTP/1.1), but HAProxy 2.8 and later offer
+// h2,http/1.1 by default on an ssl bind in HTTP mode, which the
+// listener.https finding ("requests inside are HTTP/1.1") would not say.
 func bindLine(f frontendPlan) types.Bind {
 	b := types.Bind{Path: f.bind}
 	if f.tls != nil {
-		b.Params = []params.BindOption{&params.BindOptionWord{Name: "ssl"}, &params.BindOptionValue{Name: "crt-list", Value: f.tls.crtList}}
+		b.Params = []params.BindOption{&params.BindOptionWord{Name: "ssl"}, &params.BindOptionValue{Name: "crt-list", Value: f.tls.crtList},
+			&params.BindOptionValue{Name: "alpn", Value: tlsALPN}}
 	}
 	return b
 }

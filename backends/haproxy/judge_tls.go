@@ -29,6 +29,9 @@ type tlsView struct {
 	// keys is the key file HAProxy reads for each certificate ("" when it
 	// reads it from the certificate file only).
 	keys map[string]string
+	// alpn is the bind line's ALPN list ("" when unset: HAProxy 2.8 and
+	// later then offer h2).
+	alpn string
 }
 
 // readTLS reads the bind line of every frontend and the crt-list files it
@@ -72,6 +75,13 @@ func readTLS(p parser.Parser, files []translate.File) (map[string]tlsView, error
 					}
 					v.terminates = true
 				case *params.BindOptionValue:
+					if o.Name == "alpn" {
+						if o.Value != tlsALPN {
+							return nil, fmt.Errorf("frontend %s: bind option alpn %s, gwretry writes alpn %s", fe, o.Value, tlsALPN)
+						}
+						v.alpn = o.Value
+						continue
+					}
 					if o.Name != "crt-list" {
 						return nil, fmt.Errorf("frontend %s: bind option %s %s is not one gwretry writes", fe, o.Name, o.Value)
 					}
@@ -120,6 +130,9 @@ func checkTLS(m *translate.Model, views map[string]tlsView) error {
 		}
 		if v.terminates != l.TLS {
 			return fmt.Errorf("listener %s: TLS is %v in the model, but frontend fe_%s has ssl %v", l.Name, l.TLS, l.Name, v.terminates)
+		}
+		if v.terminates && v.alpn != tlsALPN {
+			return fmt.Errorf("listener %s: frontend fe_%s has no alpn %s, so HAProxy 2.8 and later offer HTTP/2 where the finding says HTTP/1.1", l.Name, l.Name, tlsALPN)
 		}
 		if !l.TLS {
 			continue

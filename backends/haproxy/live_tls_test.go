@@ -137,6 +137,34 @@ func TestLiveTLS(t *testing.T) {
 		}
 	})
 
+	t.Run("no HTTP/2 by ALPN", func(t *testing.T) {
+		// The finding says the requests inside are HTTP/1.1: a client
+		// offering h2 first must not get it.
+		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool, ServerName: "a.example.com", NextProtos: []string{"h2", "http/1.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if got := conn.ConnectionState().NegotiatedProtocol; got != "http/1.1" {
+			t.Errorf("ALPN negotiated %q, want http/1.1", got)
+		}
+	})
+
+	t.Run("Host header other than SNI is routed by Host", func(t *testing.T) {
+		// The finding says so (no 421 Misdirected Request).
+		req, _ := http.NewRequest("GET", fmt.Sprintf("https://a.example.com:%d/r00/cross", port), nil)
+		req.Host = "x.w.example.com"
+		resp, err := client("a.example.com").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		be.WaitIdle(5 * time.Second)
+		if hits := be.Hits("/r00/cross"); resp.StatusCode != 200 || cn(resp) != "a" || len(hits) != 1 || hits[0].Host != "x.w.example.com" {
+			t.Errorf("SNI a.example.com, Host x.w.example.com: %d, certificate %s, hits %v", resp.StatusCode, cn(resp), hits)
+		}
+	})
+
 	t.Run("retry on HTTPS", func(t *testing.T) {
 		be.Handle("/r01/x", flaky.FailFirst(1, 503))
 		resp := get("a.example.com", "/r01/x")

@@ -33,6 +33,10 @@ import (
 // serves as HAProxy's default certificate.
 const defaultSNIFilter = "!gwretry-default.invalid"
 
+// tlsALPN is the ALPN list of every HTTPS bind line: HTTP/1.1 only, the
+// same on every HAProxy version (2.8 and later default to h2,http/1.1).
+const tlsALPN = "http/1.1"
+
 // crtListDir is where crt-list files are written, relative to the output
 // directory; haproxy.cfg names them by this relative path, which HAProxy
 // resolves from its working directory.
@@ -195,7 +199,7 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 	if misdirected {
 		gaps = append(gaps, "a request whose Host header and SNI name select different hostnames of the listener is routed by its Host, not answered 421 Misdirected Request as the Gateway API recommends when they belong to different Gateway listeners")
 	}
-	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; requests inside are HTTP/1.1 and routed by their Host header",
+	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; ALPN offers http/1.1 only (alpn http/1.1), so requests inside are HTTP/1.1 and routed by their Host header",
 		strings.Join(r.TLSListeners, ", "))
 	switch {
 	case len(gaps) > 0:

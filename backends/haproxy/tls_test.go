@@ -95,7 +95,7 @@ func TestTLSListenerConfig(t *testing.T) {
 				t.Errorf("crt-list:\n%s\nwant:\n%s", got, tt.wantList)
 			}
 			cfg := files[OutputPath]
-			for _, want := range []string{"bind 127.0.0.1:8443 ssl crt-list haproxy/https-8443.crt-list\n", "bind 127.0.0.1:8080\n",
+			for _, want := range []string{"bind 127.0.0.1:8443 ssl crt-list haproxy/https-8443.crt-list alpn http/1.1\n", "bind 127.0.0.1:8080\n",
 				"ssl-load-extra-files key\n", "ssl-load-extra-del-ext\n"} {
 				if !strings.Contains(cfg, want) {
 					t.Errorf("haproxy.cfg lacks %q:\n%s", want, cfg)
@@ -169,6 +169,12 @@ func TestJudgeReadsTLS(t *testing.T) {
 		{"TLS listener served as HTTP", func(f map[string]string) {
 			f[OutputPath] = strings.Replace(f[OutputPath], " ssl crt-list haproxy/https-8443.crt-list", "", 1)
 		}, "has ssl false"},
+		{"no alpn: HAProxy 2.8+ would offer h2", func(f map[string]string) {
+			f[OutputPath] = strings.Replace(f[OutputPath], " alpn http/1.1", "", 1)
+		}, "has no alpn http/1.1"},
+		{"alpn h2", func(f map[string]string) {
+			f[OutputPath] = strings.Replace(f[OutputPath], " alpn http/1.1", " alpn h2,http/1.1", 1)
+		}, "bind option alpn h2,http/1.1"},
 		{"key read from tls.crt.key", func(f map[string]string) {
 			f[OutputPath] = strings.Replace(f[OutputPath], "ssl-load-extra-del-ext\n", "", 1)
 		}, "reads the key"},

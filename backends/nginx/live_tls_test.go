@@ -180,6 +180,20 @@ func TestLiveTLS(t *testing.T) {
 				}
 			}
 
+			// HTTP/2 is not offered: a client offering h2 and http/1.1
+			// by ALPN gets HTTP/1.1, as the finding says ("serves
+			// HTTP/1.1 inside").
+			{
+				conn, err := tls.Dial("tcp", httpsAddr, &tls.Config{ServerName: "a.example.com", RootCAs: pki.pool, NextProtos: []string{"h2", "http/1.1"}})
+				if err != nil {
+					t.Fatalf("ALPN h2: %v", err)
+				}
+				if got := conn.ConnectionState().NegotiatedProtocol; got == "h2" {
+					t.Errorf("ALPN: nginx negotiated %q, the finding says HTTP/1.1", got)
+				}
+				conn.Close()
+			}
+
 			client := func(sni string) *http.Client {
 				return &http.Client{Timeout: 10 * time.Second,
 					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
