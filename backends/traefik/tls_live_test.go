@@ -115,6 +115,28 @@ func TestTraefik36HTTPSListenersLive(t *testing.T) {
 					t.Errorf("backend got Host %q", h.Host)
 				}
 			}
+			// HTTP/2 by ALPN, as the finding says: offered, and a request
+			// over it is served and retried like one over HTTP/1.1.
+			h2 := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{ForceAttemptHTTP2: true,
+				TLSClientConfig: &tls.Config{ServerName: "a.example.com", RootCAs: pool}}}
+			before := len(live.Hits("/tls/x"))
+			resp, err := do(h2, "https://"+httpsAddr+"/tls/x", "a.example.com", "h2")
+			if err != nil {
+				t.Fatalf("HTTP/2: %v", err)
+			}
+			if resp.StatusCode != 200 || resp.ProtoMajor != 2 || resp.TLS.NegotiatedProtocol != "h2" || len(live.Hits("/tls/x")) != before+1 {
+				t.Errorf("HTTP/2: %d %s (ALPN %q), live endpoint hits %d, want 200 HTTP/2.0 h2 and one more hit", resp.StatusCode, resp.Proto, resp.TLS.NegotiatedProtocol, len(live.Hits("/tls/x"))-before)
+			}
+			// A Host of another hostname of the entry point than the SNI
+			// name is routed by the Host (no 421), as the finding says.
+			resp, err = do(client("a.example.com"), "https://"+httpsAddr+"/tls/cross", "b.example.com", "cross")
+			if err != nil {
+				t.Fatalf("SNI a, Host b: %v", err)
+			}
+			if hits := live.Hits("/tls/cross"); resp.StatusCode != 200 || len(hits) != 1 || hits[0].Host != "b.example.com" {
+				t.Errorf("SNI a.example.com, Host b.example.com: %d, hits %v, want 200 routed by Host", resp.StatusCode, hits)
+			}
+
 			// A certificate that does not name the SNI host fails
 			// verification: the client's check is real.
 			if _, err := do(client("nowhere.invalid"), "https://"+httpsAddr+"/tls/y", "nowhere.invalid", "bad"); err == nil {
@@ -122,7 +144,7 @@ func TestTraefik36HTTPSListenersLive(t *testing.T) {
 			}
 
 			// A redirect without scheme keeps https and the listener port.
-			resp, err := do(client("b.example.com"), "https://"+httpsAddr+"/redir/p?q=1", "b.example.com", "redir")
+			resp, err = do(client("b.example.com"), "https://"+httpsAddr+"/redir/p?q=1", "b.example.com", "redir")
 			if err != nil {
 				t.Fatal(err)
 			}
