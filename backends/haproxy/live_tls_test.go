@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,4 +198,56 @@ func TestLiveTLS(t *testing.T) {
 			t.Errorf("plain HTTP answered %d, want 200", got)
 		}
 	})
+}
+
+// TestLiveTLSNoCatchAll: without a catch-all hostname the finding says the
+// first hostname's certificate is HAProxy's default, for SNI names no
+// filter matches and for clients that send none (the handshake is not
+// refused). HAProxy 2.6 live. It must not run in parallel.
+func TestLiveTLSNoCatchAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	proxytest.Require(t, "haproxy")
+	pki := newTestPKI(t, map[string][]string{"a": {"a.example.com"}, "w": {"*.w.example.com"}})
+	be := flaky.New(t, "a")
+	m := liveModel(t, be.Addr(), rule(0, nil, translate.Timeouts{}))
+	port := proxytest.FreePort(t)
+	m = tlsModel(m, pki, port, []string{"a.example.com", "*.w.example.com"}, map[string]string{"a.example.com": "a", "*.w.example.com": "w"})
+	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: checkedVersion}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Report.Findings {
+		if f.Feature == translate.FeatureListenerHTTPS && !strings.Contains(f.Message, "(or else the first hostname's) is the default") {
+			t.Errorf("finding: %s", f.Message)
+		}
+	}
+	dir := t.TempDir()
+	for _, f := range res.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	proxytest.StartHAProxy(t, filepath.Join(dir, OutputPath), addr)
+	for _, tc := range []struct{ sni, want string }{
+		{"a.example.com", "a"}, {"x.w.example.com", "w"}, {"other.example.com", "a"}, {"", "a"},
+	} {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, ServerName: tc.sni}) // the CommonName is compared
+		if err != nil {
+			t.Errorf("SNI %q: %v", tc.sni, err)
+			continue
+		}
+		got := conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+		conn.Close()
+		if got != tc.want {
+			t.Errorf("SNI %q: certificate %s, want %s", tc.sni, got, tc.want)
+		}
+	}
 }
