@@ -137,6 +137,18 @@ func TestTraefik36HTTPSListenersLive(t *testing.T) {
 				t.Errorf("SNI a.example.com, Host b.example.com: %d, hits %v, want 200 routed by Host", resp.StatusCode, hits)
 			}
 
+			// The backendRequest timeout (responseHeaderTimeout) holds on
+			// HTTPS as on HTTP: 504 after about 300ms.
+			live.Handle("/slow/x", flaky.DelayAlways(3*time.Second))
+			start := time.Now()
+			resp, err = do(client("b.example.com"), "https://"+httpsAddr+"/slow/x", "b.example.com", "slow")
+			if err != nil {
+				t.Fatalf("HTTPS timeout: %v", err)
+			}
+			if took := time.Since(start); resp.StatusCode != 504 || took > 2*time.Second {
+				t.Errorf("HTTPS timeout: %d after %v, want 504 after about 300ms", resp.StatusCode, took)
+			}
+
 			// A certificate that does not name the SNI host fails
 			// verification: the client's check is real.
 			if _, err := do(client("nowhere.invalid"), "https://"+httpsAddr+"/tls/y", "nowhere.invalid", "bad"); err == nil {

@@ -31,7 +31,8 @@ func testCA(t *testing.T, sans map[string][]string) (string, *x509.CertPool, map
 // tlsManifest: Gateway ns/gw with an HTTP listener and three HTTPS ones
 // (exact a.example.com, wildcard *.example.com, catch-all), and a route
 // with no hostnames attached to all of them: a retrying rule to Service
-// svc and a redirect without scheme.
+// svc, a redirect without scheme and a backendRequest timeout of 300ms on /slow
+// to Service slow (the last endpoint only).
 const tlsManifest = `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: ns}
@@ -59,6 +60,15 @@ spec:
     filters: [{type: RequestRedirect, requestRedirect: {statusCode: 302}}]
   - backendRefs: [{name: svc, port: 80}]
     retry: {attempts: 1}
+  - matches: [{path: {type: PathPrefix, value: /slow}}]
+    backendRefs: [{name: slow, port: 80}]
+    timeouts: {backendRequest: 300ms}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: slow, namespace: ns}
+spec:
+  ports: [{port: 80}]
 `
 
 // tlsModel resolves tlsManifest with --tls-dir dir, --listen 127.0.0.1:http
@@ -72,7 +82,8 @@ func tlsModel(t *testing.T, dir string, http, https int, endpoints ...translate.
 	m, err := translate.Build(in, translate.ResolveOptions{TLSDir: dir,
 		Listen:    &translate.Bind{Address: "127.0.0.1", Port: http},
 		ListenTLS: &translate.Bind{Address: "127.0.0.1", Port: https},
-		Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: endpoints}}})
+		Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: endpoints},
+			{Service: "slow", Port: 80, Endpoints: endpoints[len(endpoints)-1:]}}})
 	if err != nil {
 		t.Fatal(err)
 	}
