@@ -114,7 +114,8 @@ func tlsCases() []struct {
 		{"names match the listeners",
 			map[string][]string{"cert-a": {"a.example.com"}, "cert-wild": {"*.example.com"}, "cert-any": {"fallback.test"}},
 			translate.Approximated, "two or more labels below example.com",
-			map[string]string{"a.example.com": "cert-a", "b.example.com": "cert-wild", "x.b.example.com": "cert-any", "other.test": "cert-any", "": "cert-any"}},
+			map[string]string{"a.example.com": "cert-a", "b.example.com": "cert-wild", "x.b.example.com": "cert-any", "other.test": "cert-any", "": "cert-any",
+				"A.Example.COM": "cert-a", "B.EXAMPLE.com": "cert-wild"}},
 		// cert-a does not name a.example.com: Traefik presents cert-wild,
 		// which does; and cert-wild also names c.example.com, served by
 		// the wildcard listener anyway.
@@ -174,7 +175,7 @@ func TestHTTPSListenerConfig(t *testing.T) {
 				}
 			}
 			for sni, secret := range tc.present {
-				probe := sni
+				probe := strings.ToLower(sni) // as Traefik does; Gateway hostnames are lowercase
 				if probe == "" {
 					probe = "127.0.0.1" // Traefik's name for a ClientHello without SNI
 				}
