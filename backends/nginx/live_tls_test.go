@@ -240,6 +240,28 @@ func TestLiveTLS(t *testing.T) {
 					t.Errorf("SNI a.example.com, Host x.example.com: %d, hits %v", resp.StatusCode, hits)
 				}
 			}
+			// A Host that names no hostname of the listener is answered 404
+			// (the catch-all routes it when there is one) and never
+			// reaches the backend, whatever the SNI name.
+			{
+				path := prefix + "/stray"
+				req, _ := http.NewRequest("GET", "https://a.example.com:"+strconv.Itoa(httpsPort)+path, nil)
+				req.Host = "stray.test"
+				resp, err := client("a.example.com").Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				backend.WaitIdle(5 * time.Second)
+				hits := backend.Hits(path)
+				want, wantHits := 404, 0
+				if tc.catchAll {
+					want, wantHits = 200, 1
+				}
+				if resp.StatusCode != want || len(hits) != wantHits {
+					t.Errorf("SNI a.example.com, Host stray.test: %d, hits %v, want %d and %d hits", resp.StatusCode, hits, want, wantHits)
+				}
+			}
 			// One retry scenario: two 503s, then 200.
 			path := "/retry" + prefix
 			backend.Handle(path, flaky.FailFirst(2, 503))
