@@ -211,6 +211,13 @@ type Rule struct {
 	// requests reach less specific hostnames' rules instead of a 404. A
 	// backend cannot claim listener.https honoured while there are any.
 	TLSUnrouted []string
+	// TLSCertShadowed are the rule's HTTPS listeners whose certificate is
+	// not served for a hostname, because an earlier listener at the same
+	// address (--listen-https, or two Gateways on one port) has that
+	// hostname with another Secret ("Gateway ns/gw listener l (hostname
+	// h gets Secret a, not its Secret b)"), sorted. A backend cannot claim
+	// listener.https honoured while there are any.
+	TLSCertShadowed []string
 	// PolicyConflicts are the features on which the policies of the
 	// rule's Services (or listeners) disagree; their findings say so.
 	PolicyConflicts []PolicyConflict

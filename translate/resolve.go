@@ -656,6 +656,11 @@ func (r *resolver) route(o Object[gwv1.HTTPRoute]) {
 						certs[h] = a.cert
 					} else if c.Secret != a.cert.Secret {
 						r.warnOnce(a.tls, fmt.Sprintf("hostname %q already has the certificate of Secret %s on port %d; Secret %s is not used for it", h, c.Secret, a.bind.Port, a.cert.Secret))
+						shadow := fmt.Sprintf("%s (hostname %s gets Secret %s, not its Secret %s)", a.tls, hostOrAny(h), c.Secret, a.cert.Secret)
+						if !slices.Contains(out.TLSCertShadowed, shadow) {
+							out.TLSCertShadowed = append(out.TLSCertShadowed, shadow)
+							slices.Sort(out.TLSCertShadowed)
+						}
 					}
 				}
 			}
@@ -1110,4 +1115,12 @@ func boolRank(b bool) int {
 		return 0
 	}
 	return 1
+}
+
+// hostOrAny names hostname h in a message: "" is the catch-all.
+func hostOrAny(h string) string {
+	if h == "" {
+		return "(any)"
+	}
+	return h
 }

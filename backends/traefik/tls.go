@@ -354,7 +354,11 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 			"so its SNI names get another certificate and its requests reach this rule, where the Gateway API presents " +
 			"that listener's certificate and answers 404"
 	}
-	if len(diffs) > 0 || misdirected || len(r.TLSUnrouted) > 0 {
+	if len(r.TLSCertShadowed) > 0 {
+		msg += "; and the certificate of " + strings.Join(r.TLSCertShadowed, ", ") + " is not served: another listener " +
+			"at the same address has that hostname first, where the Gateway API presents each listener's own certificate"
+	}
+	if len(diffs) > 0 || misdirected || len(r.TLSUnrouted) > 0 || len(r.TLSCertShadowed) > 0 {
 		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated, "%s", msg)
 	}
 	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,

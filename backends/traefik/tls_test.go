@@ -389,3 +389,71 @@ func yamlStrict(data []byte, v any) error {
 	}
 	return nil
 }
+
+// TestHTTPSShadowedCertificate: two HTTPS listeners with the same hostname
+// and different Secrets moved to one address (--listen-https) serve only
+// the first one's certificate; listener.https, honoured before, says so.
+func TestHTTPSShadowedCertificate(t *testing.T) {
+	dir, _, _ := testCA(t, map[string][]string{"c1": {"a.example.com"}, "c2": {"a.example.com"}})
+	manifest := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: p1, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: c1}]}}
+  - {name: p2, port: 8443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: c2}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: ns}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [{name: svc, port: 80}]
+`
+	for _, tc := range []struct {
+		name   string
+		merged bool
+		want   string
+	}{
+		{"one address", true, "the certificate of Gateway ns/gw listener p2 (hostname a.example.com gets Secret ns/c1, not its Secret ns/c2) is not served"},
+		{"own ports", false, "two certificates have the same matching name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := translate.ResolveOptions{TLSDir: dir,
+				Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: 9}}}}}
+			if tc.merged {
+				opts.ListenTLS = &translate.Bind{Address: "127.0.0.1", Port: 8443}
+			}
+			m, err := translate.Build(in, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := generate(t, m, translate.Options{Version: v36})
+			n := 0
+			for _, f := range out.Findings {
+				if f.Feature != translate.FeatureListenerHTTPS {
+					continue
+				}
+				n++
+				if f.Status != translate.Approximated || !strings.Contains(f.Message, tc.want) {
+					t.Errorf("listener.https: %s %q, want approximated with %q", f.Status, f.Message, tc.want)
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d listener.https findings, want 1", n)
+			}
+		})
+	}
+}
