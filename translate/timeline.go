@@ -388,12 +388,12 @@ func retriedOn(b Behaviour) []string {
 	}
 	switch b.ConnErrors {
 	case ConnRetryAll:
-		out = append(out, "connection failures, also after the request was sent")
+		out = append(out, "connection failures, also after the request was sent, until the response headers arrive")
 	case ConnRetryUnsent:
 		out = append(out, "connection failures before the request was sent")
 	}
 	if b.TimeoutRetried {
-		out = append(out, "tries cut by their timer")
+		out = append(out, "tries cut by their timer before the response headers")
 	}
 	return out
 }
@@ -426,6 +426,21 @@ func timelineNotes(b Behaviour, retries int, worst Span) []string {
 		out = append(out, fmt.Sprintf("each try's timer is an idle timer (%s): the latest starts assume a silent backend; one that keeps sending is not cut", roundText(b.TryTimeout.Value)))
 	case TimerHeaders:
 		out = append(out, fmt.Sprintf("each try's timer waits for the response headers (%s): the latest starts assume they never come; a slow body is not cut", roundText(b.TryTimeout.Value)))
+	}
+	// No data plane retries once the response has begun: a failure that
+	// is retried before the headers ends the request after them.
+	timerAfter := b.TimeoutRetried && b.TryTimeout.Kind != TimerHeaders && !b.TryTimeout.Off()
+	var late string
+	switch {
+	case timerAfter && b.ConnErrors == ConnRetryAll:
+		late = "cut by its timer or a broken connection"
+	case timerAfter:
+		late = "cut by its timer"
+	case b.ConnErrors == ConnRetryAll:
+		late = "a broken connection"
+	}
+	if retries > 0 && late != "" {
+		out = append(out, fmt.Sprintf("a try that fails after its response headers arrived (%s) is the last: it is not retried, and the response already begun is cut short", late))
 	}
 	if worst.Unbounded {
 		out = append(out, "nothing cuts a try or the request, so the worst case has no bound")
