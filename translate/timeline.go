@@ -31,9 +31,10 @@ type Backoff struct {
 	// MaxElapsed: a retry whose pause would end later than this after the
 	// first try started is not made (Traefik's 15 minutes); 0: no limit.
 	MaxElapsed time.Duration
-	// TurnAround is a further pause before a retry that follows a failed
-	// connection (HAProxy waits min(timeout connect, 1s)); retries after
-	// other failures do not wait it. 0 when there is none.
+	// TurnAround is a further pause before a retry that follows a
+	// connection that failed before its timeout, a refusal (HAProxy waits
+	// min(timeout connect, 1s)); retries after other failures, an expired
+	// timeout connect included, do not wait it. 0 when there is none.
 	TurnAround time.Duration
 }
 
@@ -308,18 +309,23 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 	waits := b.Backoff.Waits(listed)
 	turn := b.Backoff.TurnAround
 	// Every retry follows a failed connection when nothing else is
-	// retried: the turn-around is then always waited.
+	// retried. The turn-around follows a connection that failed before its
+	// timeout (refused), not one whose timeout connect expired: HAProxy 2.6
+	// retries that at once (seen live, 4 tries in 4 x timeout connect).
+	// Either way the next try cannot start before the turn-around, which is
+	// at most timeout connect.
 	onlyConn := len(b.Codes) == 0 && !b.TimeoutRetried && b.ConnErrors == ConnRetryUnsent
 	for k := 1; k <= listed; k++ {
 		prev := tl.Tries[k-1]
 		lo, hi := waits[k-1].Min, waits[k-1].Max
+		soonest := lo
 		if turn > 0 {
 			hi += turn
 			if onlyConn {
-				lo += turn
+				soonest += turn
 			}
 		}
-		earliest := prev.EarliestStart.add(lo)
+		earliest := prev.EarliestStart.add(soonest)
 		why := ""
 		switch {
 		case reqCut && earliest.D >= req.Value:
@@ -351,8 +357,8 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 		default:
 			note = fmt.Sprintf("after a pause of %s to %s", roundText(lo), roundText(hi))
 		}
-		if turn > 0 && !onlyConn {
-			note += fmt.Sprintf(" (%s of it only after a failed connection)", roundText(turn))
+		if turn > 0 {
+			note += fmt.Sprintf(" (%s of it only after a connection refused or failed before timeout connect)", roundText(turn))
 		}
 		tl.Tries = append(tl.Tries, Try{Try: k + 1, PauseMin: Span{D: lo}, PauseMax: Span{D: hi},
 			EarliestStart: earliest, LatestStart: latest, Timeout: timeout, Note: note})

@@ -121,10 +121,13 @@ func TestRuleTimeline(t *testing.T) {
 				Backoff: Backoff{TurnAround: time.Second}},
 			want: []Try{
 				{Try: 1, Timeout: "idle 300ms", Note: "first try"},
-				{Try: 2, PauseMin: span(time.Second), PauseMax: span(time.Second), EarliestStart: span(time.Second),
-					LatestStart: span(1300 * ms), Timeout: "idle 300ms", Note: "after a pause of 1s"},
-				{Try: 3, PauseMin: span(time.Second), PauseMax: span(time.Second), EarliestStart: span(2 * time.Second),
-					LatestStart: span(2600 * ms), Timeout: "idle 300ms", Note: "after a pause of 1s"},
+				// No turn-around after an expired timeout connect (HAProxy
+				// 2.6, live: 4 tries in 4 x 300ms against a full backlog),
+				// but that try took at least the turn-around.
+				{Try: 2, PauseMax: span(time.Second), EarliestStart: span(time.Second),
+					LatestStart: span(1300 * ms), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
+				{Try: 3, PauseMax: span(time.Second), EarliestStart: span(2 * time.Second),
+					LatestStart: span(2600 * ms), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 			},
 			worst: span(2900 * ms), retriedOn: []string{"connection failures before the request was sent"},
 			notNotes: []string{"is the last"},
@@ -136,7 +139,7 @@ func TestRuleTimeline(t *testing.T) {
 			want: []Try{
 				{Try: 1, Timeout: "idle 300ms", Note: "first try"},
 				{Try: 2, PauseMax: span(time.Second), LatestStart: span(1300 * ms), Timeout: "idle 300ms",
-					Note: "after a pause of 0s to 1s (1s of it only after a failed connection)"},
+					Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 			},
 			worst: span(1600 * ms), noteParts: []string{"larger than 16 KiB is not retried"},
 		},
