@@ -73,10 +73,14 @@ func checkTimeline(t *testing.T, target string, sc Scenario, run Run) {
 	if sc.KeepAlive || sc.Dead {
 		return
 	}
+	refused := 0
 	for _, e := range sc.endpoints() {
 		if e.Refused {
-			return
+			refused++
 		}
+	}
+	if refused > 0 && refused < len(sc.endpoints()) {
+		return
 	}
 	tl := predict(t, target, sc, run)
 	t.Logf("explain predicts %d tries: %+v", len(tl.Tries), tl.Tries)
@@ -84,9 +88,55 @@ func checkTimeline(t *testing.T, target string, sc Scenario, run Run) {
 		t.Errorf("explain cannot read %s back: %v", sc.Route(), tl.Notes)
 		return
 	}
-	for _, e := range timelineErrors(tl, run.Obs) {
+	var errs []string
+	switch {
+	case refused > 0:
+		errs = refusedErrors(tl, run.Obs)
+	default:
+		errs = timelineErrors(tl, run.Obs)
+		if sc.Spec.EveryTryCut {
+			errs = append(errs, worstCaseErrors(tl, run.Obs)...)
+		}
+	}
+	for _, e := range errs {
 		t.Errorf("%s", e)
 	}
+}
+
+// refusedErrors checks requests to endpoints that all refuse connections:
+// the backend sees no try, but every try fails at once, so the request
+// makes every try of the timeline, each at its earliest start, and the
+// client's wait runs from the earliest start of the last try to the worst
+// case (HAProxy's turn-around, Traefik's backoff, nginx's immediate
+// retries).
+func refusedErrors(tl translate.Timeline, obs Observation) []string {
+	var errs []string
+	last := tl.Tries[len(tl.Tries)-1]
+	late := time.Duration(len(tl.Tries)) * lateSlack
+	for _, r := range obs {
+		if r.Duration < last.EarliestStart.D-earlySlack || !tl.WorstCase.Unbounded && r.Duration > tl.WorstCase.D+late {
+			errs = append(errs, fmt.Sprintf("every try refused: the request took %v, explain predicts %s (try %d's earliest start) to %s (-%v, +%v):\n%s",
+				r.Duration.Round(time.Millisecond), last.EarliestStart, last.Try, tl.WorstCase, earlySlack, late, r))
+		}
+	}
+	return errs
+}
+
+// worstCaseErrors checks that a request whose every try was cut by its
+// timer took no longer than the timeline's worst case.
+func worstCaseErrors(tl translate.Timeline, obs Observation) []string {
+	var errs []string
+	if tl.WorstCase.Unbounded {
+		return nil
+	}
+	for _, r := range obs {
+		late := time.Duration(len(r.Hits)+1) * lateSlack
+		if r.Duration > tl.WorstCase.D+late {
+			errs = append(errs, fmt.Sprintf("every try cut: the request took %v, explain's worst case is %s (+%v):\n%s",
+				r.Duration.Round(time.Millisecond), tl.WorstCase, late, r))
+		}
+	}
+	return errs
 }
 
 // timelineErrors compares the tries of each request with the timeline.
@@ -138,6 +188,51 @@ func TestTimelineErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := timelineErrors(tl, Observation{{Hits: tries(tc.hits, 10*time.Millisecond, tc.gap)}})
+			got := strings.Join(errs, "\n")
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Errorf("errors %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRefusedAndWorstCaseErrors: a request to refusing endpoints must wait
+// at least the last try's earliest start and at most the worst case; one
+// whose every try was cut at most the worst case.
+func TestRefusedAndWorstCaseErrors(t *testing.T) {
+	ms := time.Millisecond
+	tl := translate.Timeline{Tries: []translate.Try{
+		{Try: 1},
+		{Try: 2, PauseMin: translate.Span{D: 300 * ms}, PauseMax: translate.Span{D: 300 * ms},
+			EarliestStart: translate.Span{D: 300 * ms}, LatestStart: translate.Span{D: 600 * ms}},
+	}, WorstCase: translate.Span{D: 900 * ms}}
+	for _, tc := range []struct {
+		name      string
+		refused   bool
+		hits      int
+		took      time.Duration
+		want      string
+		unbounded bool
+	}{
+		{"refused, inside", true, 0, 310 * ms, "", false},
+		{"refused, no turn-around", true, 0, 20 * ms, "every try refused: the request took 20ms", false},
+		{"refused, past the worst case", true, 0, 2 * time.Second, "every try refused: the request took 2s", false},
+		{"refused, unbounded", true, 0, time.Hour, "", true},
+		{"cut, inside", false, 2, 900 * ms, "", false},
+		{"cut, past the worst case", false, 2, 2 * time.Second, "every try cut: the request took 2s", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := tl
+			if tc.unbounded {
+				tl.WorstCase = translate.Span{Unbounded: true}
+			}
+			obs := Observation{{Duration: tc.took, Hits: tries(tc.hits, 300*ms, 0)}}
+			var errs []string
+			if tc.refused {
+				errs = refusedErrors(tl, obs)
+			} else {
+				errs = worstCaseErrors(tl, obs)
+			}
 			got := strings.Join(errs, "\n")
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("errors %q, want %q", got, tc.want)

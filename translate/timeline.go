@@ -31,9 +31,10 @@ type Backoff struct {
 	// MaxElapsed: a retry whose pause would end later than this after the
 	// first try started is not made (Traefik's 15 minutes); 0: no limit.
 	MaxElapsed time.Duration
-	// TurnAround is a further pause before a retry that follows a failed
-	// connection (HAProxy waits min(timeout connect, 1s)); retries after
-	// other failures do not wait it. 0 when there is none.
+	// TurnAround is a further pause before a retry that follows a
+	// connection that failed before its timeout, a refusal (HAProxy waits
+	// min(timeout connect, 1s)); retries after other failures, an expired
+	// timeout connect included, do not wait it. 0 when there is none.
 	TurnAround time.Duration
 }
 
@@ -308,18 +309,23 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 	waits := b.Backoff.Waits(listed)
 	turn := b.Backoff.TurnAround
 	// Every retry follows a failed connection when nothing else is
-	// retried: the turn-around is then always waited.
+	// retried. The turn-around follows a connection that failed before its
+	// timeout (refused), not one whose timeout connect expired: HAProxy 2.6
+	// retries that at once (seen live, 4 tries in 4 x timeout connect).
+	// Either way the next try cannot start before the turn-around, which is
+	// at most timeout connect.
 	onlyConn := len(b.Codes) == 0 && !b.TimeoutRetried && b.ConnErrors == ConnRetryUnsent
 	for k := 1; k <= listed; k++ {
 		prev := tl.Tries[k-1]
 		lo, hi := waits[k-1].Min, waits[k-1].Max
+		soonest := lo
 		if turn > 0 {
 			hi += turn
 			if onlyConn {
-				lo += turn
+				soonest += turn
 			}
 		}
-		earliest := prev.EarliestStart.add(lo)
+		earliest := prev.EarliestStart.add(soonest)
 		why := ""
 		switch {
 		case reqCut && earliest.D >= req.Value:
@@ -351,8 +357,8 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 		default:
 			note = fmt.Sprintf("after a pause of %s to %s", roundText(lo), roundText(hi))
 		}
-		if turn > 0 && !onlyConn {
-			note += fmt.Sprintf(" (%s of it only after a failed connection)", roundText(turn))
+		if turn > 0 {
+			note += fmt.Sprintf(" (%s of it only after a connection refused or failed before timeout connect)", roundText(turn))
 		}
 		tl.Tries = append(tl.Tries, Try{Try: k + 1, PauseMin: Span{D: lo}, PauseMax: Span{D: hi},
 			EarliestStart: earliest, LatestStart: latest, Timeout: timeout, Note: note})
@@ -388,12 +394,12 @@ func retriedOn(b Behaviour) []string {
 	}
 	switch b.ConnErrors {
 	case ConnRetryAll:
-		out = append(out, "connection failures, also after the request was sent")
+		out = append(out, "connection failures, also after the request was sent, until the response headers arrive")
 	case ConnRetryUnsent:
 		out = append(out, "connection failures before the request was sent")
 	}
 	if b.TimeoutRetried {
-		out = append(out, "tries cut by their timer")
+		out = append(out, "tries cut by their timer before the response headers")
 	}
 	return out
 }
@@ -426,6 +432,21 @@ func timelineNotes(b Behaviour, retries int, worst Span) []string {
 		out = append(out, fmt.Sprintf("each try's timer is an idle timer (%s): the latest starts assume a silent backend; one that keeps sending is not cut", roundText(b.TryTimeout.Value)))
 	case TimerHeaders:
 		out = append(out, fmt.Sprintf("each try's timer waits for the response headers (%s): the latest starts assume they never come; a slow body is not cut", roundText(b.TryTimeout.Value)))
+	}
+	// No data plane retries once the response has begun: a failure that
+	// is retried before the headers ends the request after them.
+	timerAfter := b.TimeoutRetried && b.TryTimeout.Kind != TimerHeaders && !b.TryTimeout.Off()
+	var late string
+	switch {
+	case timerAfter && b.ConnErrors == ConnRetryAll:
+		late = "cut by its timer or a broken connection"
+	case timerAfter:
+		late = "cut by its timer"
+	case b.ConnErrors == ConnRetryAll:
+		late = "a broken connection"
+	}
+	if retries > 0 && late != "" {
+		out = append(out, fmt.Sprintf("a try that fails after its response headers arrived (%s) is the last: it is not retried, and the response already begun is cut short", late))
 	}
 	if worst.Unbounded {
 		out = append(out, "nothing cuts a try or the request, so the worst case has no bound")

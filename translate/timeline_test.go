@@ -71,6 +71,10 @@ func TestRuleTimeline(t *testing.T) {
 		worst     Span
 		never     []Never
 		noteParts []string
+		// retriedOn, when set, is the list of retried failures; notNotes
+		// are parts no note may say.
+		retriedOn []string
+		notNotes  []string
 	}{
 		{
 			name: "nginx: immediate retries, idle timers, no request timeout", attempts: 2,
@@ -81,7 +85,12 @@ func TestRuleTimeline(t *testing.T) {
 				{Try: 2, EarliestStart: span(0), LatestStart: span(300 * ms), Timeout: "idle 300ms", Note: "at once"},
 				{Try: 3, EarliestStart: span(0), LatestStart: span(600 * ms), Timeout: "idle 300ms", Note: "at once"},
 			},
-			worst: span(900 * ms), noteParts: []string{"idle timer (300ms)"},
+			worst: span(900 * ms), noteParts: []string{"idle timer (300ms)", "after its response headers arrived (cut by its timer or a broken connection) is the last: it is not retried"},
+			// nginx 1.22 and HAProxy 2.6 do not retry a try their timer
+			// cuts after the response headers (seen live: a backend that
+			// sends headers then stalls is tried once, 200 truncated).
+			retriedOn: []string{"responses 500", "connection failures, also after the request was sent, until the response headers arrive",
+				"tries cut by their timer before the response headers"},
 		},
 		{
 			name: "nginx: proxy_next_upstream_timeout is a budget, not a cut", attempts: 3,
@@ -112,12 +121,16 @@ func TestRuleTimeline(t *testing.T) {
 				Backoff: Backoff{TurnAround: time.Second}},
 			want: []Try{
 				{Try: 1, Timeout: "idle 300ms", Note: "first try"},
-				{Try: 2, PauseMin: span(time.Second), PauseMax: span(time.Second), EarliestStart: span(time.Second),
-					LatestStart: span(1300 * ms), Timeout: "idle 300ms", Note: "after a pause of 1s"},
-				{Try: 3, PauseMin: span(time.Second), PauseMax: span(time.Second), EarliestStart: span(2 * time.Second),
-					LatestStart: span(2600 * ms), Timeout: "idle 300ms", Note: "after a pause of 1s"},
+				// No turn-around after an expired timeout connect (HAProxy
+				// 2.6, live: 4 tries in 4 x 300ms against a full backlog),
+				// but that try took at least the turn-around.
+				{Try: 2, PauseMax: span(time.Second), EarliestStart: span(time.Second),
+					LatestStart: span(1300 * ms), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
+				{Try: 3, PauseMax: span(time.Second), EarliestStart: span(2 * time.Second),
+					LatestStart: span(2600 * ms), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 			},
-			worst: span(2900 * ms),
+			worst: span(2900 * ms), retriedOn: []string{"connection failures before the request was sent"},
+			notNotes: []string{"is the last"},
 		},
 		{
 			name: "HAProxy GET: L7 retries at once, the turn-around only after a failed connection", attempts: 1,
@@ -126,7 +139,7 @@ func TestRuleTimeline(t *testing.T) {
 			want: []Try{
 				{Try: 1, Timeout: "idle 300ms", Note: "first try"},
 				{Try: 2, PauseMax: span(time.Second), LatestStart: span(1300 * ms), Timeout: "idle 300ms",
-					Note: "after a pause of 0s to 1s (1s of it only after a failed connection)"},
+					Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 			},
 			worst: span(1600 * ms), noteParts: []string{"larger than 16 KiB is not retried"},
 		},
@@ -174,6 +187,16 @@ func TestRuleTimeline(t *testing.T) {
 			worst: span(975 * ms),
 		},
 		{
+			name: "a headers timer cannot cut after the headers: only a broken connection is named", attempts: 1,
+			b: Behaviour{Retries: 1, Codes: []int{504}, ConnErrors: ConnRetryAll, MaxRetriedBody: -1, TimeoutRetried: true,
+				TryTimeout: Timer{Kind: TimerHeaders, Value: 300 * ms}, RequestTimeout: none},
+			want: []Try{
+				{Try: 1, Timeout: "headers 300ms", Note: "first try"},
+				{Try: 2, LatestStart: span(300 * ms), Timeout: "headers 300ms", Note: "at once"},
+			},
+			worst: span(600 * ms), noteParts: []string{"arrived (a broken connection) is the last"},
+		},
+		{
 			name: "Linkerd: no retries, nothing cuts", attempts: 0,
 			b:    Behaviour{ConnErrors: ConnRetryNone, MaxRetriedBody: -1, TryTimeout: none, RequestTimeout: none},
 			want: []Try{{Try: 1, Timeout: "none", Note: "first try"}}, worst: Span{Unbounded: true},
@@ -218,6 +241,16 @@ func TestRuleTimeline(t *testing.T) {
 			for _, p := range tc.noteParts {
 				if !strings.Contains(notes, p) {
 					t.Errorf("notes do not say %q:\n%s", p, notes)
+				}
+			}
+			for _, p := range tc.notNotes {
+				if strings.Contains(notes, p) {
+					t.Errorf("notes say %q:\n%s", p, notes)
+				}
+			}
+			if tc.retriedOn != nil {
+				if diff := cmp.Diff(tc.retriedOn, tl.RetriedOn); diff != "" {
+					t.Errorf("retried on (-want +got):\n%s", diff)
 				}
 			}
 		})

@@ -281,7 +281,7 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 				f = noRetry(feat, "attempts is 0: HAProxy retries nothing, so there is no delay to keep")
 			} else {
 				f = translate.NewFinding(r, feat, translate.Unsupported,
-					"HAProxy has no backoff: a retry after an error status, empty response or timeout starts at once, and the only pause is a fixed turn-around of min(timeout connect, 1s) after a connection failure on the same server; backoff %s is ignored (Envoy or Traefik can delay retries)",
+					"HAProxy has no backoff: a retry after an error status, empty response or timeout starts at once, and the only pause is a fixed turn-around of min(timeout connect, 1s) after a connection to the same server refused or failed before timeout connect (none when timeout connect expired); backoff %s is ignored (Envoy or Traefik can delay retries)",
 					r.Retry.Backoff.Text)
 			}
 		case translate.FeatureRetryBackendTimeout:
