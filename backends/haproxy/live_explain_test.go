@@ -61,9 +61,12 @@ func TestLiveExplainConnectTimeout(t *testing.T) {
 	proxytest.Require(t, "haproxy")
 	backend := fullBacklog(t)
 	port := proxytest.FreePort(t)
-	manifest := strings.Replace(testmodel.ConnectionPolicy("clientTimeout: 30s"),
-		"rules: [{backendRefs: [{name: svc, port: 8080}]}]",
-		"rules: [{backendRefs: [{name: svc, port: 8080}], retry: {attempts: 3}, timeouts: {backendRequest: 300ms}}]", 1)
+	policy := testmodel.ConnectionPolicy("clientTimeout: 30s")
+	manifest := strings.Replace(policy, "  - backendRefs: [{name: svc, port: 8080}]\n",
+		"  - backendRefs: [{name: svc, port: 8080}]\n    retry: {attempts: 3}\n    timeouts: {backendRequest: 300ms}\n", 1)
+	if manifest == policy {
+		t.Fatal("testmodel.ConnectionPolicy's rule is not where this test adds its retry")
+	}
 	m := testmodel.LoadText(t, manifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}}, "svc.ns:8080="+backend)
 	targets := []translate.Target{{Backend: New(), Version: checkedVersion}}
 	res, err := translate.Run(m, targets, false)

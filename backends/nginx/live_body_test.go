@@ -8,13 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/testmodel"
-	"github.com/gwretry/gwretry/translate"
 )
 
 // TestLiveBodiesOfAnySize: the Gateway API sets no limit on a request's
@@ -40,35 +38,10 @@ func TestLiveBodiesOfAnySize(t *testing.T) {
 	}))
 	t.Cleanup(backend.Close)
 
-	port := proxytest.FreePort(t)
-	manifest := `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
+	_, addr := serveRoute(t, proxytest.Require(t, "nginx"), "1.22", testmodel.Route(`
   - backendRefs: [{name: svc, port: 8080}]
     retry: {codes: [503], attempts: 2}
-`
-	m := testmodel.LoadText(t, manifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-		"svc:8080="+backend.Listener.Addr().String())
-	b, err := NewWithConfig(Config{Layout: LayoutConfD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.22"}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	startConfD(t, &translate.Output{Files: res.Files}, addr)
+`), backend.Listener.Addr().String())
 
 	const size = 5 << 20
 	for _, tc := range []struct {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,20 +25,7 @@ import (
 func TestLiveCutAfterHeaders(t *testing.T) {
 	proxytest.Require(t, "nginx")
 	backend := flaky.New(t, "a")
-	port := proxytest.FreePort(t)
-	manifest := `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
+	res, addr := serveRoute(t, proxytest.Require(t, "nginx"), "1.22", testmodel.Route(`
   - matches: [{path: {type: PathPrefix, value: /retried}, method: GET}]
     backendRefs: [{name: svc, port: 8080}]
     retry: {codes: [500], attempts: 2}
@@ -54,19 +40,7 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /request}, method: GET}]
     backendRefs: [{name: svc, port: 8080}]
     timeouts: {request: 500ms}
-`
-	m := testmodel.LoadText(t, manifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-		"svc:8080="+backend.Addr())
-	b, err := NewWithConfig(Config{Layout: LayoutConfD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.22"}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	startConfD(t, &translate.Output{Files: res.Files}, addr)
+`), backend.Addr())
 
 	// What each finding that speaks of a cut try must say of the two cases.
 	before := map[translate.Feature]*regexp.Regexp{

@@ -7,14 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
-	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -91,52 +89,19 @@ func TestLiveMalformedReplies(t *testing.T) {
 		"/empty-answer": "",
 	}
 	backend := newRawBackend(t, replies)
-	port := proxytest.FreePort(t)
-	manifest := `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - matches: [{path: {type: PathPrefix, value: /}, method: GET}]
-    backendRefs: [{name: svc, port: 8080}]
-    retry: {codes: [500], attempts: 1}
-`
-	m := testmodel.LoadText(t, manifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-		"svc:8080="+backend.ln.Addr().String())
-	b, err := NewWithConfig(Config{Layout: LayoutConfD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.22"}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, addr := serveRoute(t, proxytest.Require(t, "nginx"), "1.22", retryOneManifest, backend.ln.Addr().String())
 	for _, f := range res.Report.Findings {
 		if f.Feature == translate.FeatureRetryConnectionErrors && !strings.Contains(f.Message, "without a valid HTTP/1.x status line") {
 			t.Errorf("%s does not say that a reply without a valid status line is not retried: %s", f.Feature, f.Message)
 		}
 	}
-	out, err := b.Generate(m, translate.Options{Version: "1.22"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	noted := false
-	for _, n := range out.Notes {
+	for _, n := range res.Notes {
 		noted = noted || strings.Contains(n.Text, "informational response (1xx")
 	}
 	if !noted {
 		t.Errorf("no note says that nginx takes a backend's 1xx response as the final one")
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	startConfD(t, &translate.Output{Files: res.Files}, addr)
 
 	for _, tc := range []struct {
 		path       string

@@ -19,6 +19,7 @@ import (
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -161,6 +162,27 @@ func TestLive(t *testing.T) {
 func startConfD(t *testing.T, out *translate.Output, addr string) *proxytest.Proxy {
 	t.Helper()
 	return startConfDWith(t, proxytest.Require(t, "nginx"), out, addr)
+}
+
+// serveRoute runs manifest (svc:8080 served at backend) through
+// translate.Run for nginx version, starts the nginx binary bin on its
+// conf.d file and returns the result and the address nginx listens on.
+func serveRoute(t *testing.T, bin, version, manifest, backend string) (*translate.Result, string) {
+	t.Helper()
+	port := proxytest.FreePort(t)
+	m := testmodel.LoadText(t, manifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
+		"svc:8080="+backend)
+	b, err := NewWithConfig(Config{Layout: LayoutConfD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := translate.Run(m, []translate.Target{{Backend: b, Version: version}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	startConfDWith(t, bin, &translate.Output{Files: res.Files}, addr)
+	return res, addr
 }
 
 // startConfDWith is startConfD with the nginx binary bin.

@@ -59,25 +59,13 @@ func TestLiveResponseFraming(t *testing.T) {
 	}
 	installedNginx(t, func(t *testing.T, bin string, v version) {
 		backend := newRawBackend(t, replies)
-		port := proxytest.FreePort(t)
-		m := testmodel.LoadText(t, retryOneManifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-			"svc:8080="+backend.ln.Addr().String())
-		b, err := NewWithConfig(Config{Layout: LayoutConfD})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := translate.Run(m, []translate.Target{{Backend: b, Version: v.Name}}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, addr := serveRoute(t, bin, v.Name, retryOneManifest, backend.ln.Addr().String())
 		for _, f := range res.Report.Findings {
 			says := strings.Contains(f.Message, "two Content-Length lines")
 			if f.Feature == translate.FeatureRetryConnectionErrors && says == v.ChecksResponseFraming {
 				t.Errorf("nginx %s: %s says the malformed framing is passed on: %v, want %v: %s", v.Name, f.Feature, says, !v.ChecksResponseFraming, f.Message)
 			}
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		startConfDWith(t, bin, &translate.Output{Files: res.Files}, addr)
 		for path := range replies {
 			wantTries, wantBody := 1, "no"
 			if v.ChecksResponseFraming || path == "/bad-header" {
@@ -101,23 +89,11 @@ func TestLiveResponseFraming(t *testing.T) {
 }
 
 // retryOneManifest retries every GET once on 500.
-const retryOneManifest = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
+var retryOneManifest = testmodel.Route(`
   - matches: [{path: {type: PathPrefix, value: /}, method: GET}]
     backendRefs: [{name: svc, port: 8080}]
     retry: {codes: [500], attempts: 1}
-`
+`)
 
 // TestLiveRepeatedHeaderMatch proves, on every installed nginx, the routing
 // note's word on a header sent on several lines: nginx 1.22 matches its
@@ -127,26 +103,14 @@ spec:
 func TestLiveRepeatedHeaderMatch(t *testing.T) {
 	installedNginx(t, func(t *testing.T, bin string, v version) {
 		backend := newRawBackend(t, nil)
-		port := proxytest.FreePort(t)
-		m := testmodel.LoadText(t, headerMatchManifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}},
-			"svc:8080="+backend.ln.Addr().String())
-		b, err := NewWithConfig(Config{Layout: LayoutConfD})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := b.Generate(m, translate.Options{Version: v.Name})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, addr := serveRoute(t, bin, v.Name, headerMatchManifest, backend.ln.Addr().String())
 		joined := false
-		for _, n := range out.Notes {
+		for _, n := range res.Notes {
 			joined = joined || strings.Contains(n.Text, "headers as $http_<name>, the lines of a header sent several times joined")
 		}
 		if joined != v.JoinsHeaderLines {
 			t.Errorf("nginx %s: the routing note says repeated header lines are joined: %v, want %v", v.Name, joined, v.JoinsHeaderLines)
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		startConfDWith(t, bin, out, addr)
 		for _, tc := range []struct {
 			name  string
 			lines []string
@@ -178,19 +142,7 @@ func TestLiveRepeatedHeaderMatch(t *testing.T) {
 }
 
 // headerMatchManifest routes only requests whose X-Version is exactly v1.
-const headerMatchManifest = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
+var headerMatchManifest = testmodel.Route(`
   - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-version, value: v1}]}]
     backendRefs: [{name: svc, port: 8080}]
-`
+`)

@@ -41,6 +41,27 @@ func load(tb testing.TB, paths []string, stdin io.Reader, opts translate.Resolve
 	return in, m
 }
 
+// Route is the manifest of Gateway ns/gw (one HTTP listener on port 80)
+// and HTTPRoute ns/r attached to it with rules, the YAML of the route's
+// rules list ("  - matches: ..." lines, indented two spaces; a leading
+// newline is dropped): the frame every single-route live test shares.
+func Route(rules string) string {
+	return `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+` + strings.TrimPrefix(rules, "\n")
+}
+
 // LoadText is Load of one manifest file whose text is manifests (read as
 // standard input, "-").
 func LoadText(tb testing.TB, manifests string, opts translate.ResolveOptions, endpoints ...string) *translate.Model {
@@ -54,20 +75,7 @@ func LoadText(tb testing.TB, manifests string, opts translate.ResolveOptions, en
 // a ConnectionTimeoutPolicy on the Gateway whose spec has the fields of
 // spec ("clientTimeout: 1s", ...), for the live connection-timeout tests.
 func ConnectionPolicy(spec ...string) string {
-	return `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: ns}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{backendRefs: [{name: svc, port: 8080}]}]
----
+	return Route("  - backendRefs: [{name: svc, port: 8080}]\n") + `---
 apiVersion: gwretry.io/v1alpha1
 kind: ConnectionTimeoutPolicy
 metadata: {name: tuning, namespace: ns}
