@@ -124,12 +124,17 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 		}
 		return false
 	}
+	said := map[*rulePlan]map[string]bool{} // p.Lost as a set
 	lose := func(p *rulePlan, r, o *translate.Rule, n Name) {
 		lost := fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, which takes precedence (gRPC rejects a service config that names a method twice)", n, o.Route, o.Index)
 		if elsewhere(r, o) {
 			lost = fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, also on the hostnames or listeners that rule is not served on (%s), as a service config has no hostnames", n, o.Route, o.Index, servedOn(out[o]))
 		}
-		if !slices.Contains(p.Lost, lost) {
+		if said[p] == nil {
+			said[p] = map[string]bool{}
+		}
+		if !said[p][lost] {
+			said[p][lost] = true
 			p.Lost = append(p.Lost, lost)
 		}
 	}
@@ -156,9 +161,23 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 	// a wider name takes the calls it names from the wider rule on the
 	// other hosts too: the Gateway API sends those to the wider rule, the
 	// channel's service config to the narrower one.
+	// Each name has one owner, so the empty name is looked at once and a
+	// service's names once per service-wide name: n log n in the names.
+	names := sortedNames(owner)
+	byService := map[string][]Name{}
+	for _, n := range names {
+		byService[n.Service] = append(byService[n.Service], n)
+	}
 	for _, r := range m.Rules {
 		for _, wide := range out[r].Names {
-			for _, n := range sortedNames(owner) {
+			var narrower []Name
+			switch {
+			case wide.Service == "":
+				narrower = names
+			case wide.Method == "":
+				narrower = byService[wide.Service]
+			}
+			for _, n := range narrower {
 				if o := owner[n]; o != r && covers(wide, n) && elsewhere(r, o) {
 					lose(out[r], r, o, n)
 				}
