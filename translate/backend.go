@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -259,9 +261,10 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		out.Findings = nil
 		for _, s := range m.Skipped {
 			for _, feat := range s.Features {
-				res.Report.Findings = append(res.Report.Findings, Finding{Target: name, Route: s.Route,
-					Rule: s.Index, RuleName: s.RuleName, Feature: feat, Status: Unsupported,
-					Message: "rule not translated: " + s.Reason})
+				f := Finding{Target: name, Route: s.Route, Rule: s.Index, RuleName: s.RuleName, Feature: feat,
+					Message: "rule not translated: " + s.Reason}
+				f.Decide(report.Decide(report.ReasonRuleNotTranslated))
+				res.Report.Findings = append(res.Report.Findings, f)
 			}
 		}
 		if !mesh {
@@ -484,6 +487,13 @@ func checkFindings(m *Model, fs []Finding, mesh bool) error {
 		}
 		if f.Status != Honoured && f.Status != Approximated && f.Status != Unsupported {
 			return fmt.Errorf("finding for %s rule %d feature %s has status %q", f.Route, f.Rule, f.Feature, f.Status)
+		}
+		if f.Reason != "" {
+			// Until every target records its decisions, a finding
+			// without a reason is only checked for its status.
+			if err := report.Check(f); err != nil {
+				return fmt.Errorf("finding for %s rule %d: %w", f.Route, f.Rule, err)
+			}
 		}
 		if f.Status != Honoured && f.Message == "" {
 			return fmt.Errorf("%s finding for %s rule %d feature %s has no message", f.Status, f.Route, f.Rule, f.Feature)

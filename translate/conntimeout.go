@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"cmp"
 	"fmt"
 	"maps"
@@ -62,32 +64,16 @@ type PolicyTargetRef struct {
 // findings are per (Gateway, target, feature): Finding.Gateway is set and
 // Route, Rule and RuleName are empty.
 const (
-	FeatureConnClientTimeout    Feature = "connection.clientTimeout"
-	FeatureConnClientFinTimeout Feature = "connection.clientFinTimeout"
-	FeatureConnServerTimeout    Feature = "connection.serverTimeout"
-	FeatureConnServerFinTimeout Feature = "connection.serverFinTimeout"
-	FeatureConnTunnelTimeout    Feature = "connection.tunnelTimeout"
-	FeatureConnTLSInspectDelay  Feature = "connection.tlsInspectDelay"
+	FeatureConnClientTimeout    = report.FeatureConnClientTimeout
+	FeatureConnClientFinTimeout = report.FeatureConnClientFinTimeout
+	FeatureConnServerTimeout    = report.FeatureConnServerTimeout
+	FeatureConnServerFinTimeout = report.FeatureConnServerFinTimeout
+	FeatureConnTunnelTimeout    = report.FeatureConnTunnelTimeout
+	FeatureConnTLSInspectDelay  = report.FeatureConnTLSInspectDelay
 )
 
 // ConnectionFeatures are the connection.* features in report order.
-func ConnectionFeatures() []Feature {
-	return []Feature{FeatureConnClientTimeout, FeatureConnClientFinTimeout, FeatureConnServerTimeout,
-		FeatureConnServerFinTimeout, FeatureConnTunnelTimeout, FeatureConnTLSInspectDelay}
-}
-
-// IsConnection reports whether f is one of the connection.* features.
-func (f Feature) IsConnection() bool { return strings.HasPrefix(string(f), "connection.") }
-
-// ServerSide reports whether a connection feature applies where the proxy
-// talks to the backends (per rule: serverTimeout, serverFinTimeout,
-// tunnelTimeout) rather than where it accepts clients (per listener).
-func (f Feature) ServerSide() bool {
-	return f == FeatureConnServerTimeout || f == FeatureConnServerFinTimeout || f == FeatureConnTunnelTimeout
-}
-
-// Field is the policy's spec field of a connection feature ("serverTimeout").
-func (f Feature) Field() string { return strings.TrimPrefix(string(f), "connection.") }
+func ConnectionFeatures() []Feature { return report.ConnectionFeatures() }
 
 // GatewayTimeouts are the connection timeouts of one Gateway, merged from
 // the ConnectionTimeoutPolicies that target it.
@@ -438,10 +424,10 @@ func (r *resolver) connectionPolicyReports(m *Model, reports []*PolicyReport, fo
 }
 
 // ConnectionFindings returns exactly one finding for every field of every
-// Gateway's connection timeouts. decide gives the status and message of a
-// field that nothing blocks; a blocked field is unsupported, and a clamped
-// value is at best approximated.
-func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (Status, string)) []Finding {
+// Gateway's connection timeouts. decide gives the decision and message of
+// a field that nothing blocks; a blocked field is unsupported
+// (PolicyBlocked), and a clamped value gets the TimeoutClamped caveat.
+func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (report.Decision, string)) []Finding {
 	var out []Finding
 	for _, g := range m.ConnectionTimeouts {
 		for _, c := range g.Timeouts {
@@ -450,14 +436,18 @@ func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTi
 			f := Finding{Gateway: g.Gateway, Feature: c.Feature, Source: ConnectionTimeoutPolicyKind + " " + c.Policy}
 			switch {
 			case c.Blocked != "":
-				f.Status, f.Message = Unsupported, c.Blocked
+				f.Decide(report.Decide(report.ReasonPolicyBlocked))
+				f.Message = c.Blocked
 			case c.Feature.ServerSide() && !slices.ContainsFunc(g.Rules, func(r *Rule) bool { return r.Forwards() && !(c.Feature == FeatureConnServerTimeout && r.OwnTimeouts()) }):
-				f.Status, f.Message = Approximated, fmt.Sprintf("no rule served on the Gateway's listeners forwards to a backend without its own setting (a rule's own timeouts win over serverTimeout, as an OpenShift Route's haproxy.router.openshift.io/timeout annotation wins over tuningOptions.serverTimeout): %s applies to none of them", c.Feature.Field())
+				f.Decide(report.Decide(report.ReasonConfigured).With(report.NewCaveat(report.CaveatNoRuleTakesIt)))
+				f.Message = fmt.Sprintf("no rule served on the Gateway's listeners forwards to a backend without its own setting (a rule's own timeouts win over serverTimeout, as an OpenShift Route's haproxy.router.openshift.io/timeout annotation wins over tuningOptions.serverTimeout): %s applies to none of them", c.Feature.Field())
 			default:
-				f.Status, f.Message = decide(g, c)
-				if c.Clamped && f.Status == Honoured {
-					f.Status = Approximated
+				d, msg := decide(g, c)
+				if c.Clamped && d.Status() != Unsupported {
+					d = d.With(report.NewCaveat(report.CaveatTimeoutClamped, "max", "2147483647ms"))
 				}
+				f.Decide(d)
+				f.Message = msg
 				if c.Clamped {
 					f.Message = strings.TrimPrefix(f.Message+"; ", "; ") + fmt.Sprintf("%s %s exceeds HAProxy's largest timeout and is clamped to 2147483647ms, as the OpenShift operator does", c.Feature.Field(), c.Text)
 				}
@@ -468,10 +458,13 @@ func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTi
 	return out
 }
 
-// UnsupportedConnections returns an unsupported finding for every field of
-// every Gateway's connection timeouts, for a target that has none of them.
+// UnsupportedConnections returns an unsupported finding (NotExpressible)
+// for every field of every Gateway's connection timeouts, for a target
+// that has none of them.
 func UnsupportedConnections(m *Model, why string) []Finding {
-	return ConnectionFindings(m, func(*GatewayTimeouts, ConnectionTimeout) (Status, string) { return Unsupported, why })
+	return ConnectionFindings(m, func(*GatewayTimeouts, ConnectionTimeout) (report.Decision, string) {
+		return report.Decide(report.ReasonNotExpressible), why
+	})
 }
 
 // ConnectionJudge is implemented by a backend whose judge reads the
@@ -610,4 +603,35 @@ func (g *GatewayTimeouts) ConnectionSites(f Feature, listener func(*Listener), r
 		}
 		rule(r)
 	}
+}
+
+// LegacyConnectionFindings is ConnectionFindings for a decide that gives a
+// status and no decision: findings without a reason, which the contract
+// check refuses once every target records its decisions.
+//
+// Deprecated: transitional, until every target records its decisions.
+func LegacyConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (Status, string)) []Finding {
+	out := ConnectionFindings(m, func(g *GatewayTimeouts, c ConnectionTimeout) (report.Decision, string) {
+		_, msg := decide(g, c)
+		return report.Decision{}, msg
+	})
+	// The statuses decide gave, as ConnectionFindings derived them before
+	// there were decisions.
+	i := 0
+	for _, g := range m.ConnectionTimeouts {
+		for _, c := range g.Timeouts {
+			f := &out[i]
+			i++
+			if f.Reason != "" {
+				continue
+			}
+			s, _ := decide(g, c)
+			if c.Clamped && s == Honoured {
+				s = Approximated
+			}
+			f.Status = s
+			f.Caveats = nil
+		}
+	}
+	return out
 }

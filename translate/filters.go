@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"fmt"
 	"strings"
 )
@@ -137,37 +139,22 @@ type OtherFilter struct {
 
 // Filter features: one per filter kind a rule sets.
 const (
-	FeatureRequestHeaderModifier  Feature = "filters.requestHeaderModifier"
-	FeatureResponseHeaderModifier Feature = "filters.responseHeaderModifier"
-	FeatureRequestRedirect        Feature = "filters.requestRedirect"
-	FeatureURLRewrite             Feature = "filters.urlRewrite"
-	FeatureRequestMirror          Feature = "filters.requestMirror"
-	FeatureExtensionRef           Feature = "filters.extensionRef"
-	FeatureCORS                   Feature = "filters.cors"
-	FeatureExternalAuth           Feature = "filters.externalAuth"
-	// backendRefFilterPrefix prefixes the features of filters set on
-	// backendRefs ("backendRefs.filters.requestHeaderModifier").
-	backendRefFilterPrefix = "backendRefs."
+	FeatureRequestHeaderModifier  = report.FeatureRequestHeaderModifier
+	FeatureResponseHeaderModifier = report.FeatureResponseHeaderModifier
+	FeatureRequestRedirect        = report.FeatureRequestRedirect
+	FeatureURLRewrite             = report.FeatureURLRewrite
+	FeatureRequestMirror          = report.FeatureRequestMirror
+	FeatureExtensionRef           = report.FeatureExtensionRef
+	FeatureCORS                   = report.FeatureCORS
+	FeatureExternalAuth           = report.FeatureExternalAuth
+	backendRefFilterPrefix        = report.BackendRefFilterPrefix
 )
 
 // Listener and attachment features.
 const (
-	// FeatureListenerHTTPS: the route is attached to an HTTPS listener,
-	// which gwretry does not generate.
-	FeatureListenerHTTPS Feature = "listener.https"
-	// FeatureRouteAttachment: the route is attached to no listener that
-	// gwretry generates, so none of its rules is served. Every rule of such
-	// a route has it, so that a rule without retry or timeouts is reported
-	// too.
-	FeatureRouteAttachment Feature = "route.attachment"
+	FeatureListenerHTTPS   = report.FeatureListenerHTTPS
+	FeatureRouteAttachment = report.FeatureRouteAttachment
 )
-
-// IsFilter reports whether f is a filter feature, of the rule
-// ("filters.urlRewrite") or of its backendRefs
-// ("backendRefs.filters.urlRewrite").
-func (f Feature) IsFilter() bool {
-	return strings.HasPrefix(string(strings.TrimPrefix(string(f), backendRefFilterPrefix)), "filters.")
-}
 
 // BackendRefFeature returns the feature of filter feature f set on a
 // backendRef ("backendRefs.filters.urlRewrite").
@@ -250,12 +237,12 @@ func (u UngeneratedListener) String() string {
 func UntranslatedFinding(r *Rule, f Feature, target, answer string) (Finding, bool) {
 	switch {
 	case f == FeatureListenerHTTPS && len(r.Ungenerated) > 0:
-		return NewFinding(r, f, Unsupported, "the route is attached to %s, which gwretry does not generate: requests that arrive there are not served; only its other listeners are",
+		return Decided(r, f, report.Decide(report.ReasonListenerNotGenerated), "the route is attached to %s, which gwretry does not generate: requests that arrive there are not served; only its other listeners are",
 			ungeneratedText(r.Ungenerated)), true
 	case f == FeatureListenerHTTPS:
 		// A backend that terminates TLS answers this feature itself when
 		// every HTTPS listener of the rule is generated (Ungenerated empty).
-		return NewFinding(r, f, Unsupported, "the route is served on %s, but gwretry does not generate HTTPS listeners for %s yet: requests that arrive there are not served",
+		return Decided(r, f, report.Decide(report.ReasonNotTranslated), "the route is served on %s, but gwretry does not generate HTTPS listeners for %s yet: requests that arrive there are not served",
 			strings.Join(r.TLSListeners, ", "), target), true
 	case f.IsFilter():
 	default:
@@ -304,7 +291,7 @@ func UntranslatedFinding(r *Rule, f Feature, target, answer string) (Finding, bo
 	default:
 		instead = "requests are proxied without it"
 	}
-	return NewFinding(r, f, Unsupported, "gwretry does not translate %s for %s%s: %s", what, target, yet, instead), true
+	return Decided(r, f, report.Decide(report.ReasonNotTranslated), "gwretry does not translate %s for %s%s: %s", what, target, yet, instead), true
 }
 
 // String describes the redirect for messages: "302 to https://example.com:8443".

@@ -1,85 +1,60 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 )
 
-// Feature names one feature a rule can set: retry, timeouts, backendRefs,
-// a filter kind, a listener. The names are those of report.json, listed in
-// the README's "The report" section.
-type Feature string
+// The report's vocabulary lives in package report; these names keep the
+// packages that speak of a rule's findings through translate working.
+type (
+	// Feature is report.Feature.
+	Feature = report.Feature
+	// Status is report.Status.
+	Status = report.Status
+	// Finding is report.Finding.
+	Finding = report.Finding
+)
 
 // Features, in the order they are reported.
 const (
-	// FeatureBackendRefs is set when some backendRef of a rule cannot
-	// receive traffic, or none can (a dead rule): the Gateway API answers
-	// that share of the requests with 500.
-	FeatureBackendRefs           Feature = "backendRefs"
-	FeatureRetryAttempts         Feature = "retry.attempts"
-	FeatureRetryBackendTimeout   Feature = "retry.backendTimeout"
-	FeatureRetryBackoff          Feature = "retry.backoff"
-	FeatureRetryCodes            Feature = "retry.codes"
-	FeatureRetryConnectionErrors Feature = "retry.connectionErrors"
-	FeatureBackendRequestTimeout Feature = "timeouts.backendRequest"
-	FeatureRequestTimeout        Feature = "timeouts.request"
+	FeatureBackendRefs           = report.FeatureBackendRefs
+	FeatureRetryAttempts         = report.FeatureRetryAttempts
+	FeatureRetryBackendTimeout   = report.FeatureRetryBackendTimeout
+	FeatureRetryBackoff          = report.FeatureRetryBackoff
+	FeatureRetryCodes            = report.FeatureRetryCodes
+	FeatureRetryConnectionErrors = report.FeatureRetryConnectionErrors
+	FeatureBackendRequestTimeout = report.FeatureBackendRequestTimeout
+	FeatureRequestTimeout        = report.FeatureRequestTimeout
 )
-
-// Status is how far a data plane honours a feature.
-type Status string
 
 // Statuses, from best to worst.
 const (
-	// Honoured: the data plane, as configured, behaves as the Gateway API
-	// defines the feature. The end-to-end tests check this claim.
-	Honoured Status = "honoured"
-	// Approximated: something close is configured; the message says what
-	// differs.
-	Approximated Status = "approximated"
-	// Unsupported: nothing in this data plane version does it; the message
-	// says what the user can do.
-	Unsupported Status = "unsupported"
+	Honoured      = report.Honoured
+	Approximated  = report.Approximated
+	Unsupported   = report.Unsupported
+	NotApplicable = report.NotApplicable
 )
-
-// Rank orders statuses: honoured 0, approximated 1, unsupported 2.
-func (s Status) Rank() int {
-	switch s {
-	case Honoured:
-		return 0
-	case Approximated:
-		return 1
-	default:
-		return 2
-	}
-}
-
-// Finding is what one target does with one feature of one rule, or, for
-// the connection.* features, of one Gateway: then Gateway is set and Route,
-// Rule and RuleName are empty.
-type Finding struct {
-	Target   string  `json:"target"`
-	Gateway  string  `json:"gateway,omitempty"`
-	Route    string  `json:"route"`
-	Rule     int     `json:"rule"`
-	RuleName string  `json:"ruleName"`
-	Feature  Feature `json:"feature"`
-	Status   Status  `json:"status"`
-	Message  string  `json:"message"`
-	// Source is where the feature's value came from, on the findings of
-	// rules some policy reaches ("HTTPRoute", "RetryPolicy ns/name
-	// override", ...; see RuleEffective); "" on the others, whose values
-	// all come from the HTTPRoute. A connection.* finding names the
-	// ConnectionTimeoutPolicy whose value it reports.
-	Source string `json:"source,omitempty"`
-}
 
 // NewFinding returns a finding for a feature of rule r. The target is filled
 // in by Run.
+//
+// Deprecated: use Decided, whose status follows from the decision.
 func NewFinding(r *Rule, f Feature, s Status, format string, args ...any) Finding {
 	return Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f, Status: s,
 		Message: fmt.Sprintf(format, args...)}
+}
+
+// Decided returns the finding of feature f of rule r that decision d
+// records; its status follows from d. The message says it in words.
+func Decided(r *Rule, f Feature, d report.Decision, format string, args ...any) Finding {
+	fd := Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f,
+		Message: fmt.Sprintf(format, args...)}
+	fd.Decide(d)
+	return fd
 }
 
 // Features returns the features a rule sets, as the README's "The report"
@@ -108,10 +83,10 @@ func (r *Rule) Features() []Feature {
 // effect. answer says what the target does instead ("Envoy answers 500").
 func DeadRuleFinding(r *Rule, f Feature, answer string) Finding {
 	if !r.Dead() {
-		return NewFinding(r, f, Unsupported, "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
+		return Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
 			r.NoForwardReason(), answer, f)
 	}
-	return NewFinding(r, f, Unsupported, "the rule has no backend that can receive traffic (%s): %s for every request it matches, so %s never takes effect",
+	return Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule has no backend that can receive traffic (%s): %s for every request it matches, so %s never takes effect",
 		r.DeadReason(), answer, f)
 }
 
@@ -179,7 +154,3 @@ func (r *Report) Worst() (Status, bool) {
 	}
 	return worst, worst != ""
 }
-
-// IsRetry reports whether f is one of the retry.* features, which a rule
-// with attempts 0 honours by not retrying at all.
-func (f Feature) IsRetry() bool { return strings.HasPrefix(string(f), "retry.") }

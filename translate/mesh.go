@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"cmp"
 	"fmt"
 	"slices"
@@ -82,7 +84,7 @@ func MeshOnlyFindings(r *Rule, target string) []Finding {
 	}
 	out := make([]Finding, len(fs))
 	for i, f := range fs {
-		out[i] = NewFinding(r, f, Unsupported, "%s", msg)
+		out[i] = Decided(r, f, report.Decide(report.ReasonMeshAttachmentOnly), "%s", msg)
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func connNotWritten(f translate.Feature) string {
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
 // fields, per Gateway).
 func connFindings(m *translate.Model, c capability) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (translate.Status, string) {
 		if _, err := connValue(ct); err != nil {
 			return translate.Unsupported, err.Error()
 		}

@@ -97,7 +97,7 @@ func (d *document) setBackendConn(s sectionRef, p connPlan) {
 // (TestLiveConnectionTimeouts*) are honoured: clientTimeout, serverTimeout
 // and tunnelTimeout.
 func connFindings(m *translate.Model) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
 		v := c.HAProxy()
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:

@@ -102,7 +102,7 @@ func connNotWritten(f translate.Feature) string {
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
 // fields, per Gateway).
 func connFindings(m *translate.Model) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
 		arg, err := connArg(c)
 		if err != nil {
 			return translate.Unsupported, err.Error()

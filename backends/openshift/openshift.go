@@ -223,7 +223,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		"the tuning options are proxy-wide: they apply to every Route and Ingress the IngressController serves, not only to one Gateway's traffic",
 		"the router serves OpenShift Routes and Ingresses, not Gateway API HTTPRoutes: every route rule gets unsupported findings on this target",
 	)}
-	out.Findings = append(out.Findings, translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	out.Findings = append(out.Findings, translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
 		f := fields()[slices.IndexFunc(fields(), func(f field) bool { return f.feature == c.Feature })]
 		win := chosen[c.Feature]
 		if win.Value != c.Value {

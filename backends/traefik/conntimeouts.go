@@ -146,7 +146,7 @@ func connFindings(m *translate.Model) []translate.Finding {
 		translate.FeatureConnTunnelTimeout:    "Traefik has no timer for upgraded (WebSocket) connections (HAProxy's timeout tunnel): once switched, Go's reverse proxy copies both ways until one side closes, and no serversTransport or entry point setting times it",
 		translate.FeatureConnTLSInspectDelay:  "Traefik has no delay for inspecting an HTTP entry point's data before routing (HAProxy's tcp-request inspect-delay); the nearest, the entry point's respondingTimeouts.readTimeout, already carries clientTimeout",
 	}
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
 		s, err := connArg(c)
 		if err != nil {
 			return translate.Unsupported, err.Error()

@@ -1,0 +1,98 @@
+package report
+
+// Shared reasons and caveats (docs/report.md explains each).
+const (
+	ReasonConfigured            Reason = "Configured"
+	ReasonRetriesDisabled       Reason = "RetriesDisabled"
+	ReasonTimeoutDisabled       Reason = "TimeoutDisabled"
+	ReasonAnswers500            Reason = "Answers500"
+	ReasonRuleForwardsNothing   Reason = "RuleForwardsNothing"
+	ReasonNotTranslated         Reason = "NotTranslated"
+	ReasonNotExpressible        Reason = "NotExpressible"
+	ReasonNoBackoff             Reason = "NoBackoff"
+	ReasonCodesNotRetryable     Reason = "CodesNotRetryable"
+	ReasonListenerNotGenerated  Reason = "ListenerNotGenerated"
+	ReasonRuleNotTranslated     Reason = "RuleNotTranslated"
+	ReasonPolicyBlocked         Reason = "PolicyBlocked"
+	ReasonMeshAttachmentOnly    Reason = "MeshAttachmentOnly"
+	ReasonGatewayAttachmentOnly Reason = "GatewayAttachmentOnly"
+	CaveatNonIdempotentExempt   Reason = "NonIdempotentExempt"
+	CaveatBodyBufferLimit       Reason = "BodyBufferLimit"
+	CaveatAttemptsClamped       Reason = "AttemptsClamped"
+	CaveatDefaultRouteTimeout   Reason = "DefaultRouteTimeout"
+	CaveatIdleTimer             Reason = "IdleTimer"
+	CaveatNoAnswerAfterHeaders  Reason = "NoAnswerAfterHeaders"
+	CaveatCodesNotRetried       Reason = "CodesNotRetried"
+	CaveatNoTotalRequestTimeout Reason = "NoTotalRequestTimeout"
+	CaveatFullJitterBackoff     Reason = "FullJitterBackoff"
+	CaveatTimeoutClamped        Reason = "TimeoutClamped"
+	CaveatSourceOnly            Reason = "SourceOnly"
+	CaveatNoRuleTakesIt         Reason = "NoRuleTakesIt"
+)
+
+// findingReasons are the finding reasons every target may give.
+func findingReasons() []Entry {
+	return []Entry{
+		// Honoured when no caveat applies.
+		{Reason: ReasonConfigured, Status: Honoured,
+			Text: "configured as the Gateway API defines it"},
+		{Reason: ReasonRetriesDisabled, Status: Honoured,
+			Text: "attempts is 0: nothing is retried"},
+		{Reason: ReasonTimeoutDisabled, Status: Honoured,
+			Text: "the timeout is 0s: nothing cuts the request"},
+		{Reason: ReasonAnswers500, Status: Honoured,
+			Text: "requests to backendRefs that cannot receive traffic are answered 500 by the data plane itself"},
+
+		// Unsupported: nothing is configured.
+		{Reason: ReasonRuleForwardsNothing, Status: Unsupported,
+			Text: "the rule forwards nothing (no usable backend, or a redirect), so the setting never takes effect"},
+		{Reason: ReasonNotTranslated, Status: Unsupported,
+			Text: "gwretry does not translate this for the target; requests are served without it"},
+		{Reason: ReasonNotExpressible, Status: Unsupported,
+			Text: "the data plane has no setting that does this"},
+		{Reason: ReasonNoBackoff, Status: Unsupported,
+			Text: "the data plane has no delay between tries: retries are immediate"},
+		{Reason: ReasonCodesNotRetryable, Status: Unsupported, Params: []string{"codes"},
+			Text: "the data plane cannot retry {codes}: those responses are returned as they are"},
+		{Reason: ReasonListenerNotGenerated, Status: Unsupported,
+			Text: "the route is attached to a listener gwretry does not generate: requests that arrive there are not served"},
+		{Reason: ReasonRuleNotTranslated, Status: Unsupported,
+			Text: "the rule is not translated (see the warning)"},
+		{Reason: ReasonPolicyBlocked, Status: Unsupported,
+			Text: "the policy's value cannot take effect on this target (see the message)"},
+		{Reason: ReasonMeshAttachmentOnly, Status: Unsupported,
+			Text: "the route is attached to Services only, which a mesh applies; a gateway target does not serve it"},
+		{Reason: ReasonGatewayAttachmentOnly, Status: Unsupported,
+			Text: "the route is attached to Gateways only, which a mesh does not implement"},
+	}
+}
+
+// caveats are the caveats every target may give.
+func caveats() []Entry {
+	return []Entry{
+		{Reason: CaveatNonIdempotentExempt, Params: []string{"methods"},
+			Text: "{methods} requests are retried only when the connection failed before the request was sent (--retry-non-idempotent lifts it)"},
+		{Reason: CaveatBodyBufferLimit, Params: []string{"limit"},
+			Text: "a request whose body exceeds {limit} is not retried"},
+		{Reason: CaveatAttemptsClamped, Params: []string{"configured", "max"},
+			Text: "only {configured} retries are configured: the data plane's limit is {max}"},
+		{Reason: CaveatDefaultRouteTimeout, Params: []string{"timeout"},
+			Text: "the data plane's default route timeout of {timeout} cuts the request"},
+		{Reason: CaveatIdleTimer,
+			Text: "the timer measures idle time per try (connect, between two writes, between two reads), not a total"},
+		{Reason: CaveatNoAnswerAfterHeaders,
+			Text: "a try cut after the response headers is neither retried nor answered 504: the body is truncated"},
+		{Reason: CaveatCodesNotRetried, Params: []string{"codes"},
+			Text: "{codes} cannot be retried and are returned as they are"},
+		{Reason: CaveatNoTotalRequestTimeout,
+			Text: "no timer bounds the whole request"},
+		{Reason: CaveatFullJitterBackoff,
+			Text: "the delay is drawn with full jitter from 0: a retry can come at once"},
+		{Reason: CaveatTimeoutClamped, Params: []string{"max"},
+			Text: "the value is clamped to {max}"},
+		{Reason: CaveatNoRuleTakesIt,
+			Text: "no rule served on the Gateway's listeners forwards to a backend without its own setting: the value applies to none"},
+		{Reason: CaveatSourceOnly,
+			Text: "the claim rests on the project's documentation and source: gwretry's tests do not run this data plane"},
+	}
+}
