@@ -39,7 +39,8 @@ var placeholder = regexp.MustCompile(`\{[a-zA-Z]+\}`)
 // reasons and caveats, then those only some targets use. docs/report.md
 // lists it (TestCatalogueDoc).
 func Catalogue() []Entry {
-	es := slices.Concat(findingReasons(), caveats())
+	es := slices.Concat(findingReasons(), caveats(),
+		envoyReasons(), grpcReasons(), haproxyReasons(), linkerdReasons(), nginxReasons(), openshiftReasons(), traefikReasons())
 	slices.SortFunc(es, func(a, b Entry) int { return cmp.Compare(a.Reason, b.Reason) })
 	return es
 }
