@@ -24,7 +24,7 @@ const (
 	// serves (a mesh target and a Gateway's listeners, a gateway target
 	// and a route attached to Services only). It is not a gap of the
 	// target, and --fail-on never counts it.
-	NotApplicable Status = "not-applicable"
+	NotApplicable Status = "notApplicable"
 )
 
 // Rank orders statuses: honoured 0, approximated 1, unsupported 2;

@@ -28,6 +28,7 @@ const (
 	CaveatTimeoutClamped        Reason = "TimeoutClamped"
 	CaveatSourceOnly            Reason = "SourceOnly"
 	CaveatNoRuleTakesIt         Reason = "NoRuleTakesIt"
+	CaveatPolicyConflict        Reason = "PolicyConflict"
 )
 
 // findingReasons are the finding reasons every target may give.
@@ -92,6 +93,8 @@ func caveats() []Entry {
 			Text: "the value is clamped to {max}"},
 		{Reason: CaveatNoRuleTakesIt,
 			Text: "no rule served on the Gateway's listeners forwards to a backend without its own setting: the value applies to none"},
+		{Reason: CaveatPolicyConflict,
+			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
 		{Reason: CaveatSourceOnly,
 			Text: "the claim rests on the project's documentation and source: gwretry's tests do not run this data plane"},
 	}

@@ -220,7 +220,7 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 // it stops starting targets, waits for those under way, and returns that
 // error: sink is not called again.
 func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Result, error) {
-	res := &Result{Report: &Report{SchemaVersion: 1, Routes: m.RouteCount, Rules: m.RuleCount,
+	res := &Result{Report: &Report{SchemaVersion: 2, Routes: m.RouteCount, Rules: m.RuleCount,
 		Findings: []Finding{}, Targets: []TargetInfo{}, Effective: m.Effective, Policies: m.Policies}}
 	if res.Report.Effective == nil {
 		res.Report.Effective = []RuleEffective{}

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"strconv"
 	"strings"
 )
@@ -105,7 +107,10 @@ func applyProvenance(m *Model, fs []Finding) {
 			if c.Feature != f.Feature {
 				continue
 			}
-			if f.Status == Honoured {
+			switch {
+			case f.Reason != "" && f.Status != Unsupported && f.Status != NotApplicable:
+				f.AddCaveats(report.NewCaveat(report.CaveatPolicyConflict))
+			case f.Status == Honoured:
 				f.Status = Approximated
 			}
 			if f.Message == "" || f.Message == "-" {

@@ -50,7 +50,7 @@ func TestCheckDrift(t *testing.T) {
 			if err := os.Remove(filepath.Join(dir, "report.json")); err != nil {
 				t.Fatal(err)
 			}
-		}, headers: []string{"--- /dev/null", "+++ b/report.json"}, contains: []string{`+  "schemaVersion": 1,`}},
+		}, headers: []string{"--- /dev/null", "+++ b/report.json"}, contains: []string{`+  "schemaVersion": 2,`}},
 		{name: "stale file in a target's directory", code: exitDrift, change: func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "nginx/conf.d/old.conf"), "server {}\n")
 		}, headers: []string{"--- a/nginx/conf.d/old.conf", "+++ /dev/null"}, contains: []string{"@@ -1 +0,0 @@", "-server {}"}},
