@@ -79,6 +79,9 @@ func TestScenarios(t *testing.T) {
 	scenarios := Scenarios()
 	for _, tg := range liveTargets() {
 		t.Run(tg.name, func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("live scenarios: not in the fast tier (-short)")
+			}
 			bins := dataplane.Installed(tg.name)
 			if tg.optional && len(bins) == 0 {
 				t.Skipf("%s not installed; its configuration is checked statically", tg.name)

@@ -24,6 +24,7 @@ import (
 // versions is proved on every version at hand, not only on the first.
 func installedNginx(t *testing.T, run func(t *testing.T, bin string, v version)) {
 	t.Helper()
+	proxytest.Require(t, "nginx")
 	bins := dataplane.Installed("nginx")
 	if len(bins) == 0 {
 		bins = []string{proxytest.Require(t, "nginx")}

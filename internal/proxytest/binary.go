@@ -4,6 +4,8 @@
 //
 // Outside CI a missing binary skips the test; with CI=true it fails it, so a
 // CI run can never pass without having checked a configuration for real.
+// The fast tier (go test -short, make fast) runs no data plane: every live
+// test skips there, in CI too, and the full tier (make test) runs them.
 package proxytest
 
 import (
@@ -23,9 +25,13 @@ const TraefikVersion = dataplane.TraefikVersion
 func Find(name string) string { return dataplane.Find(name) }
 
 // Require returns the path of a data plane binary. When it is missing the
-// test is skipped, or failed when CI=true.
+// test is skipped, or failed when CI=true. In the fast tier (-short) it
+// skips the test whatever is installed: live tests belong to the full tier.
 func Require(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("live %s test: not in the fast tier (-short)", name)
+	}
 	if p := Find(name); p != "" {
 		return p
 	}
