@@ -1,8 +1,53 @@
 package report
 
+// Reasons and caveats first needed by the linkerd target.
+const (
+	ReasonNoServiceParentAttaches         Reason = "NoServiceParentAttaches"
+	ReasonRouteRefusedForFilter           Reason = "RouteRefusedForFilter"
+	ReasonMeshServesNoListener            Reason = "MeshServesNoListener"
+	ReasonNoBackendRefsGoToParent         Reason = "NoBackendRefsGoToParent"
+	ReasonBackendFilterInvalidatesBackend Reason = "BackendFilterInvalidatesBackend"
+	ReasonConnectionFailuresNotRetryable  Reason = "ConnectionFailuresNotRetryable"
+	ReasonFixedBackoff                    Reason = "FixedBackoff"
+	CaveatFailedShareStatusUnknown        Reason = "FailedShareStatusUnknown"
+	CaveatNotReadBackByJudge              Reason = "NotReadBackByJudge"
+	CaveatConnectionFailuresNotRetried    Reason = "ConnectionFailuresNotRetried"
+	CaveatTryTimerSkipsLargeBodies        Reason = "TryTimerSkipsLargeBodies"
+	CaveatTryTimerEndsAtHeaders           Reason = "TryTimerEndsAtHeaders"
+	CaveatServiceAnnotationsApply         Reason = "ServiceAnnotationsApply"
+)
+
 // linkerdReasons are the reasons and caveats first needed by the linkerd target.
 // A reason another target also gives belongs in reasons.go; any target
 // may give any reason of the catalogue.
 func linkerdReasons() []Entry {
-	return nil
+	return []Entry{
+		{Reason: ReasonNoServiceParentAttaches, Status: Unsupported,
+			Text: "none of the route's Service parentRefs attaches (Service or port not in the input): the mesh does not apply it"},
+		{Reason: ReasonRouteRefusedForFilter, Status: Unsupported, Params: []string{"filter"},
+			Text: "the data plane refuses a route with a {filter} filter: the rule's own route is ignored, the others apply"},
+		{Reason: ReasonMeshServesNoListener, Status: Unsupported,
+			Text: "the mesh implements no Gateway listener: clients reach the route over its mTLS, never the listener's certificate"},
+		{Reason: ReasonNoBackendRefsGoToParent, Status: Unsupported,
+			Text: "the requests of a rule with no backendRefs go to the parent Service instead of being answered 500"},
+		{Reason: ReasonBackendFilterInvalidatesBackend, Status: Unsupported, Params: []string{"filter"},
+			Text: "a backendRef with a {filter} filter is invalid to the data plane: its share of the requests fails"},
+		{Reason: ReasonConnectionFailuresNotRetryable, Status: Unsupported,
+			Text: "the data plane cannot be configured to retry connection failures (refused, reset, closed)"},
+		{Reason: ReasonFixedBackoff, Status: Unsupported, Params: []string{"min", "max"},
+			Text: "the data plane waits by its own fixed backoff ({min} to {max}, jittered): backoff cannot be set"},
+
+		{Reason: CaveatFailedShareStatusUnknown,
+			Text: "the share of unusable backendRefs fails with the data plane's own error response, not known to be 500"},
+		{Reason: CaveatNotReadBackByJudge,
+			Text: "gwretry's judge does not read this back from the configuration, so the claim is not checked"},
+		{Reason: CaveatConnectionFailuresNotRetried,
+			Text: "connection failures (refused, reset, closed) are not retried"},
+		{Reason: CaveatTryTimerSkipsLargeBodies, Params: []string{"limit"},
+			Text: "the try timer is part of the retry policy, which skips requests whose body exceeds {limit}: their tries may run on"},
+		{Reason: CaveatTryTimerEndsAtHeaders,
+			Text: "the try timer stops when the response headers arrive: a slow response body is not cut"},
+		{Reason: CaveatServiceAnnotationsApply, Params: []string{"services", "annotations"},
+			Text: "{annotations} of {services} also apply: the route sets no retry policy or no timeout of its own"},
+	}
 }

@@ -266,12 +266,13 @@ func contradiction(r *Rule, f Feature, b Behaviour, wantTLS map[string]Certifica
 			}
 			return ""
 		}
-		want := req.Value
-		if b.Retries == 0 && !b.ExtraRetries && be != nil && !be.IsZero() && be.Value < want {
-			// A single try cut at backendRequest ends the request sooner.
-			want = be.Value
-		}
-		if b.RequestTimeout.Kind != TimerTotal || b.RequestTimeout.Value != want {
+		// A total of request is what the Gateway API defines. When a
+		// single try, never retried, is cut at a shorter backendRequest,
+		// that try ends the request sooner: a request timer of
+		// backendRequest then does the same.
+		total := b.RequestTimeout.Kind == TimerTotal
+		shortened := b.Retries == 0 && !b.ExtraRetries && be != nil && !be.IsZero() && be.Value < req.Value && b.RequestTimeout.Value == be.Value
+		if !total || (b.RequestTimeout.Value != req.Value && !shortened) {
 			return fmt.Sprintf("cuts the request by %s, not a total of %s", b.RequestTimeout, req.Value)
 		}
 		if b.TimeoutStatus != 504 {

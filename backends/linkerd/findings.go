@@ -2,8 +2,10 @@ package linkerd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -50,37 +52,39 @@ func joinMessage(a, b string) string {
 
 func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
 	r := p.rule
-	un := func(format string, args ...any) translate.Finding {
-		return translate.NewFinding(r, f, translate.Unsupported, format, args...)
+	un := func(reason report.Reason, format string, args ...any) translate.Finding {
+		return translate.Decided(r, f, report.Decide(reason), format, args...)
 	}
 	if !c.meshed && c.unattached {
-		return un("Linkerd applies an HTTPRoute only for a Service parent, and none of this route's Service parentRefs attaches (gwretry's warnings say why: a Service or port not in the input), so Linkerd does not apply the route and its annotations")
+		return un(report.ReasonNoServiceParentAttaches, "Linkerd applies an HTTPRoute only for a Service parent, and none of this route's Service parentRefs attaches (gwretry's warnings say why: a Service or port not in the input), so Linkerd does not apply the route and its annotations")
 	}
 	if !c.meshed {
-		return un("Linkerd applies an HTTPRoute only when one of its parentRefs is a Service (or an EgressNetwork); this route's parents are Gateways, which Linkerd does not implement, so Linkerd ignores the route and its annotations (the Gateway's own implementation serves it)")
+		return un(report.ReasonGatewayAttachmentOnly, "Linkerd applies an HTTPRoute only when one of its parentRefs is a Service (or an EgressNetwork); this route's parents are Gateways, which Linkerd does not implement, so Linkerd ignores the route and its annotations (the Gateway's own implementation serves it)")
 	}
 	if p.rejected != "" {
+		refused := report.Decide(report.ReasonRouteRefusedForFilter, "filter", p.rejected)
 		if f.IsFilter() && !isBackendRefFeature(f) {
 			if name := filterName(f); name == p.rejected {
-				return un("Linkerd does not support the %s filter and refuses a route that has one (\"Failed to convert route\"); the rule is written to a route of its own, which Linkerd ignores, so the route's other rules still apply", p.rejected)
+				return translate.Decided(r, f, refused, "Linkerd does not support the %s filter and refuses a route that has one (\"Failed to convert route\"); the rule is written to a route of its own, which Linkerd ignores, so the route's other rules still apply", p.rejected)
 			}
 		}
-		return un("Linkerd ignores the route this rule is written to, because the rule has a %s filter, which Linkerd refuses", p.rejected)
+		return translate.Decided(r, f, refused, "Linkerd ignores the route this rule is written to, because the rule has a %s filter, which Linkerd refuses", p.rejected)
 	}
 	switch {
 	case f == translate.FeatureListenerHTTPS:
-		return un("Linkerd implements no Gateway listener: it applies the route to meshed clients' requests to its Service parents, over its own mTLS, and never presents the listener's certificate")
+		return un(report.ReasonMeshServesNoListener, "Linkerd implements no Gateway listener: it applies the route to meshed clients' requests to its Service parents, over its own mTLS, and never presents the listener's certificate")
 	case f == translate.FeatureBackendRefs:
 		if r.NoBackendRefs {
-			return un("Linkerd sends the requests of a rule with no backendRefs to the parent Service, instead of answering 500")
+			return un(report.ReasonNoBackendRefsGoToParent, "Linkerd sends the requests of a rule with no backendRefs to the parent Service, instead of answering 500")
 		}
 		var why []string
 		for _, b := range r.Invalid {
 			why = append(why, fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason))
 		}
-		return translate.NewFinding(r, f, translate.Approximated, "Linkerd fails the share of requests of a backendRef it cannot use with its own error response, which gwretry does not know to be 500 in every case (%s)", strings.Join(why, "; "))
+		d := report.Decide(report.ReasonAnswers500).Set("backendRefs written back").With(report.NewCaveat(report.CaveatFailedShareStatusUnknown))
+		return translate.Decided(r, f, d, "Linkerd fails the share of requests of a backendRef it cannot use with its own error response, which gwretry does not know to be 500 in every case (%s)", strings.Join(why, "; "))
 	case f.IsFilter() && !r.Forwards() && f != translate.FeatureRequestRedirect:
-		return un("the rule forwards nothing (%s): Linkerd sends none of its requests to a backend, so %s never takes effect", r.NoForwardReason(), f)
+		return un(report.ReasonRuleForwardsNothing, "the rule forwards nothing (%s): Linkerd sends none of its requests to a backend, so %s never takes effect", r.NoForwardReason(), f)
 	case f.IsFilter():
 		return filterFinding(p, f)
 	}
@@ -122,8 +126,26 @@ func inheritedFinding(p rulePlan, fd translate.Finding) translate.Finding {
 	if len(hit) == 0 {
 		return fd
 	}
-	if fd.Status == translate.Honoured {
-		fd.Status = translate.Approximated
+	if st := fd.Decision.Status(); st == translate.Honoured || st == translate.Approximated {
+		var services, keys []string
+		for _, x := range hit {
+			services = append(services, x.parent.String())
+			for _, t := range x.text {
+				// The annotations that act on this feature: the
+				// retry policy on a retry feature, its try timeout
+				// and the timeouts on a timeout feature.
+				k, _, _ := strings.Cut(t, " ")
+				acts := slices.Contains(retryKeys, k)
+				if !fd.Feature.IsRetry() {
+					acts = k == annRetryTimeout || slices.Contains(timeoutKeys, k)
+				}
+				if acts && !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+		slices.Sort(keys)
+		fd.AddCaveats(report.NewCaveat(report.CaveatServiceAnnotationsApply, "services", strings.Join(services, ", "), "annotations", strings.Join(keys, ", ")))
 	}
 	fd.Message = joinMessage(fd.Message, fmt.Sprintf("but Linkerd also applies %s to this rule: its policy controller gives a rule whose route sets no retry annotation the Service's retry policy, and a rule with no timeout at all (no timeout.linkerd.io/request, response or idle on the route, no non-zero timeouts.request it reads) the Service's timeouts (convert_outbound_route in policy-controller/grpc/src/outbound/http.rs)", describe(hit)))
 	return fd
@@ -172,31 +194,30 @@ func filterFinding(p rulePlan, f translate.Feature) translate.Finding {
 	r := p.rule
 	switch f {
 	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier, translate.FeatureRequestRedirect:
-		return translate.NewFinding(r, f, translate.Honoured, "the route is written back with the filter, which Linkerd applies")
+		return translate.Decided(r, f, report.Decide(report.ReasonConfigured).Set(filterName(f)+" filter"), "the route is written back with the filter, which Linkerd applies")
 	}
 	if isBackendRefFeature(f) {
 		base := translate.Feature(f[len("backendRefs."):])
 		switch base {
 		case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
-			return translate.NewFinding(r, f, translate.Approximated, "the route is written back with the filter, which Linkerd applies to the requests sent to that backend; gwretry's judge does not read backendRef filters back, so it does not claim more")
+			d := report.Decide(report.ReasonConfigured).Set("backendRef " + filterName(base) + " filter").With(report.NewCaveat(report.CaveatNotReadBackByJudge))
+			return translate.Decided(r, f, d, "the route is written back with the filter, which Linkerd applies to the requests sent to that backend; gwretry's judge does not read backendRef filters back, so it does not claim more")
 		}
-		return translate.NewFinding(r, f, translate.Unsupported, "Linkerd does not support the %s filter on a backendRef: it treats that backend as invalid and fails its share of the requests", filterName(base))
+		return translate.Decided(r, f, report.Decide(report.ReasonBackendFilterInvalidatesBackend, "filter", filterName(base)), "Linkerd does not support the %s filter on a backendRef: it treats that backend as invalid and fails its share of the requests", filterName(base))
 	}
 	// Rule-level filters Linkerd refuses make the rule rejected; this is
 	// not reached for them.
-	return translate.NewFinding(r, f, translate.Unsupported, "Linkerd does not support the %s filter", filterName(f))
+	return translate.Decided(r, f, report.Decide(report.ReasonNotExpressible), "Linkerd does not support the %s filter", filterName(f))
 }
 
 func retryFinding(p rulePlan, f translate.Feature) translate.Finding {
 	r := p.rule
-	ok := func(format string, args ...any) translate.Finding {
-		return translate.NewFinding(r, f, translate.Honoured, format, args...)
+	decided := func(d report.Decision, format string, args ...any) translate.Finding {
+		return translate.Decided(r, f, d, format, args...)
 	}
-	approx := func(format string, args ...any) translate.Finding {
-		return translate.NewFinding(r, f, translate.Approximated, format, args...)
-	}
-	un := func(format string, args ...any) translate.Finding {
-		return translate.NewFinding(r, f, translate.Unsupported, format, args...)
+	// set is the decision that annotation key is written with its value.
+	set := func(key string) report.Decision {
+		return report.Decide(report.ReasonConfigured).Set(key + " " + p.ann[key])
 	}
 	attempts := 0
 	if r.Retry != nil {
@@ -204,46 +225,54 @@ func retryFinding(p rulePlan, f translate.Feature) translate.Finding {
 	}
 	be, req := r.Timeouts.BackendRequest, r.Timeouts.Request
 	const body = "Linkerd never retries a request whose body is larger than 64 KiB"
+	bodyLimit := translate.ByteSize(maxRetriedBody)
+	// retried are the caveats of every retry the policy makes: the
+	// body limit, and the clamp of the limit.
+	retried := []report.Caveat{report.NewCaveat(report.CaveatBodyBufferLimit, "limit", bodyLimit)}
 	if f.IsRetry() && attempts == 0 {
-		return ok("attempts is 0: no retry annotation is written, so Linkerd does not retry (unless the Service itself has retry annotations or a ServiceProfile)")
+		return decided(report.Decide(report.ReasonRetriesDisabled), "attempts is 0: no retry annotation is written, so Linkerd does not retry (unless the Service itself has retry annotations or a ServiceProfile)")
 	}
 	limit := fmt.Sprintf("%s %q", annRetryLimit, p.ann[annRetryLimit])
 	if p.clamped {
 		limit += fmt.Sprintf(" (attempts %d is more than Linkerd's largest limit, %d)", attempts, maxLimit)
+		retried = append(retried, report.NewCaveat(report.CaveatAttemptsClamped, "configured", p.ann[annRetryLimit], "max", fmt.Sprint(maxLimit)))
 	}
 	switch f {
 	case translate.FeatureRetryAttempts:
 		if !retries(r) {
-			return un("the rule retries only on connection failures, which Linkerd cannot be configured to retry, so no retry annotation is written")
+			return decided(report.Decide(report.ReasonConnectionFailuresNotRetryable), "the rule retries only on connection failures, which Linkerd cannot be configured to retry, so no retry annotation is written")
 		}
-		return approx("%s retries up to that many times on the listed codes and cut tries; %s, and has no setting to retry connection failures", limit, body)
+		d := set(annRetryLimit).With(retried...).With(report.NewCaveat(report.CaveatConnectionFailuresNotRetried))
+		return decided(d, "%s retries up to that many times on the listed codes and cut tries; %s, and has no setting to retry connection failures", limit, body)
 	case translate.FeatureRetryCodes:
-		return approx("%s %q with %s; %s", annRetryHTTP, p.ann[annRetryHTTP], limit, body)
+		return decided(set(annRetryHTTP).With(retried...), "%s %q with %s; %s", annRetryHTTP, p.ann[annRetryHTTP], limit, body)
 	case translate.FeatureRetryConnectionErrors:
-		return un("Linkerd has no setting to retry connection failures (refused, reset, closed)")
+		return decided(report.Decide(report.ReasonConnectionFailuresNotRetryable), "Linkerd has no setting to retry connection failures (refused, reset, closed)")
 	case translate.FeatureRetryBackoff:
-		return un("Linkerd has no backoff setting: its proxy waits by its own fixed exponential backoff (25 ms to 250 ms, jittered), whatever backoff is (%s)", r.Retry.Backoff.Text)
+		return decided(report.Decide(report.ReasonFixedBackoff, "min", "25ms", "max", "250ms"), "Linkerd has no backoff setting: its proxy waits by its own fixed exponential backoff (25 ms to 250 ms, jittered), whatever backoff is (%s)", r.Retry.Backoff.Text)
 	case translate.FeatureRetryBackendTimeout:
 		if be.IsZero() {
-			return ok("backendRequest is 0s: no try is cut")
+			return decided(report.Decide(report.ReasonTimeoutDisabled), "backendRequest is 0s: no try is cut")
 		}
-		return approx("%s %q cuts each try and retries it (%s); %s", annRetryTimeout, p.ann[annRetryTimeout], limit, body)
+		return decided(set(annRetryTimeout).With(retried...), "%s %q cuts each try and retries it (%s); %s", annRetryTimeout, p.ann[annRetryTimeout], limit, body)
 	case translate.FeatureBackendRequestTimeout:
 		switch {
 		case be.IsZero():
-			return ok("backendRequest is 0s: no try is cut")
+			return decided(report.Decide(report.ReasonTimeoutDisabled), "backendRequest is 0s: no try is cut")
 		case retries(r):
-			return approx("%s %q cuts each try, but it is part of Linkerd's retry policy, which does not take requests whose body is larger than 64 KiB: gwretry does not know such a request's try to be cut", annRetryTimeout, p.ann[annRetryTimeout])
+			d := set(annRetryTimeout).With(report.NewCaveat(report.CaveatTryTimerSkipsLargeBodies, "limit", bodyLimit))
+			return decided(d, "%s %q cuts each try, but it is part of Linkerd's retry policy, which does not take requests whose body is larger than 64 KiB: gwretry does not know such a request's try to be cut", annRetryTimeout, p.ann[annRetryTimeout])
 		}
-		return approx("%s %q waits for the response headers only, not for the whole response: retry.linkerd.io/timeout would be a total per try but always comes with a retry policy, which the rule does not ask for", annResponseTimeout, p.ann[annResponseTimeout])
+		d := set(annResponseTimeout).With(report.NewCaveat(report.CaveatTryTimerEndsAtHeaders))
+		return decided(d, "%s %q waits for the response headers only, not for the whole response: retry.linkerd.io/timeout would be a total per try but always comes with a retry policy, which the rule does not ask for", annResponseTimeout, p.ann[annResponseTimeout])
 	case translate.FeatureRequestTimeout:
 		switch {
 		case req.IsZero():
-			return ok("request is 0s: Linkerd sets no request timeout")
+			return decided(report.Decide(report.ReasonTimeoutDisabled), "request is 0s: Linkerd sets no request timeout")
 		case p.ann[annRequestTimeout] != "":
-			return ok("%s %q (Linkerd does not read timeouts.request from this route itself, or not as written)", annRequestTimeout, p.ann[annRequestTimeout])
+			return decided(set(annRequestTimeout), "%s %q (Linkerd does not read timeouts.request from this route itself, or not as written)", annRequestTimeout, p.ann[annRequestTimeout])
 		}
-		return ok("Linkerd reads timeouts.request from the route")
+		return decided(report.Decide(report.ReasonConfigured).Set("timeouts.request "+req.Text), "Linkerd reads timeouts.request from the route")
 	}
-	return un("gwretry does not translate %s for Linkerd", f)
+	return decided(report.Decide(report.ReasonNotTranslated), "gwretry does not translate %s for Linkerd", f)
 }

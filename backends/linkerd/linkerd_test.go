@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -267,8 +268,8 @@ func TestGatewayOnlyIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range out.Findings {
-		if f.Status != translate.Unsupported || !strings.Contains(f.Message, "Linkerd ignores the route") {
-			t.Errorf("%s: %s %q", f.Feature, f.Status, f.Message)
+		if f.Status != translate.Unsupported || f.Reason != report.ReasonGatewayAttachmentOnly {
+			t.Errorf("%s: %s %s", f.Feature, f.Status, f.Reason)
 		}
 	}
 }
@@ -314,7 +315,8 @@ func TestGammaFindings(t *testing.T) {
 		name  string
 		input string
 		want  map[translate.Feature]translate.Status
-		msg   string // in every finding
+		// reason is every finding's reason, when given.
+		reason report.Reason
 	}{
 		{"GAMMA route", gammaRoute("a", rule("/x", "    retry: {attempts: 2, codes: [503], backoff: 1s}\n    timeouts: {request: 10s, backendRequest: 1s}\n")),
 			map[translate.Feature]translate.Status{
@@ -327,7 +329,7 @@ func TestGammaFindings(t *testing.T) {
 			map[translate.Feature]translate.Status{
 				translate.FeatureRetryAttempts: translate.Unsupported, translate.FeatureRetryCodes: translate.Unsupported,
 				translate.FeatureRetryConnectionErrors: translate.Unsupported,
-			}, "none of this route's Service parentRefs attaches"},
+			}, report.ReasonNoServiceParentAttaches},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,8 +344,8 @@ func TestGammaFindings(t *testing.T) {
 			got := map[translate.Feature]translate.Status{}
 			for _, f := range res.Report.Findings {
 				got[f.Feature] = f.Status
-				if !strings.Contains(f.Message, tt.msg) {
-					t.Errorf("%s: %q lacks %q", f.Feature, f.Message, tt.msg)
+				if tt.reason != "" && f.Reason != tt.reason {
+					t.Errorf("%s: reason %s, want %s", f.Feature, f.Reason, tt.reason)
 				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
@@ -416,8 +418,10 @@ spec:
 			got := map[translate.Feature]translate.Status{}
 			for _, f := range res.Report.Findings {
 				got[f.Feature] = f.Status
-				if f.Status == A && tt.want[f.Feature] == A && strings.HasPrefix(tt.ann, "retry") && !strings.Contains(f.Message, "Service shop/cart port 80's") {
-					t.Errorf("%s: %q does not name the Service's annotations", f.Feature, f.Message)
+				if f.Status == A && tt.want[f.Feature] == A && strings.HasPrefix(tt.ann, "retry") && !slices.ContainsFunc(f.Caveats, func(c report.Caveat) bool {
+					return c.Reason == report.CaveatServiceAnnotationsApply && c.Params["services"] == "Service shop/cart port 80"
+				}) {
+					t.Errorf("%s: caveats %v do not name the Service's annotations", f.Feature, f.Caveats)
 				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
