@@ -1,8 +1,73 @@
 package report
 
+// Reasons and caveats first needed by the nginx target.
+const (
+	ReasonNoMatchExpressible             Reason = "NoMatchExpressible"
+	ReasonNotServedOverHTTPS             Reason = "NotServedOverHTTPS"
+	ReasonReplacePrefixWithoutPathPrefix Reason = "ReplacePrefixWithoutPathPrefix"
+	ReasonPrefixNotWritable              Reason = "PrefixNotWritable"
+	ReasonTimeNotWritable                Reason = "TimeNotWritable"
+	CaveatInvalidShareToValidBackends    Reason = "InvalidShareToValidBackends"
+	CaveatIdleTimerNotRearmed            Reason = "IdleTimerNotRearmed"
+	CaveatOSConnectLimit                 Reason = "OSConnectLimit"
+	CaveatRoundedUp                      Reason = "RoundedUp"
+	CaveatClientHeaderDropped            Reason = "ClientHeaderDropped"
+	CaveatRepeatedHeaderFirstLineOnly    Reason = "RepeatedHeaderFirstLineOnly"
+	CaveatHeadersHandledByProxy          Reason = "HeadersHandledByProxy"
+	CaveatHeaderInSeveralLists           Reason = "HeaderInSeveralLists"
+	CaveatLongestPrefixReplaced          Reason = "LongestPrefixReplaced"
+	CaveatMirrorShareRounded             Reason = "MirrorShareRounded"
+	CaveatMirrorGetsClientPath           Reason = "MirrorGetsClientPath"
+	CaveatHostNotCheckedAgainstSNI       Reason = "HostNotCheckedAgainstSNI"
+	CaveatStalledBodyClosesConnection    Reason = "StalledBodyClosesConnection"
+	CaveatHandshakeTimedApart            Reason = "HandshakeTimedApart"
+)
+
 // nginxReasons are the reasons and caveats first needed by the nginx target.
 // A reason another target also gives belongs in reasons.go; any target
 // may give any reason of the catalogue.
 func nginxReasons() []Entry {
-	return nil
+	return []Entry{
+		// Unsupported: nothing is configured.
+		{Reason: ReasonNoMatchExpressible, Status: Unsupported,
+			Text: "none of the rule's matches can be expressed in the data plane: no request reaches the rule"},
+		{Reason: ReasonNotServedOverHTTPS, Status: Unsupported,
+			Text: "the rule is on HTTPS listeners, but no generated HTTPS server routes to it"},
+		{Reason: ReasonReplacePrefixWithoutPathPrefix, Status: Unsupported,
+			Text: "ReplacePrefixMatch on a rule with a match that is not a PathPrefix: the filter is not applied"},
+		{Reason: ReasonPrefixNotWritable, Status: Unsupported, Params: []string{"prefix"},
+			Text: "the prefix {prefix} cannot be written in the data plane's configuration: the path is proxied unchanged"},
+		{Reason: ReasonTimeNotWritable, Status: Unsupported, Params: []string{"value"},
+			Text: "{value} is not a time gwretry writes for the data plane: nothing is configured"},
+
+		// Caveats.
+		{Reason: CaveatInvalidShareToValidBackends, Params: []string{"share", "total"},
+			Text: "the share of the invalid backendRefs ({share} of a total weight of {total}) goes to the valid ones, not answered 500"},
+		{Reason: CaveatIdleTimerNotRearmed, Params: []string{"interval"},
+			Text: "reads less than {interval} apart do not re-arm the timer: a body trickling in can be cut at the timeout"},
+		{Reason: CaveatOSConnectLimit, Params: []string{"limit"},
+			Text: "the operating system usually ends a connect attempt after about {limit}, before the timer"},
+		{Reason: CaveatRoundedUp, Params: []string{"value", "rounded"},
+			Text: "{value} is rounded up to {rounded}, the data plane's granularity"},
+		{Reason: CaveatClientHeaderDropped, Params: []string{"headers"},
+			Text: "the client's {headers} header is dropped ('_' or '.' in the name), so add only sets the value"},
+		{Reason: CaveatRepeatedHeaderFirstLineOnly, Params: []string{"headers", "version", "fixedIn"},
+			Text: "version {version} keeps only the first line of {headers} sent on several lines ({fixedIn} joins them)"},
+		{Reason: CaveatHeadersHandledByProxy, Params: []string{"headers"},
+			Text: "the data plane writes or handles {headers} itself, so changing them does not act as the Gateway API defines"},
+		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
+			Text: "{headers} is named in more than one of set, add and remove, which are not applied in the Gateway API's order"},
+		{Reason: CaveatLongestPrefixReplaced,
+			Text: "with nested prefixes, the longest that fits the path is replaced, not always the one of the match that selected it"},
+		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "percent"},
+			Text: "the mirrored share {share} is rounded to {percent}"},
+		{Reason: CaveatMirrorGetsClientPath,
+			Text: "a mirror receives the path as the client sent it, not the URLRewrite's"},
+		{Reason: CaveatHostNotCheckedAgainstSNI,
+			Text: "the Host header is not compared with the SNI name: a misdirected request is served, not answered 421"},
+		{Reason: CaveatStalledBodyClosesConnection,
+			Text: "a client that stalls its request body before the backend answers is cut without a response (HAProxy: 504 or 400)"},
+		{Reason: CaveatHandshakeTimedApart, Params: []string{"timer"},
+			Text: "on HTTPS listeners the TLS handshake is timed by {timer}, not by this timeout"},
+	}
 }

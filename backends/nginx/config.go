@@ -8,6 +8,7 @@ import (
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -387,7 +388,7 @@ func unroutedFindings(m *translate.Model, routed map[*translate.Rule]bool, fs []
 	}
 	for i, f := range fs {
 		if lost[key{f.Route, f.Rule}] {
-			fs[i].Status = translate.Unsupported
+			fs[i].Decide(report.Decide(report.ReasonNoMatchExpressible))
 			fs[i].Message = "nginx routes no request to this rule: none of its matches can be expressed in nginx (see the info lines); requests go to the next matching route or get 404"
 		}
 	}

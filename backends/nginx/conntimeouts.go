@@ -10,6 +10,7 @@ import (
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -102,15 +103,18 @@ func connNotWritten(f translate.Feature) string {
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
 // fields, per Gateway).
 func connFindings(m *translate.Model) []translate.Finding {
-	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
 		arg, err := connArg(c)
 		if err != nil {
-			return translate.Unsupported, err.Error()
+			return report.Decide(report.ReasonTimeNotWritable, "value", c.Text), err.Error()
 		}
-		status, rounded := translate.Honoured, ""
+		var cs []report.Caveat
+		rounded := ""
 		if connMillis(c) != c.Value {
-			status, rounded = translate.Approximated, fmt.Sprintf("; %s %s is rounded up to %s, nginx's granularity", c.Feature.Field(), c.Text, arg)
+			rounded = fmt.Sprintf("; %s %s is rounded up to %s, nginx's granularity", c.Feature.Field(), c.Text, arg)
+			cs = append(cs, report.NewCaveat(report.CaveatRoundedUp, "value", c.Text, "rounded", arg))
 		}
+		configured := report.Decide(report.ReasonConfigured)
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
 			// Not honoured: HAProxy (the router, whose timer the field
@@ -119,16 +123,17 @@ func connFindings(m *translate.Model) []translate.Finding {
 			// 3.0: 400 at timeout client; both proven live in the
 			// HAProxy backend's TestLiveConnectionTimeouts); nginx
 			// closes the connection without an answer.
-			status = translate.Approximated
+			cs = append(cs, report.NewCaveat(report.CaveatStalledBodyClosesConnection))
 			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy 2.6's timeout client does not fire and its timeout server ends the request with 504 (HAProxy 3.0 answers 400 once timeout client expires)"
 			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
 				msg += "; on HTTPS listeners nginx times the TLS handshake with client_header_timeout, where HAProxy uses timeout client"
+				cs = append(cs, report.NewCaveat(report.CaveatHandshakeTimedApart, "timer", "client_header_timeout"))
 			}
-			return status, msg + rounded
+			return configured.Set("client_body_timeout and send_timeout " + arg).With(cs...), msg + rounded
 		case translate.FeatureConnServerTimeout:
-			return status, "proxy_send_timeout and proxy_read_timeout " + arg + " in the named location of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): inactivity between two writes to and two reads from the backend, as HAProxy's timeout server; proxy_connect_timeout keeps its default (60s), as HAProxy's timeout connect is a timer of its own" + rounded
+			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...), "proxy_send_timeout and proxy_read_timeout " + arg + " in the named location of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): inactivity between two writes to and two reads from the backend, as HAProxy's timeout server; proxy_connect_timeout keeps its default (60s), as HAProxy's timeout connect is a timer of its own" + rounded
 		}
-		return translate.Unsupported, connNotWritten(c.Feature)
+		return report.Decide(report.ReasonNotExpressible), connNotWritten(c.Feature)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -71,26 +72,33 @@ func TestConnectionTimeouts(t *testing.T) {
 			t.Errorf("location @r_%s: %q present %v, want %v:\n%s", c.rule, c.want, !c.present, c.present, loc(c.rule))
 		}
 	}
-	want := map[string]translate.Status{
-		"shop/gw connection.clientTimeout": translate.Approximated, "shop/gw connection.serverTimeout": translate.Honoured,
-		"shop/gw connection.clientFinTimeout": translate.Unsupported, "shop/gw connection.serverFinTimeout": translate.Unsupported,
-		"shop/gw connection.tunnelTimeout": translate.Unsupported, "shop/gw connection.tlsInspectDelay": translate.Unsupported,
-		"shop/gw2 connection.clientTimeout": translate.Approximated, "shop/gw2 connection.serverTimeout": translate.Honoured,
-		"shop/gw2 connection.tunnelTimeout": translate.Unsupported,
+	// Each field's reason and caveats.
+	stalled := report.Reason(report.CaveatStalledBodyClosesConnection)
+	want := map[string][]report.Reason{
+		"shop/gw connection.clientTimeout":    {report.ReasonConfigured, stalled},
+		"shop/gw connection.serverTimeout":    {report.ReasonConfigured},
+		"shop/gw connection.clientFinTimeout": {report.ReasonNotExpressible}, "shop/gw connection.serverFinTimeout": {report.ReasonNotExpressible},
+		"shop/gw connection.tunnelTimeout": {report.ReasonNotExpressible}, "shop/gw connection.tlsInspectDelay": {report.ReasonNotExpressible},
+		"shop/gw2 connection.clientTimeout": {report.ReasonConfigured, stalled, report.CaveatTimeoutClamped},
+		"shop/gw2 connection.serverTimeout": {report.ReasonConfigured},
+		"shop/gw2 connection.tunnelTimeout": {report.ReasonNotExpressible},
 	}
-	got := map[string]translate.Status{}
+	got := map[string][]report.Reason{}
 	for _, f := range res.Report.Findings {
 		if f.Gateway != "" {
 			k := f.Gateway + " " + string(f.Feature)
 			if _, dup := got[k]; dup {
 				t.Errorf("two findings for %s", k)
 			}
-			got[k] = f.Status
+			got[k] = []report.Reason{f.Reason}
+			for _, c := range f.Caveats {
+				got[k] = append(got[k], c.Reason)
+			}
 		}
 	}
 	for k, s := range want {
-		if got[k] != s {
-			t.Errorf("%s: %s, want %s", k, got[k], s)
+		if !slices.Equal(got[k], s) {
+			t.Errorf("%s: %v, want %v", k, got[k], s)
 		}
 	}
 	if len(got) != len(want) {

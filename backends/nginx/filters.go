@@ -8,6 +8,7 @@ import (
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -134,8 +135,8 @@ func ruleVar(r *translate.Rule, suffix string) string {
 func planFilters(r *translate.Rule, v version, matches ruleMatches, served schemes) filterPlan {
 	var p filterPlan
 	fl := &r.Filters
-	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
-		p.Findings = append(p.Findings, translate.NewFinding(r, f, s, format, args...))
+	add := func(f translate.Feature, d report.Decision, format string, args ...any) {
+		p.Findings = append(p.Findings, translate.Decided(r, f, d, format, args...))
 	}
 
 	// Request headers: one proxy_set_header per name, Host first.
@@ -146,6 +147,8 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 	p.Headers = crossplane.Directives{directive("proxy_set_header", "Host", host)}
 	if hm := fl.RequestHeaders; hm != nil && r.Forwards() {
 		var what, caveats []string
+		var cs []report.Caveat
+		var dropped, oneLine []string
 		names, twice := headerNames(hm)
 		for _, h := range hm.Set {
 			if strings.EqualFold(h.Name, "host") {
@@ -161,6 +164,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			if !ok {
 				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
 				caveats = append(caveats, fmt.Sprintf("nginx drops a client header named %s ('_' or '.' in the name: underscores_in_headers off, ignore_invalid_headers on), so the add only sets %q", h.Name, h.Value))
+				dropped = append(dropped, h.Name)
 				continue
 			}
 			vr := addVar(r, k)
@@ -172,6 +176,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			what = append(what, fmt.Sprintf("adds %q to %s (the client's value, ',' and the value; the value alone when the client sent none)", h.Value, h.Name))
 			if !v.JoinsHeaderLines {
 				caveats = append(caveats, fmt.Sprintf("nginx %s's %s holds only the first line of a header the client sent on several lines, so the other lines of %s are dropped (nginx 1.23.0 joins them)", v.Name, src, h.Name))
+				oneLine = append(oneLine, h.Name)
 			}
 		}
 		for _, n := range hm.Remove {
@@ -183,17 +188,25 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			p.Headers = append(p.Headers, directive("proxy_set_header", n, ""))
 			what = append(what, fmt.Sprintf("removes %s (proxy_set_header %s \"\")", n, n))
 		}
+		if len(dropped) > 0 {
+			cs = append(cs, report.NewCaveat(report.CaveatClientHeaderDropped, "headers", strings.Join(dropped, ", ")))
+		}
+		if len(oneLine) > 0 {
+			cs = append(cs, report.NewCaveat(report.CaveatRepeatedHeaderFirstLineOnly, "headers", strings.Join(oneLine, ", "), "version", v.Name, "fixedIn", "1.23.0"))
+		}
 		if sp := intersect(names, specialRequestHeaders); len(sp) > 0 {
 			caveats = append(caveats, fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
+			cs = append(cs, report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(sp, ", ")))
 		}
 		if len(twice) > 0 {
 			caveats = append(caveats, fmt.Sprintf("%s is named in more than one of set, add and remove: nginx sends one value per name, the last of set, add, remove", strings.Join(twice, ", ")))
+			cs = append(cs, report.NewCaveat(report.CaveatHeaderInSeveralLists, "headers", strings.Join(twice, ", ")))
 		}
-		status, msg := translate.Honoured, "nginx "+strings.Join(what, "; ")+" on every request it proxies for the rule (client headers of other names pass unchanged)"
+		msg := "nginx " + strings.Join(what, "; ") + " on every request it proxies for the rule (client headers of other names pass unchanged)"
 		if len(caveats) > 0 {
-			status, msg = translate.Approximated, msg+"; but "+strings.Join(caveats, "; and ")
+			msg += "; but " + strings.Join(caveats, "; and ")
 		}
-		add(translate.FeatureRequestHeaderModifier, status, "%s", msg)
+		add(translate.FeatureRequestHeaderModifier, report.Decide(report.ReasonConfigured).Set("proxy_set_header "+strings.Join(names, ", ")).With(cs...), "%s", msg)
 	}
 	// Order for a stable file: Host, then by name.
 	slices.SortStableFunc(p.Headers[1:], func(a, b *crossplane.Directive) int {
@@ -227,20 +240,23 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		}
 		names, twice := headerNames(hm)
 		var caveats []string
+		var cs []report.Caveat
 		if sp := intersect(names, specialResponseHeaders); len(sp) > 0 {
 			caveats = append(caveats, fmt.Sprintf("nginx writes or treats %s itself (its own Server and Date, the framing headers, and headers add_header replaces rather than adds), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
+			cs = append(cs, report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(sp, ", ")))
 		}
 		if len(twice) > 0 {
 			caveats = append(caveats, fmt.Sprintf("%s is named in more than one of set, add and remove: nginx hides the backend's header and sends every value set or added", strings.Join(twice, ", ")))
+			cs = append(cs, report.NewCaveat(report.CaveatHeaderInSeveralLists, "headers", strings.Join(twice, ", ")))
 		}
 		if !r.Forwards() {
 			what = append(what, "on the redirect nginx answers")
 		}
-		status, msg := translate.Honoured, "nginx "+strings.Join(what, "; ")+"; on every response of the rule, errors included"
+		msg := "nginx " + strings.Join(what, "; ") + "; on every response of the rule, errors included"
 		if len(caveats) > 0 {
-			status, msg = translate.Approximated, msg+"; but "+strings.Join(caveats, "; and ")
+			msg += "; but " + strings.Join(caveats, "; and ")
 		}
-		add(translate.FeatureResponseHeaderModifier, status, "%s", msg)
+		add(translate.FeatureResponseHeaderModifier, report.Decide(report.ReasonConfigured).Set("add_header/proxy_hide_header "+strings.Join(names, ", ")).With(cs...), "%s", msg)
 	}
 
 	if rd := fl.Redirect; rd != nil && !r.Forwards() {
@@ -339,7 +355,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 		port, p.PortMap = redirectPortVar, true
 	}
 	path := "$request_uri"
-	status, caveat := translate.Honoured, ""
+	d, caveat := report.Decide(report.ReasonConfigured), ""
 	var how string
 	if rd.Path != nil {
 		switch rd.Path.Type {
@@ -349,7 +365,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
-				p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureRequestRedirect, translate.Unsupported,
+				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestRedirect, report.Decide(report.ReasonReplacePrefixWithoutPathPrefix),
 					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx answers 500 (return 500)"))
 				p.Location = crossplane.Directives{directive("return", "500")}
 				return
@@ -368,7 +384,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 			path = prefixMapName(r, "rd")
 			how = fmt.Sprintf("the matched prefix replaced by %q on the request URI as the client sent it (query kept); a request whose raw path does not begin with the prefix as written in the route (percent-encoded or with dot segments there, which nginx's routing decodes and normalizes) gets %s, without the rest of its path", rd.Path.Value, orRoot(v))
 			if ambiguous {
-				status = translate.Approximated
+				d = d.With(report.NewCaveat(report.CaveatLongestPrefixReplaced))
 				caveat = "; but the rule has nested prefixes whose longer one has other conditions: nginx replaces the longest prefix of the rule that fits the path, which is not the prefix of the match that selected the request when that match's other conditions failed"
 			}
 		}
@@ -388,7 +404,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 	case port != "":
 		portText = "port " + port[1:]
 	}
-	p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureRequestRedirect, status,
+	p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestRedirect, d.Set(fmt.Sprintf("return %d %s", rd.StatusCode, loc)),
 		"nginx answers every request of the rule with return %d %s: scheme %s, host %s, %s, %s%s", rd.StatusCode, loc,
 		orText(rd.Scheme, "of the request"), orText(rd.Hostname, "of the request's Host header ($host)"), portText, how, caveat))
 }
@@ -403,10 +419,11 @@ func orText(s, alt string) string {
 // planRewrite rewrites the path with rewrite ... break (nginx escapes the
 // new path when it proxies it) and the host with proxy_set_header Host.
 func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, matches ruleMatches) {
-	status := translate.Honoured
-	var what []string
+	d := report.Decide(report.ReasonConfigured)
+	var what, facts []string
 	if rw.Hostname != "" {
 		what = append(what, fmt.Sprintf("sends Host %s (proxy_set_header Host %s)", rw.Hostname, rw.Hostname))
+		facts = append(facts, "proxy_set_header Host "+rw.Hostname)
 	}
 	caveat := ""
 	if pm := rw.Path; pm != nil {
@@ -414,10 +431,11 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 		case translate.ReplaceFullPath:
 			p.Location = append(p.Location, directive("rewrite", "^", pm.Value, "break"))
 			what = append(what, fmt.Sprintf("replaces the path with %s (rewrite ^ %s break; the query is kept)", pm.Value, pm.Value))
+			facts = append(facts, "rewrite ^ "+pm.Value+" break")
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
-				p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureURLRewrite, translate.Unsupported,
+				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, report.Decide(report.ReasonReplacePrefixWithoutPathPrefix),
 					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx proxies the path unchanged"))
 				return
 			}
@@ -426,7 +444,7 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 			for _, pre := range raw {
 				dec, err := decodePath(pre)
 				if err != nil {
-					p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureURLRewrite, translate.Unsupported,
+					p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixNotWritable, "prefix", pre),
 						"the prefix %q cannot be written for nginx (%v); nginx proxies the path unchanged", pre, err))
 					return
 				}
@@ -439,14 +457,15 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 			entries = append(entries, directive("default", "$uri"))
 			p.Maps = append(p.Maps, block("map", []string{"$uri", prefixMapName(r, "rw")}, entries))
 			p.Location = append(p.Location, directive("rewrite", "^", prefixMapName(r, "rw"), "break"))
+			facts = append(facts, "rewrite ^ "+prefixMapName(r, "rw")+" break")
 			what = append(what, fmt.Sprintf("replaces the matched prefix with %q (a map on nginx's decoded, normalized $uri, the path nginx routes on, then rewrite ... break; nginx percent-encodes the new path when it proxies it, and the query is kept)", pm.Value))
 			if ambiguous {
-				status = translate.Approximated
+				d = d.With(report.NewCaveat(report.CaveatLongestPrefixReplaced))
 				caveat = "; but the rule has nested prefixes whose longer one has other conditions: nginx replaces the longest prefix of the rule that fits the path, which is not the prefix of the match that selected the request when that match's other conditions failed"
 			}
 		}
 	}
-	p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureURLRewrite, status, "nginx %s%s", strings.Join(what, " and "), caveat))
+	p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, d.Set(strings.Join(facts, ", ")), "nginx %s%s", strings.Join(what, " and "), caveat))
 }
 
 // mirrorLocation is the exact location a rule's k-th mirror subrequest
@@ -467,8 +486,8 @@ func mirrorSkipVar(r *translate.Rule, k int) string {
 // internal location and its upstream; a share below 100% is drawn per
 // request by split_clients on $request_id.
 func (p *filterPlan) planMirrors(r *translate.Rule) {
-	var what, caveats []string
-	status := translate.Honoured
+	var what, caveats, mirrors, shares, percents []string
+	d := report.Decide(report.ReasonConfigured)
 	for k, m := range r.Filters.Mirrors {
 		if m.Backend == nil {
 			what = append(what, fmt.Sprintf("mirrors nothing for requestMirror %d (%s), as the Gateway API asks", k, m.Invalid))
@@ -486,6 +505,7 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 		}
 		p.Upstreams = append(p.Upstreams, block("upstream", []string{up}, servers))
 		p.Location = append(p.Location, directive("mirror", loc))
+		mirrors = append(mirrors, loc)
 		body := crossplane.Directives{directive("internal")}
 		share := "every request"
 		if m.Numerator < m.Denominator {
@@ -501,7 +521,8 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 			body = append(body, block("if", []string{skip}, crossplane.Directives{directive("return", "204")}))
 			share = fmt.Sprintf("%s of the requests, drawn per request (split_clients on $request_id)", percentText(hundredths))
 			if m.Numerator*10000%m.Denominator != 0 {
-				status = translate.Approximated
+				shares = append(shares, fmt.Sprintf("%d/%d", m.Numerator, m.Denominator))
+				percents = append(percents, percentText(hundredths))
 				caveats = append(caveats, fmt.Sprintf("the share %d/%d is rounded to %s (split_clients takes percentages with two decimals)", m.Numerator, m.Denominator, percentText(hundredths)))
 			}
 		}
@@ -511,15 +532,21 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 		p.Server = append(p.Server, block("location", []string{"=", loc}, body))
 		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))
 	}
+	if len(shares) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(shares, ", "), "percent", strings.Join(percents, ", ")))
+	}
 	if r.Filters.Rewrite != nil {
-		status = translate.Approximated
+		d = d.With(report.NewCaveat(report.CaveatMirrorGetsClientPath))
 		caveats = append(caveats, "a mirror receives the path as the client sent it ($request_uri), not the URLRewrite's")
 	}
 	msg := "nginx " + strings.Join(what, "; ") + "; nginx finishes a client connection only once its mirror subrequests are done, so a slow mirror delays the next request on a kept-alive connection, not the response, and a client request to a mirror location's exact path gets 404"
 	if len(caveats) > 0 {
 		msg += "; but " + strings.Join(caveats, "; and ")
 	}
-	p.Findings = append(p.Findings, translate.NewFinding(r, translate.FeatureRequestMirror, status, "%s", msg))
+	if len(mirrors) > 0 {
+		d = d.Set("mirror " + strings.Join(mirrors, ", "))
+	}
+	p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestMirror, d, "%s", msg))
 }
 
 // percentText writes hundredths of a percent as split_clients reads them.

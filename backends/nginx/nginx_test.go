@@ -1,9 +1,11 @@
 package nginx
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -41,8 +43,12 @@ type generateCase struct {
 	// notes must each appear in one of the notes.
 	notes []string
 	// messages must appear in the message of rule 0's finding for the
-	// feature.
+	// feature (the causes it names, not nginx's claims).
 	messages map[translate.Feature]string
+	// reasons are the reasons of rule 0's findings, and caveats some of
+	// the caveats each records (reason and params).
+	reasons map[translate.Feature]report.Reason
+	caveats map[translate.Feature][]report.Caveat
 }
 
 func generateCases() []generateCase {
@@ -58,7 +64,10 @@ func generateCases() []generateCase {
 		r.Methods = []string{"GET"}
 		return r
 	}
-	const exemption = "--retry-non-idempotent lifts it"
+	exemption := []report.Caveat{report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", "POST, PATCH, LOCK")}
+	clamped := func(attempts string) []report.Caveat {
+		return []report.Caveat{report.NewCaveat(report.CaveatAttemptsClamped, "configured", attempts, "max", "100")}
+	}
 	return []generateCase{{
 		name:     "no retry, no timeouts",
 		model:    one(rule(0, nil, translate.Timeouts{})),
@@ -97,7 +106,7 @@ func generateCases() []generateCase {
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
 			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated,
 			translate.FeatureRetryBackendTimeout: translate.Approximated},
-		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: exemption, translate.FeatureRetryCodes: exemption,
+		caveats: map[translate.Feature][]report.Caveat{translate.FeatureRetryAttempts: exemption, translate.FeatureRetryCodes: exemption,
 			translate.FeatureRetryConnectionErrors: exemption, translate.FeatureRetryBackendTimeout: exemption},
 		contains: []string{"proxy_next_upstream error timeout invalid_header http_503;"},
 		lacks:    []string{"non_idempotent"},
@@ -110,7 +119,7 @@ func generateCases() []generateCase {
 		},
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
 			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated},
-		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: "matches only POST, PATCH or LOCK requests"},
+		caveats: map[translate.Feature][]report.Caveat{translate.FeatureRetryAttempts: exemption},
 	}, {
 		name: "POST only, attempts 0: nothing to exempt",
 		model: func(t testing.TB) *translate.Model {
@@ -175,7 +184,7 @@ func generateCases() []generateCase {
 			backend("a", 1, "127.0.0.1", "127.0.0.2")))),
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
 			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated},
-		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: "only 100 of the 250 retries are configured"},
+		caveats:  map[translate.Feature][]report.Caveat{translate.FeatureRetryAttempts: clamped("100")},
 		contains: []string{"proxy_next_upstream_tries 101;"},
 		counts:   map[string]int{"server 127.0.0.1:18081 max_fails=0;": 51},
 	}, {
@@ -186,7 +195,7 @@ func generateCases() []generateCase {
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Approximated,
 			translate.FeatureRetryCodes: translate.Approximated, translate.FeatureRetryConnectionErrors: translate.Approximated,
 			translate.FeatureRetryBackendTimeout: translate.Approximated, translate.FeatureBackendRequestTimeout: translate.Honoured},
-		messages: map[translate.Feature]string{translate.FeatureRetryAttempts: "only 100 of the 4294967297 retries are configured (gwretry caps nginx retries at 100"},
+		caveats:  map[translate.Feature][]report.Caveat{translate.FeatureRetryAttempts: clamped("100"), translate.FeatureRetryBackendTimeout: clamped("100")},
 		contains: []string{"proxy_next_upstream_tries 101;", "proxy_read_timeout 100000h;"},
 		counts:   map[string]int{"server 127.0.0.1:18081 max_fails=0;": 101},
 	}, {
@@ -204,8 +213,8 @@ func generateCases() []generateCase {
 		model: one(rule(0, retry(1), translate.Timeouts{}, backend("a", 0, "127.0.0.1"))),
 		status: map[translate.Feature]translate.Status{translate.FeatureBackendRefs: translate.Honoured,
 			translate.FeatureRetryAttempts: translate.Unsupported, translate.FeatureRetryConnectionErrors: translate.Unsupported},
-		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "every backendRef has weight 0: nginx answers 500 itself",
-			translate.FeatureRetryAttempts: "nginx answers 500 (return 500)"},
+		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "every backendRef has weight 0"},
+		reasons:  map[translate.Feature]report.Reason{translate.FeatureBackendRefs: report.ReasonAnswers500, translate.FeatureRetryAttempts: report.ReasonRuleForwardsNothing},
 		contains: []string{"location @r_default_route_r0 {\n            return 500;\n        }"},
 		lacks:    []string{"\n    upstream ", "proxy_pass"},
 		notes:    []string{"weight 0"},
@@ -244,7 +253,8 @@ func generateCases() []generateCase {
 		},
 		status: map[translate.Feature]translate.Status{translate.FeatureBackendRefs: translate.Approximated,
 			translate.FeatureRetryAttempts: translate.Honoured},
-		messages: map[translate.Feature]string{translate.FeatureBackendRefs: "backendRefs[1] (weight 1: kind Bucket is not a Service), 1 of a total weight of 4, with 500; nginx cannot"},
+		caveats: map[translate.Feature][]report.Caveat{translate.FeatureBackendRefs: {
+			report.NewCaveat(report.CaveatInvalidShareToValidBackends, "share", "1", "total", "4")}},
 		contains: []string{"proxy_pass http://default_route_r0;"},
 		lacks:    []string{"return 500"},
 	}, {
@@ -337,6 +347,7 @@ func TestGenerate(t *testing.T) {
 				}
 				conf := string(out.Files[0].Data)
 				checkFindings(t, m, out.Findings, tc.status)
+				checkDecisions(t, out.Findings, tc.reasons, tc.caveats)
 				for f, want := range tc.messages {
 					found := false
 					for _, got := range out.Findings {
@@ -415,6 +426,29 @@ func checkFindings(t *testing.T, m *translate.Model, fs []translate.Finding, wan
 		}
 		if s, ok := want[f.Feature]; ok && s != f.Status {
 			t.Errorf("%s: status %s, want %s (%s)", f.Feature, f.Status, s, f.Message)
+		}
+	}
+}
+
+// checkDecisions checks the reasons of rule 0's findings and that each
+// records the caveats given (among others).
+func checkDecisions(t *testing.T, fs []translate.Finding, reasons map[translate.Feature]report.Reason, caveats map[translate.Feature][]report.Caveat) {
+	t.Helper()
+	for _, f := range fs {
+		if f.Rule != 0 || f.Gateway != "" {
+			continue
+		}
+		if r, ok := reasons[f.Feature]; ok && f.Reason != r {
+			t.Errorf("%s: reason %s, want %s", f.Feature, f.Reason, r)
+		}
+		for _, want := range caveats[f.Feature] {
+			found := false
+			for _, c := range f.Caveats {
+				found = found || reflect.DeepEqual(c, want)
+			}
+			if !found {
+				t.Errorf("%s: caveats %v lack %v", f.Feature, f.Caveats, want)
+			}
 		}
 	}
 }

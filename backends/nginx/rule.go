@@ -8,6 +8,7 @@ import (
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -150,7 +151,7 @@ func deadFindings(r *translate.Rule) []translate.Finding {
 			continue
 		}
 		if f == translate.FeatureBackendRefs {
-			fs = append(fs, translate.NewFinding(r, f, translate.Honoured,
+			fs = append(fs, translate.Decided(r, f, report.Decide(report.ReasonAnswers500).Set("return 500"),
 				"%s: nginx answers 500 itself (return 500) for every request the rule matches", r.DeadReason()))
 			continue
 		}
@@ -198,35 +199,36 @@ func codeList(cs []int) string {
 // findings returns one finding per feature of a rule that has backends.
 func findings(r *translate.Rule, v version, attempts int, supported, unsupported []int, up upstreamPlan, opts translate.Options, fp filterPlan) []translate.Finding {
 	var fs []translate.Finding
-	add := func(f translate.Feature, s translate.Status, format string, args ...any) {
-		fs = append(fs, translate.NewFinding(r, f, s, format, args...))
+	add := func(f translate.Feature, d report.Decision, format string, args ...any) {
+		fs = append(fs, translate.Decided(r, f, d, format, args...))
 	}
 	retrying := attempts > 0
 	t := r.Timeouts
 	// Deviations that touch every retry finding: the clamp of attempts
-	// and the POST/PATCH/LOCK exemption.
-	var clamp, caveats []string
+	// and the POST/PATCH/LOCK exemption, each in words and as a caveat.
+	var clamp, caveats deviations
 	if retrying && r.Retry.Attempts > attempts {
-		clamp = append(clamp, fmt.Sprintf("only %d of the %d retries are configured (gwretry caps nginx retries at %d: each retry needs one more upstream entry per endpoint)",
-			attempts, r.Retry.Attempts, v.MaxRetries))
+		clamp.add(fmt.Sprintf("only %d of the %d retries are configured (gwretry caps nginx retries at %d: each retry needs one more upstream entry per endpoint)",
+			attempts, r.Retry.Attempts, v.MaxRetries),
+			report.NewCaveat(report.CaveatAttemptsClamped, "configured", strconv.Itoa(attempts), "max", strconv.Itoa(v.MaxRetries)))
 	}
-	caveats = append(caveats, clamp...)
+	caveats.text = append(caveats.text, clamp.text...)
+	caveats.cs = append(caveats.cs, clamp.cs...)
 	if retrying && r.MatchesNonIdempotent() && !opts.RetryNonIdempotent {
-		caveats = append(caveats, exemptionText(r))
+		caveats.add(exemptionText(r), report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", strings.Join(translate.NonIdempotentMethods(), ", ")))
 	}
-	// caveatedBy turns an honoured finding into approximated when there
-	// are caveats and appends them to its message.
-	caveatedBy := func(caveats []string, f translate.Feature, s translate.Status, msg string) {
-		if len(caveats) == 0 {
-			add(f, s, "%s", msg)
+	// caveatedBy adds the deviations to the decision (an honoured one
+	// becomes approximated) and appends them to its message.
+	caveatedBy := func(dv deviations, f translate.Feature, d report.Decision, msg string) {
+		if len(dv.text) == 0 {
+			add(f, d, "%s", msg)
 			return
 		}
-		if s == translate.Honoured {
-			s = translate.Approximated
-		}
-		add(f, s, "%s; but %s", msg, strings.Join(caveats, "; and "))
+		add(f, d.With(dv.cs...), "%s; but %s", msg, strings.Join(dv.text, "; and "))
 	}
-	caveated := func(f translate.Feature, s translate.Status, msg string) { caveatedBy(caveats, f, s, msg) }
+	caveated := func(f translate.Feature, d report.Decision, msg string) { caveatedBy(caveats, f, d, msg) }
+	configured := report.Decide(report.ReasonConfigured)
+	disabled := report.Decide(report.ReasonRetriesDisabled).Set("proxy_next_upstream off")
 	for _, f := range r.Features() {
 		if x, ok := filterFinding(fp, f); ok {
 			fs = append(fs, x)
@@ -238,10 +240,12 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 		}
 		switch f {
 		case translate.FeatureBackendRefs:
-			add(f, translate.Approximated, "%s", invalidShareText(r))
+			share, total := invalidShare(r)
+			add(f, configured.Set("upstream "+upstreamName(r)).With(report.NewCaveat(report.CaveatInvalidShareToValidBackends,
+				"share", strconv.Itoa(share), "total", strconv.Itoa(total))), "%s", invalidShareText(r))
 		case translate.FeatureRetryAttempts:
 			if !retrying {
-				add(f, translate.Honoured, "attempts is 0: proxy_next_upstream off, nothing is retried")
+				add(f, disabled, "attempts is 0: proxy_next_upstream off, nothing is retried")
 				continue
 			}
 			msg := fmt.Sprintf("proxy_next_upstream_tries %d (first try + %d retries); nginx never retries an upstream entry already tried, "+
@@ -250,57 +254,86 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 			if s := nonIdempotentText(r, opts); s != "" {
 				msg += "; " + s
 			}
-			caveated(f, translate.Honoured, msg)
+			caveated(f, configured.Set(fmt.Sprintf("proxy_next_upstream_tries %d", attempts+1)), msg)
 		case translate.FeatureRetryCodes:
+			next := "proxy_next_upstream http_" + strings.ReplaceAll(codeList(supported), ", ", " http_")
 			switch {
 			case !retrying:
-				add(f, translate.Honoured, "attempts is 0: no code is retried")
+				add(f, disabled, "attempts is 0: no code is retried")
 			case len(unsupported) == 0:
-				caveated(f, translate.Honoured, "proxy_next_upstream http_"+strings.ReplaceAll(codeList(supported), ", ", " http_"))
+				caveated(f, configured.Set(next), next)
 			case len(supported) == 0:
-				add(f, translate.Unsupported, "nginx cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): these responses are returned as they are; use a code nginx can retry or another data plane",
+				add(f, report.Decide(report.ReasonCodesNotRetryable, "codes", codeList(unsupported)), "nginx cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): these responses are returned as they are; use a code nginx can retry or another data plane",
 					codeList(unsupported))
 			default:
-				caveated(f, translate.Approximated, fmt.Sprintf("nginx retries %s but cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): those responses are returned as they are",
-					codeList(supported), codeList(unsupported)))
+				caveated(f, configured.Set(next).With(report.NewCaveat(report.CaveatCodesNotRetried, "codes", codeList(unsupported))),
+					fmt.Sprintf("nginx retries %s but cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): those responses are returned as they are",
+						codeList(supported), codeList(unsupported)))
 			}
 		case translate.FeatureRetryConnectionErrors:
 			if !retrying {
-				add(f, translate.Honoured, "attempts is 0: connection errors are not retried")
+				add(f, disabled, "attempts is 0: connection errors are not retried")
 			} else {
-				caveated(f, translate.Honoured, "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and responses with an invalid or too large header are retried, as long as no response byte has reached the client; a reply without a valid HTTP/1.x status line (a server that does not speak HTTP/1.x) is not: nginx passes it to the client as an HTTP/0.9 response"+framingText(v))
+				caveated(f, configured.Set("proxy_next_upstream error timeout invalid_header"), "proxy_next_upstream error timeout invalid_header: refused, reset and timed-out connections and responses with an invalid or too large header are retried, as long as no response byte has reached the client; a reply without a valid HTTP/1.x status line (a server that does not speak HTTP/1.x) is not: nginx passes it to the client as an HTTP/0.9 response"+framingText(v))
 			}
 		case translate.FeatureRetryBackoff:
 			if !retrying {
-				add(f, translate.Honoured, "attempts is 0: there is no retry to delay")
+				add(f, disabled, "attempts is 0: there is no retry to delay")
 			} else {
-				add(f, translate.Unsupported, "nginx has no delay between tries; retries are immediate. Remove backoff, or use a data plane with backoff (Envoy, Traefik)")
+				add(f, report.Decide(report.ReasonNoBackoff), "nginx has no delay between tries; retries are immediate. Remove backoff, or use a data plane with backoff (Envoy, Traefik)")
 			}
 		case translate.FeatureRetryBackendTimeout:
 			switch {
 			case t.BackendRequest.IsZero():
 				// No try is cut, so the method exemption does not matter;
 				// the clamp still limits the retries of other failures.
-				caveatedBy(clamp, f, translate.Honoured, fmt.Sprintf("backendRequest is 0s: no try is cut (proxy timers set to %s, longer than any Gateway API duration)", noTimeout))
+				caveatedBy(clamp, f, report.Decide(report.ReasonTimeoutDisabled).Set(timersFact(noTimeout)),
+					fmt.Sprintf("backendRequest is 0s: no try is cut (proxy timers set to %s, longer than any Gateway API duration)", noTimeout))
 			case !retrying:
-				add(f, translate.Approximated, "attempts is 0, so a try cut by the %s timers is not retried: cut before the response headers arrive it answers 504; cut after them it answers no 504: %s; %s",
+				add(f, disabled.Set(timersFact(nginxDuration(t.BackendRequest))).With(tryCutCaveats(t.BackendRequest)...),
+					"attempts is 0, so a try cut by the %s timers is not retried: cut before the response headers arrive it answers 504; cut after them it answers no 504: %s; %s",
 					nginxDuration(t.BackendRequest), cutAfterHeaders, idleText(t.BackendRequest))
 			default:
-				caveated(f, translate.Approximated, fmt.Sprintf("a try cut by the %s timers before the response headers arrive is retried (timeout in proxy_next_upstream); one cut after them is neither retried nor answered with 504: %s; %s",
-					nginxDuration(t.BackendRequest), cutAfterHeaders, idleText(t.BackendRequest)))
+				caveated(f, configured.Set("proxy_next_upstream timeout, "+timersFact(nginxDuration(t.BackendRequest))).With(tryCutCaveats(t.BackendRequest)...),
+					fmt.Sprintf("a try cut by the %s timers before the response headers arrive is retried (timeout in proxy_next_upstream); one cut after them is neither retried nor answered with 504: %s; %s",
+						nginxDuration(t.BackendRequest), cutAfterHeaders, idleText(t.BackendRequest)))
 			}
 		case translate.FeatureBackendRequestTimeout:
 			if t.BackendRequest.IsZero() {
-				add(f, translate.Honoured, "backendRequest is 0s: proxy_connect/send/read_timeout set to %s, longer than any Gateway API duration (nginx cannot turn them off)", noTimeout)
+				add(f, report.Decide(report.ReasonTimeoutDisabled).Set(timersFact(noTimeout)),
+					"backendRequest is 0s: proxy_connect/send/read_timeout set to %s, longer than any Gateway API duration (nginx cannot turn them off)", noTimeout)
 			} else {
-				add(f, translate.Approximated, "proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them before the response headers arrive answers 504 (unless it is retried); one cut after them answers no 504: %s",
+				add(f, configured.Set(timersFact(nginxDuration(t.BackendRequest))).With(tryCutCaveats(t.BackendRequest)...),
+					"proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them before the response headers arrive answers 504 (unless it is retried); one cut after them answers no 504: %s",
 					nginxDuration(t.BackendRequest), idleText(t.BackendRequest), cutAfterHeaders)
 			}
 		case translate.FeatureRequestTimeout:
-			add(f, requestStatus(t), "%s", requestText(t, retrying))
+			add(f, requestDecision(t, retrying), "%s", requestText(t, retrying))
 		}
 	}
 	return fs
+}
+
+// deviations are ways a rule's retries differ from the Gateway API's, in
+// words for the message and as caveats for the decision.
+type deviations struct {
+	text []string
+	cs   []report.Caveat
+}
+
+func (d *deviations) add(text string, c report.Caveat) {
+	d.text = append(d.text, text)
+	d.cs = append(d.cs, c)
+}
+
+// timersFact is the configured fact of the three proxy timers set to arg.
+func timersFact(arg string) string { return "proxy_connect/send/read_timeout " + arg }
+
+// tryCutCaveats are the caveats of a try bounded by the proxy timers set
+// to d: idle timers (idleCaveats) that, once the response headers have
+// been sent, cut the try without an answer.
+func tryCutCaveats(d *translate.Duration) []report.Caveat {
+	return append(idleCaveats(d), report.NewCaveat(report.CaveatNoAnswerAfterHeaders))
 }
 
 // framingText is what the connectionErrors finding adds for a version
@@ -318,16 +351,22 @@ func framingText(v version) string {
 // goes: nginx cannot answer a weighted share of a location with 500, so it
 // goes to the valid backends.
 func invalidShareText(r *translate.Rule) string {
-	valid := 0
-	for _, b := range r.Backends {
-		valid += b.Weight
-	}
+	share, total := invalidShare(r)
 	var refs []string
 	for _, b := range r.Invalid {
 		refs = append(refs, fmt.Sprintf("backendRefs[%d] (weight %d: %s)", b.Index, b.Weight, b.Reason))
 	}
 	return fmt.Sprintf("the Gateway API answers the share of %s, %d of a total weight of %d, with 500; nginx cannot answer a weighted share of a route with 500, so those requests go to the valid backends instead",
-		strings.Join(refs, ", "), r.InvalidWeight(), valid+r.InvalidWeight())
+		strings.Join(refs, ", "), share, total)
+}
+
+// invalidShare is the weight of a rule's invalid backendRefs and the
+// total weight of its backendRefs.
+func invalidShare(r *translate.Rule) (share, total int) {
+	for _, b := range r.Backends {
+		total += b.Weight
+	}
+	return r.InvalidWeight(), total + r.InvalidWeight()
 }
 
 // exemptionText names nginx's default exemption of POST, PATCH and LOCK and
@@ -341,13 +380,28 @@ func exemptionText(r *translate.Rule) string {
 	return which + " are retried only when the connection failed before the request was sent (refused, connect timeout), never on a response code or on a reset or timeout after sending (nginx's default without non_idempotent; --retry-non-idempotent lifts it)"
 }
 
-// requestStatus: a disabled request timeout is honoured (nothing ends the
-// whole request); any other is approximated.
-func requestStatus(t translate.Timeouts) translate.Status {
+// requestDecision: a disabled request timeout is honoured (nothing ends
+// the whole request); any other is approximated, as nothing bounds the
+// whole request (requestText says what bounds it instead).
+func requestDecision(t translate.Timeouts, retrying bool) report.Decision {
 	if t.Request.IsZero() {
-		return translate.Honoured
+		d := report.Decide(report.ReasonTimeoutDisabled)
+		if t.BackendRequest == nil {
+			d = d.Set(timersFact(noTimeout))
+		}
+		return d
 	}
-	return translate.Approximated
+	arg := nginxDuration(t.Request)
+	var facts []string
+	cs := []report.Caveat{report.NewCaveat(report.CaveatNoTotalRequestTimeout)}
+	if retrying {
+		facts = append(facts, "proxy_next_upstream_timeout "+arg)
+	}
+	if t.BackendRequest == nil {
+		facts = append(facts, timersFact(arg))
+		cs = append(cs, report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders))
+	}
+	return report.Decide(report.ReasonConfigured).Set(strings.Join(facts, ", ")).With(cs...)
 }
 
 func requestText(t translate.Timeouts, retrying bool) string {
@@ -378,9 +432,22 @@ func requestText(t translate.Timeouts, retrying bool) string {
 // live by TestLiveCutAfterHeaders).
 const cutAfterHeaders = "the client gets the status and headers already sent and a truncated body, then nginx closes the connection"
 
+// idleCaveats are the caveats idleText says in words.
+func idleCaveats(d *translate.Duration) []report.Caveat {
+	cs := []report.Caveat{report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatIdleTimerNotRearmed, "interval", "300ms")}
+	if d.Value > osConnectLimit {
+		cs = append(cs, report.NewCaveat(report.CaveatOSConnectLimit, "limit", "75s"))
+	}
+	return cs
+}
+
+// osConnectLimit is about when the operating system usually ends a
+// connect attempt.
+const osConnectLimit = 75 * time.Second
+
 func idleText(d *translate.Duration) string {
 	s := "they are idle timers per try (connect, between two writes, between two reads), not a total: a backend that keeps sending is usually not cut (nginx does not re-arm a timer for reads less than 300ms apart, so a body trickling in faster than that can be cut at the timeout)"
-	if d.Value > 75*time.Second {
+	if d.Value > osConnectLimit {
 		s += "; the operating system usually ends a connect attempt after about 75s"
 	}
 	return s

@@ -7,6 +7,7 @@ import (
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -72,13 +73,14 @@ func tlsFinding(m *translate.Model, r *translate.Rule) translate.Finding {
 	}
 	flush()
 	if len(parts) == 0 {
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Unsupported,
+		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonNotServedOverHTTPS),
 			"the rule is on %s, but no generated HTTPS server of nginx routes to it", strings.Join(r.TLSListeners, ", "))
 	}
 	// Approximated, not honoured: nginx does not compare the Host header
 	// with the SNI name (and translate's judge cannot read TLS back yet,
 	// so an honoured claim would not be checked).
-	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
+	d := report.Decide(report.ReasonConfigured).Set("listen ssl, ssl_certificate per server_name").With(report.NewCaveat(report.CaveatHostNotCheckedAgainstSNI))
+	return translate.Decided(r, translate.FeatureListenerHTTPS, d,
 		"nginx terminates TLS for %s and serves HTTP/1.1 inside, with the certificate its server_name selects by SNI (ssl_certificate and ssl_certificate_key from --tls-dir): %s; "+
 			"but nginx then routes the request by its Host header without comparing it with the SNI name: a request whose Host names another hostname of the listener is served by that hostname's routes, not refused (no 421 Misdirected Request)",
 		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))

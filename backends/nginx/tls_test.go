@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -69,7 +70,7 @@ func TestGenerateTLS(t *testing.T) {
 					continue
 				}
 				found = true
-				if f.Status != translate.Approximated || !strings.Contains(f.Message, "SNI a.example.com gets Secret ns/cert-a") ||
+				if len(f.Caveats) != 1 || f.Caveats[0].Reason != report.CaveatHostNotCheckedAgainstSNI || !strings.Contains(f.Message, "SNI a.example.com gets Secret ns/cert-a") ||
 					!strings.Contains(f.Message, "SNI *.example.com gets Secret ns/cert-wild") ||
 					strings.Contains(f.Message, "handshake refused") == tc.catchAll {
 					t.Errorf("listener.https: %s %s", f.Status, f.Message)
@@ -139,8 +140,8 @@ func TestTLSUngeneratedStaysUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range out.Findings {
-		if f.Feature == translate.FeatureListenerHTTPS && f.Status != translate.Unsupported {
-			t.Errorf("listener.https: %s %s", f.Status, f.Message)
+		if f.Feature == translate.FeatureListenerHTTPS && f.Reason != report.ReasonListenerNotGenerated {
+			t.Errorf("listener.https: %s %s", f.Reason, f.Message)
 		}
 	}
 }
@@ -181,8 +182,8 @@ func TestTLSRedirectPorts(t *testing.T) {
 				t.Errorf("want %q and %q in:\n%s", tc.location, tc.map_, conf)
 			}
 			for _, f := range res.Report.Findings {
-				if f.Feature == translate.FeatureRequestRedirect && f.Status != translate.Honoured {
-					t.Errorf("redirect: %s %s", f.Status, f.Message)
+				if f.Feature == translate.FeatureRequestRedirect && (f.Reason != report.ReasonConfigured || len(f.Caveats) > 0) {
+					t.Errorf("redirect: %s %v %s", f.Reason, f.Caveats, f.Message)
 				}
 			}
 		})
