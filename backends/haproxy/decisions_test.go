@@ -197,3 +197,19 @@ func TestConnectionDecisions(t *testing.T) {
 		d.check(t, *f)
 	}
 }
+
+// caveatOf returns f's caveat of reason r.
+func caveatOf(f translate.Finding, r report.Reason) (report.Caveat, bool) {
+	for _, c := range f.Caveats {
+		if c.Reason == r {
+			return c, true
+		}
+	}
+	return report.Caveat{}, false
+}
+
+// hasCaveat reports whether f has a caveat of reason r.
+func hasCaveat(f translate.Finding, r report.Reason) bool {
+	_, ok := caveatOf(f, r)
+	return ok
+}
