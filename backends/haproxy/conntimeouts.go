@@ -9,6 +9,7 @@ import (
 	tcptypes "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/types"
 	"github.com/haproxytech/client-native/v5/config-parser/types"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -97,26 +98,31 @@ func (d *document) setBackendConn(s sectionRef, p connPlan) {
 // (TestLiveConnectionTimeouts*) are honoured: clientTimeout, serverTimeout
 // and tunnelTimeout.
 func connFindings(m *translate.Model) []translate.Finding {
-	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
 		v := c.HAProxy()
+		configured := func(keyword string) report.Decision {
+			return report.Decide(report.ReasonConfigured).Set(keyword + " " + v)
+		}
+		// The HAProxy version the live tests saw the fin timeouts with.
+		unseen := report.NewCaveat(report.CaveatNoEffectSeenLive, "version", "2.6")
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
-			return translate.Honoured, "timeout client " + v + " in the frontend of each of the Gateway's listeners"
+			return configured("timeout client"), "timeout client " + v + " in the frontend of each of the Gateway's listeners"
 		case translate.FeatureConnClientFinTimeout:
-			return translate.Approximated, "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP frontends: HAProxy closes a WebSocket tunnel as soon as the client shuts down its side, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6)"
+			return configured("timeout client-fin").With(unseen), "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP frontends: HAProxy closes a WebSocket tunnel as soon as the client shuts down its side, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6)"
 		case translate.FeatureConnServerTimeout:
-			return translate.Honoured, "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
+			return configured("timeout server"), "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
 		case translate.FeatureConnServerFinTimeout:
-			return translate.Approximated, "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP backends: HAProxy closes a WebSocket tunnel as soon as the backend shuts down its side (seen live with HAProxy 2.6)"
+			return configured("timeout server-fin").With(unseen), "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP backends: HAProxy closes a WebSocket tunnel as soon as the backend shuts down its side (seen live with HAProxy 2.6)"
 		case translate.FeatureConnTunnelTimeout:
-			return translate.Honoured, "timeout tunnel " + v + " in the backend of each rule served on the Gateway's listeners"
+			return configured("timeout tunnel"), "timeout tunnel " + v + " in the backend of each rule served on the Gateway's listeners"
 		}
 		for _, l := range g.Listeners {
 			if l.TLS {
-				return translate.Approximated, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in each frontend, as the router's HTTP frontend: on HTTPS listeners HAProxy terminates TLS at the bind and picks the certificate by SNI during the handshake (bounded by timeout client), so the delay bounds the wait for the decrypted HTTP request, not for the ClientHello as in the router's TCP passthrough frontend"
+				return configured("tcp-request inspect-delay").With(report.NewCaveat(report.CaveatDelayBoundsDecryptedRequest)), "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in each frontend, as the router's HTTP frontend: on HTTPS listeners HAProxy terminates TLS at the bind and picks the certificate by SNI during the handshake (bounded by timeout client), so the delay bounds the wait for the decrypted HTTP request, not for the ClientHello as in the router's TCP passthrough frontend"
 			}
 		}
-		return translate.Approximated, "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in the frontend of each of the Gateway's listeners, as the router's HTTP frontend, where it has no effect: HAProxy parses the request head (timed by timeout http-request) before the content rules run, so the delay never holds or cuts a request; the router's delay that matters, the wait for a ClientHello in its TLS passthrough frontend, has no counterpart on HTTP listeners"
+		return configured("tcp-request inspect-delay").With(report.NewCaveat(report.CaveatDelayNeverHoldsRequest)), "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in the frontend of each of the Gateway's listeners, as the router's HTTP frontend, where it has no effect: HAProxy parses the request head (timed by timeout http-request) before the content rules run, so the delay never holds or cuts a request; the router's delay that matters, the wait for a ClientHello in its TLS passthrough frontend, has no counterpart on HTTP listeners"
 	})
 }
 

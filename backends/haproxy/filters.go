@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 	"github.com/haproxytech/client-native/v5/config-parser/parsers/http/actions"
 	"github.com/haproxytech/client-native/v5/config-parser/types"
@@ -278,7 +279,7 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 		}
 		f := headerFinding(r, feat, fl.RequestHeaders, "http-request", effect)
 		if rw := fl.Rewrite; rw != nil && rw.Hostname != "" && f.Status == translate.Honoured && fl.RequestHeaders.Touches("host") {
-			f.Status = translate.Approximated
+			f.AddCaveats(report.NewCaveat(report.CaveatHostReplacedByRewrite, "hostname", rw.Hostname))
 			f.Message += fmt.Sprintf("; the URLRewrite filter then sets Host to %s, which replaces what this filter did to Host", rw.Hostname)
 		}
 		return f, true
@@ -288,37 +289,40 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 		}
 		rw := fl.Rewrite
 		if p.prefixWhy != "" {
-			return translate.NewFinding(r, feat, translate.Unsupported, "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: requests are proxied without the path rewrite%s",
+			return translate.Decided(r, feat, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch), "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: requests are proxied without the path rewrite%s",
 				p.prefixWhy, hostRewriteText(rw)), true
 		}
-		var parts []string
+		var parts, facts []string
 		if rw.Path != nil {
 			switch rw.Path.Type {
 			case translate.ReplaceFullPath:
 				parts = append(parts, fmt.Sprintf("the path is replaced by %s (http-request set-path; the query string is kept)", rw.Path.Value))
+				facts = append(facts, "http-request set-path "+rw.Path.Value)
 			case translate.ReplacePrefixMatch:
 				parts = append(parts, fmt.Sprintf("the matched path prefix is replaced by %q element-wise (http-request replace-path; the query string is kept)", rw.Path.Value))
+				facts = append(facts, "http-request replace-path")
 			}
 		}
 		if rw.Hostname != "" {
 			parts = append(parts, fmt.Sprintf("the Host header becomes %s (http-request set-header Host)", rw.Hostname))
+			facts = append(facts, "http-request set-header Host "+rw.Hostname)
 		}
 		if len(parts) == 0 {
 			parts = append(parts, "the filter sets neither hostname nor path, and HAProxy changes nothing")
 		}
-		return translate.NewFinding(r, feat, translate.Honoured, "%s", strings.Join(parts, "; ")), true
+		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set(strings.Join(facts, "; ")), "%s", strings.Join(parts, "; ")), true
 	case translate.FeatureRequestRedirect:
 		if r.Forwards() {
 			return translate.Finding{}, false
 		}
 		if p.prefixWhy != "" {
-			return translate.NewFinding(r, feat, translate.Unsupported, "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: HAProxy redirects with the request's path unchanged", p.prefixWhy), true
+			return translate.Decided(r, feat, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch), "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: HAProxy redirects with the request's path unchanged", p.prefixWhy), true
 		}
-		return translate.NewFinding(r, feat, translate.Honoured,
+		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("http-request redirect prefix code %d", fl.Redirect.StatusCode)),
 			"HAProxy answers %d (http-request redirect prefix ... code %d) with a Location made of the scheme%s, %s, the port (%s), then the path%s and the query string",
 			fl.Redirect.StatusCode, fl.Redirect.StatusCode, redirectSchemeText(fl.Redirect), redirectHostText(fl.Redirect), redirectPortText(fl.Redirect), redirectPathText(fl.Redirect)), true
 	case translate.FeatureRequestMirror:
-		return translate.NewFinding(r, feat, translate.Unsupported,
+		return translate.Decided(r, feat, report.Decide(report.ReasonNotExpressible),
 			"HAProxy has no request mirroring of its own (only through an external SPOE agent such as haproxytech/spoa-mirror, which gwretry does not set up): requests are proxied and nothing is mirrored to %s; use the Envoy, nginx or Traefik target to mirror",
 			mirrorTargets(fl.Mirrors)), true
 	}
@@ -337,14 +341,16 @@ func headerFinding(r *translate.Rule, feat translate.Feature, hm *translate.Head
 		parts = append(parts, keyword+" add-header "+headerNames(hm.Add))
 	}
 	if len(parts) == 0 {
-		return translate.NewFinding(r, feat, translate.Honoured, "the filter sets, adds and removes nothing, and HAProxy changes nothing")
+		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured), "the filter sets, adds and removes nothing, and HAProxy changes nothing")
 	}
 	msg := strings.Join(parts, "; ") + ": " + effect
-	if c := headerConflicts(hm); len(c) > 0 {
-		return translate.NewFinding(r, feat, translate.Approximated,
+	d := report.Decide(report.ReasonConfigured).Set(strings.Join(parts, "; "))
+	if c, names := headerConflicts(hm); len(c) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatHeaderRulesUndoEachOther, "headers", strings.Join(names, ", ")))
+		return translate.Decided(r, feat, d,
 			"%s; but %s: HAProxy removes first, then sets, then adds, each in order, so a later rule for the same name undoes an earlier one, where the Gateway API leaves the outcome undefined", msg, strings.Join(c, ", "))
 	}
-	return translate.NewFinding(r, feat, translate.Honoured, "%s", msg)
+	return translate.Decided(r, feat, d, "%s", msg)
 }
 
 func headerNames(hs []translate.Header) string {
@@ -358,10 +364,17 @@ func headerNames(hs []translate.Header) string {
 // headerConflicts lists the header names that one rule of a modifier
 // undoes for another (names compare case-insensitively): a name both
 // removed and set or added, or set twice. Setting and adding one name,
-// or adding it twice, is exact (more header lines).
-func headerConflicts(hm *translate.HeaderModifier) []string {
-	removed, set := map[string]bool{}, map[string]bool{}
-	var out []string
+// or adding it twice, is exact (more header lines). names are the names
+// concerned, each once, as the modifier first spells them.
+func headerConflicts(hm *translate.HeaderModifier) (out, names []string) {
+	removed, set, named := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	conflict := func(name, what string) {
+		out = append(out, name+what)
+		if k := strings.ToLower(name); !named[k] {
+			named[k] = true
+			names = append(names, name)
+		}
+	}
 	for _, n := range hm.Remove {
 		removed[strings.ToLower(n)] = true
 	}
@@ -369,18 +382,18 @@ func headerConflicts(hm *translate.HeaderModifier) []string {
 		k := strings.ToLower(h.Name)
 		switch {
 		case removed[k]:
-			out = append(out, h.Name+" is both removed and set")
+			conflict(h.Name, " is both removed and set")
 		case set[k]:
-			out = append(out, h.Name+" is set twice")
+			conflict(h.Name, " is set twice")
 		}
 		set[k] = true
 	}
 	for _, h := range hm.Add {
 		if removed[strings.ToLower(h.Name)] {
-			out = append(out, h.Name+" is both removed and added")
+			conflict(h.Name, " is both removed and added")
 		}
 	}
-	return out
+	return out, names
 }
 
 func hostRewriteText(rw *translate.Rewrite) string {

@@ -6,6 +6,7 @@ import (
 
 	hostilevalues "github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -109,22 +110,26 @@ func TestFilters(t *testing.T) {
 			t.Errorf("haproxy.cfg lacks %q:\n%s", want, cfg)
 		}
 	}
-	statuses := map[int]map[translate.Feature]translate.Status{
-		0: {translate.FeatureRequestHeaderModifier: translate.Honoured, translate.FeatureResponseHeaderModifier: translate.Honoured},
-		1: {translate.FeatureURLRewrite: translate.Honoured},
-		2: {translate.FeatureURLRewrite: translate.Honoured},
-		3: {translate.FeatureURLRewrite: translate.Honoured},
-		4: {translate.FeatureRequestRedirect: translate.Honoured},
-		5: {translate.FeatureRequestRedirect: translate.Honoured, translate.FeatureResponseHeaderModifier: translate.Honoured},
-		6: {translate.FeatureRequestRedirect: translate.Honoured},
-		7: {translate.FeatureRequestRedirect: translate.Honoured},
-		9: {translate.FeatureURLRewrite: translate.Honoured, translate.FeatureRequestHeaderModifier: translate.Honoured},
-		8: {translate.FeatureRequestMirror: translate.Unsupported, translate.FeatureRequestHeaderModifier: translate.Approximated, translate.FeatureURLRewrite: translate.Honoured},
+	// The reason of each filter finding; only rule 8's Host conflict has
+	// a caveat (TestDecisions checks it).
+	reasons := map[int]map[translate.Feature]report.Reason{
+		0: {translate.FeatureRequestHeaderModifier: report.ReasonConfigured, translate.FeatureResponseHeaderModifier: report.ReasonConfigured},
+		1: {translate.FeatureURLRewrite: report.ReasonConfigured},
+		2: {translate.FeatureURLRewrite: report.ReasonConfigured},
+		3: {translate.FeatureURLRewrite: report.ReasonConfigured},
+		4: {translate.FeatureRequestRedirect: report.ReasonConfigured},
+		5: {translate.FeatureRequestRedirect: report.ReasonConfigured, translate.FeatureResponseHeaderModifier: report.ReasonConfigured},
+		6: {translate.FeatureRequestRedirect: report.ReasonConfigured},
+		7: {translate.FeatureRequestRedirect: report.ReasonConfigured},
+		9: {translate.FeatureURLRewrite: report.ReasonConfigured, translate.FeatureRequestHeaderModifier: report.ReasonConfigured},
+		8: {translate.FeatureRequestMirror: report.ReasonNotExpressible, translate.FeatureRequestHeaderModifier: report.ReasonConfigured, translate.FeatureURLRewrite: report.ReasonConfigured},
 	}
-	for rule, feats := range statuses {
+	for rule, feats := range reasons {
 		for feat, want := range feats {
-			if f := findingOf(t, fs, rule, feat); f.Status != want {
-				t.Errorf("rule %d %s: %s (%s), want %s", rule, feat, f.Status, f.Message, want)
+			f := findingOf(t, fs, rule, feat)
+			hostConflict := rule == 8 && feat == translate.FeatureRequestHeaderModifier
+			if f.Reason != want || hasCaveat(f, report.CaveatHostReplacedByRewrite) != hostConflict || len(f.Caveats) > 1 {
+				t.Errorf("rule %d %s: %s %v (%s), want %s", rule, feat, f.Reason, f.Caveats, f.Message, want)
 			}
 		}
 	}
@@ -138,8 +143,8 @@ func TestFilterPrefixUnknown(t *testing.T) {
 	m := modelOf(r)
 	m.Listeners[0].VirtualHosts[0].Routes[0].Match = translate.Match{PathType: translate.PathExact, Path: "/r00"}
 	cfg, fs := generate(t, m, translate.Options{Version: checkedVersion})
-	if f := findingOf(t, fs, 0, translate.FeatureURLRewrite); f.Status != translate.Unsupported {
-		t.Errorf("finding %+v, want unsupported", f)
+	if f := findingOf(t, fs, 0, translate.FeatureURLRewrite); f.Reason != report.ReasonPrefixRewriteWithoutPrefixMatch {
+		t.Errorf("finding %+v, want PrefixRewriteWithoutPrefixMatch", f)
 	}
 	if strings.Contains(cfg, "replace-path") {
 		t.Error("replace-path written without a known prefix")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -88,17 +89,19 @@ func TestVersions(t *testing.T) {
 // TestVersionTable covers every row of supportTable: the codes written in
 // retry-on and the codes finding.
 func TestVersionTable(t *testing.T) {
+	// notRetried are the codes of the CodesNotRetried caveat; the hints,
+	// which version to choose, are only in the message.
 	tests := []struct {
-		version   string
-		retryOn   string
-		status    translate.Status
-		mentioned []string
+		version    string
+		retryOn    string
+		notRetried string
+		hints      []string
 	}{
-		{"2.6", "conn-failure empty-response response-timeout 401 425 500 504", translate.Approximated, []string{"409 421 429", "421 needs HAProxy 3.2", "429 needs HAProxy 3.1"}},
-		{"2.8", "conn-failure empty-response response-timeout 401 425 500 504", translate.Approximated, []string{"409 421 429"}},
-		{"3.0", "conn-failure empty-response response-timeout 401 425 500 504", translate.Approximated, []string{"409 421 429"}},
-		{"3.1", "conn-failure empty-response response-timeout 401 425 429 500 504", translate.Approximated, []string{"409 421", "421 needs HAProxy 3.2"}},
-		{"3.2", "conn-failure empty-response response-timeout 401 421 425 429 500 504", translate.Approximated, []string{"409", "no HAProxy version can"}},
+		{"2.6", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", []string{"421 needs HAProxy 3.2", "429 needs HAProxy 3.1"}},
+		{"2.8", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", nil},
+		{"3.0", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", []string{"3.0.4 or later"}},
+		{"3.1", "conn-failure empty-response response-timeout 401 425 429 500 504", "409, 421", []string{"421 needs HAProxy 3.2"}},
+		{"3.2", "conn-failure empty-response response-timeout 401 421 425 429 500 504", "409", []string{"no HAProxy version can"}},
 	}
 	if len(tests) != len(supportTable()) {
 		t.Fatalf("%d tests for %d table rows", len(tests), len(supportTable()))
@@ -115,10 +118,11 @@ func TestVersionTable(t *testing.T) {
 				t.Errorf("backend = %q, want retry-on %s", be, tt.retryOn)
 			}
 			f := fs[0][translate.FeatureRetryCodes]
-			if f.Status != tt.status {
-				t.Errorf("codes status = %s, want %s", f.Status, tt.status)
+			want := report.NewCaveat(report.CaveatCodesNotRetried, "codes", tt.notRetried)
+			if c, ok := caveatOf(f, report.CaveatCodesNotRetried); f.Reason != report.ReasonConfigured || !ok || !cmp.Equal(c, want) {
+				t.Errorf("codes finding = %s %v, want %v", f.Reason, f.Caveats, want)
 			}
-			for _, m := range tt.mentioned {
+			for _, m := range tt.hints {
 				if !strings.Contains(f.Message, m) {
 					t.Errorf("codes message %q does not mention %q", f.Message, m)
 				}
@@ -130,12 +134,12 @@ func TestVersionTable(t *testing.T) {
 	// supports are unsupported.
 	for _, s := range supportTable() {
 		_, fs := generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: s.RetryCodes}, translate.Timeouts{})), translate.Options{Version: s.Version, RetryNonIdempotent: true})
-		if f := fs[0][translate.FeatureRetryCodes]; f.Status != translate.Approximated || !strings.Contains(f.Message, "tune.bufsize") {
-			t.Errorf("%s: all supported codes: %s %q, want approximated naming tune.bufsize", s.Version, f.Status, f.Message)
+		if f := fs[0][translate.FeatureRetryCodes]; !cmp.Equal(f.Caveats, []report.Caveat{oneBuffer}) {
+			t.Errorf("%s: all supported codes: caveats %v, want the buffer limit only", s.Version, f.Caveats)
 		}
 		_, fs = generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: []int{409, 505}}, translate.Timeouts{})), translate.Options{Version: s.Version})
-		if got := fs[0][translate.FeatureRetryCodes].Status; got != translate.Unsupported {
-			t.Errorf("%s: only unsupported codes: status %s, want unsupported", s.Version, got)
+		if f := fs[0][translate.FeatureRetryCodes]; f.Reason != report.ReasonCodesNotRetryable || f.Params["codes"] != "409, 505" {
+			t.Errorf("%s: only unsupported codes: %s %v, want CodesNotRetryable", s.Version, f.Reason, f.Params)
 		}
 	}
 }
@@ -242,12 +246,12 @@ func checkRule(t *testing.T, opts translate.Options, r *translate.Rule, be []str
 	}
 	if retrying {
 		for _, feat := range []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureRetryConnectionErrors} {
-			msg := fs[feat].Message
-			if !strings.Contains(msg, "tune.bufsize") {
-				t.Errorf("%s: %s message does not name the buffer limit: %q", where, feat, msg)
+			f := fs[feat]
+			if !hasCaveat(f, report.CaveatRetryBufferLimitedByHeaders) {
+				t.Errorf("%s: %s does not name the buffer limit: %v", where, feat, f.Caveats)
 			}
-			if !opts.RetryNonIdempotent && !strings.Contains(msg, "--retry-non-idempotent") {
-				t.Errorf("%s: %s message does not name the opt-in: %q", where, feat, msg)
+			if !opts.RetryNonIdempotent && !hasCaveat(f, report.CaveatNonIdempotentExempt) {
+				t.Errorf("%s: %s does not name the method exemption: %v", where, feat, f.Caveats)
 			}
 		}
 	}
@@ -268,8 +272,8 @@ func checkRule(t *testing.T, opts translate.Options, r *translate.Rule, be []str
 	gotStatus := map[translate.Feature]translate.Status{}
 	for feat, f := range fs {
 		gotStatus[feat] = f.Status
-		if (opts.RetryNonIdempotent || !retrying) && strings.Contains(f.Message, "POST") {
-			t.Errorf("%s: %s message mentions POST although POST is retried or nothing is: %q", where, feat, f.Message)
+		if (opts.RetryNonIdempotent || !retrying) && hasCaveat(f, report.CaveatNonIdempotentExempt) {
+			t.Errorf("%s: %s exempts POST although POST is retried or nothing is: %v", where, feat, f.Caveats)
 		}
 	}
 	if d := cmp.Diff(wantStatus, gotStatus); d != "" {
@@ -312,8 +316,8 @@ func TestClamp(t *testing.T) {
 		}
 	}
 	for _, feat := range []translate.Feature{translate.FeatureBackendRequestTimeout, translate.FeatureRetryBackendTimeout} {
-		if f := fs[0][feat]; f.Status != translate.Approximated || !strings.Contains(f.Message, "clamped to 2147483647ms") {
-			t.Errorf("%s finding = %s %q, want approximated and clamped", feat, f.Status, f.Message)
+		if f := fs[0][feat]; f.Status != translate.Approximated || !hasCaveat(f, report.CaveatTimeoutClamped) {
+			t.Errorf("%s finding = %s %v, want approximated and clamped", feat, f.Status, f.Caveats)
 		}
 	}
 	// The largest value that fits is not clamped.

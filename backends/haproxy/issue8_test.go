@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -33,11 +35,11 @@ func TestDeadRuleAnswers500(t *testing.T) {
 		for feat, f := range fs[r.Index] {
 			switch {
 			case feat == translate.FeatureBackendRefs:
-				if f.Status != translate.Honoured || !strings.Contains(f.Message, "answers 500") {
-					t.Errorf("rule %d: backendRefs = %s %q", r.Index, f.Status, f.Message)
+				if f.Reason != report.ReasonAnswers500 {
+					t.Errorf("rule %d: backendRefs = %s %q", r.Index, f.Reason, f.Message)
 				}
-			case f.Status != translate.Unsupported || !strings.Contains(f.Message, "HAProxy answers 500"):
-				t.Errorf("rule %d: %s = %s %q, want the dead-rule finding", r.Index, feat, f.Status, f.Message)
+			case f.Reason != report.ReasonRuleForwardsNothing || !strings.Contains(f.Message, "HAProxy answers 500"):
+				t.Errorf("rule %d: %s = %s %q, want the dead-rule finding", r.Index, feat, f.Reason, f.Message)
 			}
 		}
 		if _, ok := fs[r.Index][translate.FeatureBackendRefs]; !ok {
@@ -63,14 +65,14 @@ func TestInvalidShareAnswered500(t *testing.T) {
 	if !slices.Contains(be, "server s1_a 10.0.0.1:80 weight 1") {
 		t.Errorf("backend = %q, want the valid server", be)
 	}
-	if f := fs[0][translate.FeatureBackendRefs]; f.Status != translate.Honoured || !strings.Contains(f.Message, "1 in 4") {
-		t.Errorf("backendRefs = %s %q", f.Status, f.Message)
+	if f := fs[0][translate.FeatureBackendRefs]; f.Reason != report.ReasonAnswers500 || f.Configured != "http-request return status 500 if { rand(4) lt 1 }" {
+		t.Errorf("backendRefs = %s %q", f.Reason, f.Configured)
 	}
 	if be := section(cfg, "backend be_default_web_r01"); slices.ContainsFunc(be, func(l string) bool { return strings.Contains(l, "return") }) {
 		t.Errorf("weight-0 invalid ref answered: %q", be)
 	}
-	if f := fs[1][translate.FeatureBackendRefs]; f.Status != translate.Honoured || !strings.Contains(f.Message, "weight 0") {
-		t.Errorf("backendRefs (weight 0) = %s %q", f.Status, f.Message)
+	if f := fs[1][translate.FeatureBackendRefs]; f.Reason != report.ReasonConfigured || f.Status != translate.Honoured {
+		t.Errorf("backendRefs (weight 0) = %s %s %q", f.Reason, f.Status, f.Message)
 	}
 }
 
@@ -84,11 +86,13 @@ func TestAttemptsClampedToIntMax(t *testing.T) {
 				t.Errorf("%s rule %d: backend %q lacks retries 2147483647", v, r.Index, be)
 			}
 		}
-		if f := fs[0][translate.FeatureRetryAttempts]; f.Status != translate.Approximated || !strings.Contains(f.Message, "clamped to retries 2147483647") {
-			t.Errorf("%s: attempts 4294967297 = %s %q, want approximated naming the clamp", v, f.Status, f.Message)
+		want := report.NewCaveat(report.CaveatAttemptsClamped, "configured", "2147483647", "max", "2147483647")
+		f := fs[0][translate.FeatureRetryAttempts]
+		if c, ok := caveatOf(f, report.CaveatAttemptsClamped); f.Status != translate.Approximated || !ok || !cmp.Equal(c, want) {
+			t.Errorf("%s: attempts 4294967297 = %s %v, want approximated with the clamp", v, f.Status, f.Caveats)
 		}
-		if f := fs[1][translate.FeatureRetryAttempts]; strings.Contains(f.Message, "clamped") {
-			t.Errorf("%s: attempts 2147483647 reported clamped: %q", v, f.Message)
+		if f := fs[1][translate.FeatureRetryAttempts]; hasCaveat(f, report.CaveatAttemptsClamped) {
+			t.Errorf("%s: attempts 2147483647 reported clamped: %v", v, f.Caveats)
 		}
 	}
 }
@@ -112,11 +116,11 @@ func TestMethodExemption(t *testing.T) {
 				if f.Status != translate.Approximated {
 					t.Errorf("opt-in %v rule %v %s: %s, want approximated", optIn, r.Methods, feat, f.Status)
 				}
-				if got := strings.Contains(f.Message, "--retry-non-idempotent"); got != exempt {
-					t.Errorf("opt-in %v rule %v %s: names the POST exemption = %v, want %v: %q", optIn, r.Methods, feat, got, exempt, f.Message)
+				if got := hasCaveat(f, report.CaveatNonIdempotentExempt); got != exempt {
+					t.Errorf("opt-in %v rule %v %s: has the POST exemption = %v, want %v: %v", optIn, r.Methods, feat, got, exempt, f.Caveats)
 				}
-				if !strings.Contains(f.Message, "tune.bufsize") {
-					t.Errorf("opt-in %v rule %v %s: does not name the buffer limit: %q", optIn, r.Methods, feat, f.Message)
+				if !hasCaveat(f, report.CaveatRetryBufferLimitedByHeaders) {
+					t.Errorf("opt-in %v rule %v %s: does not name the buffer limit: %v", optIn, r.Methods, feat, f.Caveats)
 				}
 			}
 		}
@@ -130,8 +134,8 @@ func TestBackendRequestZeroNamesCap(t *testing.T) {
 		t.Errorf("backend = %q", be)
 	}
 	for _, feat := range []translate.Feature{translate.FeatureBackendRequestTimeout, translate.FeatureRetryBackendTimeout} {
-		if f := fs[0][feat]; f.Status != translate.Approximated || !strings.Contains(f.Message, "2147483647ms") {
-			t.Errorf("%s = %s %q, want approximated naming the cap", feat, f.Status, f.Message)
+		if f := fs[0][feat]; f.Reason != report.ReasonTimeoutDisabled || !hasCaveat(f, report.CaveatDisabledTimeoutIsLargest) {
+			t.Errorf("%s = %s %v, want 0s with the cap", feat, f.Reason, f.Caveats)
 		}
 	}
 }

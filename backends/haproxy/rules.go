@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 	"github.com/haproxytech/client-native/v5/config-parser/params"
 	"github.com/haproxytech/client-native/v5/config-parser/parsers/http/actions"
@@ -166,7 +167,7 @@ func deadFindings(r *translate.Rule, p filterPlan) []translate.Finding {
 			continue
 		}
 		if feat == translate.FeatureBackendRefs {
-			fs = append(fs, translate.NewFinding(r, feat, translate.Honoured,
+			fs = append(fs, translate.Decided(r, feat, report.Decide(report.ReasonAnswers500).Set("http-request return status 500"),
 				"%s: HAProxy answers 500 to every request the rule matches (http-request return status 500, no server)", r.DeadReason()))
 			continue
 		}
@@ -210,6 +211,28 @@ func (e exemptions) note(withKeepAlive bool) string {
 	return "; " + strings.Join(parts, "; ")
 }
 
+// caveats are the exemptions as caveats, those note names with the same
+// withKeepAlive.
+func (e exemptions) caveats(withKeepAlive bool) []report.Caveat {
+	var cs []report.Caveat
+	if e.nonIdempotent {
+		cs = append(cs, report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", strings.Join(translate.NonIdempotentMethods(), ", ")))
+	}
+	if e.body {
+		cs = append(cs, report.NewCaveat(report.CaveatRetryBufferLimitedByHeaders,
+			"bufsize", strconv.Itoa(defaultBufSize), "maxrewrite", strconv.Itoa(defaultMaxRewrite)))
+	}
+	if withKeepAlive && e.keepAlive {
+		cs = append(cs, keepAliveCaveat(e.version))
+	}
+	return cs
+}
+
+// keepAliveCaveat is the caveat silentCloseNote says in words.
+func keepAliveCaveat(version string) report.Caveat {
+	return report.NewCaveat(report.CaveatKeepAliveClosedUnanswered, "version", version)
+}
+
 // silentCloseNote says what HAProxy versions with SilentKeepAliveClose do
 // when a request that is not the first on a kept-alive client connection
 // gets no answer from its server (what names the try concerned), and what
@@ -235,11 +258,12 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 	// noRetry is the finding of a retry feature of a rule with attempts 0:
 	// HAProxy does not retry, but where it closes kept-alive client
 	// connections silently the client sends a failed request again.
-	noRetry := func(feat translate.Feature, what string) translate.Finding {
+	noRetry := func(feat translate.Feature, configured, what string) translate.Finding {
+		d := report.Decide(report.ReasonRetriesDisabled).Set(configured)
 		if !vs.SilentKeepAliveClose {
-			return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
+			return translate.Decided(r, feat, d, "%s", what)
 		}
-		return translate.NewFinding(r, feat, translate.Approximated, "%s, but %s", what,
+		return translate.Decided(r, feat, d.With(keepAliveCaveat(vs.Version)), "%s, but %s", what,
 			silentCloseNote(vs.Version, "the one try of", "a second try, at once"))
 	}
 	clamped := int64(attempts) > b.retries && attempts > 0
@@ -259,28 +283,31 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 		case translate.FeatureRetryAttempts:
 			switch {
 			case attempts == 0:
-				f = noRetry(feat, "retries 0: HAProxy does not retry")
+				f = noRetry(feat, "retries 0", "retries 0: HAProxy does not retry")
 			case clamped:
-				f = translate.NewFinding(r, feat, translate.Approximated,
+				d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("retries %d", b.retries)).With(ex.caveats(true)...).
+					With(report.NewCaveat(report.CaveatAttemptsClamped, "configured", strconv.FormatInt(b.retries, 10), "max", strconv.FormatInt(vs.MaxRetries, 10)))
+				f = translate.Decided(r, feat, d,
 					"attempts %d is more than HAProxy's largest retries value %d (it reads the number into a C int, so larger values wrap around): clamped to retries %d%s",
 					attempts, vs.MaxRetries, b.retries, ex.note(true))
 			default:
-				f = translate.NewFinding(r, feat, translate.Approximated, "retries %d (retries after the first try)%s", attempts, ex.note(true))
+				f = translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("retries %d", b.retries)).With(ex.caveats(true)...),
+					"retries %d (retries after the first try)%s", attempts, ex.note(true))
 			}
 		case translate.FeatureRetryCodes:
 			f = codesFinding(r, vs, attempts, supported, unsupported, ex)
 		case translate.FeatureRetryConnectionErrors:
 			if attempts == 0 {
-				f = noRetry(feat, "attempts is 0: HAProxy retries nothing")
+				f = noRetry(feat, "retry-on none", "attempts is 0: HAProxy retries nothing")
 			} else {
-				f = translate.NewFinding(r, feat, translate.Approximated,
+				f = translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set("retry-on "+connectionRetryOn).With(ex.caveats(true)...),
 					"retry-on %s retries refused or failed connections and servers that close or reset without a response%s", connectionRetryOn, ex.note(true))
 			}
 		case translate.FeatureRetryBackoff:
 			if attempts == 0 {
-				f = noRetry(feat, "attempts is 0: HAProxy retries nothing, so there is no delay to keep")
+				f = noRetry(feat, "", "attempts is 0: HAProxy retries nothing, so there is no delay to keep")
 			} else {
-				f = translate.NewFinding(r, feat, translate.Unsupported,
+				f = translate.Decided(r, feat, report.Decide(report.ReasonNoBackoff),
 					"HAProxy has no backoff: a retry after an error status, empty response or timeout starts at once, and the only pause is a fixed turn-around of min(timeout connect, 1s) after a connection to the same server refused or failed before timeout connect (none when timeout connect expired); backoff %s is ignored (Envoy or Traefik can delay retries)",
 					r.Retry.Backoff.Text)
 			}
@@ -291,7 +318,7 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 		case translate.FeatureRequestTimeout:
 			f = requestFinding(r, attempts, b.timeouts)
 		default:
-			f = translate.NewFinding(r, feat, translate.Unsupported, "gwretry's HAProxy backend does not know feature %s", feat)
+			f = translate.Decided(r, feat, report.Decide(report.ReasonNotTranslated), "gwretry's HAProxy backend does not know feature %s", feat)
 		}
 		fs = append(fs, f)
 	}
@@ -309,9 +336,9 @@ func backendRefsFinding(r *translate.Rule, b backendPlan) translate.Finding {
 	why := strings.Join(reasons, "; ")
 	inv, total := invalidShare(r)
 	if inv == 0 {
-		return translate.NewFinding(r, feat, translate.Honoured, "the invalid backendRefs (%s) have weight 0 and get no requests", why)
+		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured), "the invalid backendRefs (%s) have weight 0 and get no requests", why)
 	}
-	return translate.NewFinding(r, feat, translate.Honoured,
+	return translate.Decided(r, feat, report.Decide(report.ReasonAnswers500).Set("http-request return status 500 if "+b.answer500),
 		"the invalid backendRefs' share of the requests (%d in %d: %s) is answered 500 by HAProxy (http-request return status 500 if %s), drawn at random per request as the weighted servers are; the rest goes to the valid backends",
 		inv, total, why, b.answer500)
 }
@@ -319,10 +346,11 @@ func backendRefsFinding(r *translate.Rule, b backendPlan) translate.Finding {
 func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported, unsupported []int, ex exemptions) translate.Finding {
 	feat := translate.FeatureRetryCodes
 	if attempts == 0 {
-		return translate.NewFinding(r, feat, translate.Honoured, "attempts is 0: no status code is retried")
+		return translate.Decided(r, feat, report.Decide(report.ReasonRetriesDisabled).Set("retry-on none"), "attempts is 0: no status code is retried")
 	}
+	configured := report.Decide(report.ReasonConfigured).Set("retry-on " + joinInts(supported)).With(ex.caveats(false)...)
 	if len(unsupported) == 0 {
-		return translate.NewFinding(r, feat, translate.Approximated, "retry-on %s%s", joinInts(supported), ex.note(false))
+		return translate.Decided(r, feat, configured, "retry-on %s%s", joinInts(supported), ex.note(false))
 	}
 	var hints []string
 	for _, c := range unsupported {
@@ -346,24 +374,32 @@ func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported,
 		what += " (no HAProxy version can; Envoy retries any code)"
 	}
 	if len(supported) == 0 {
-		return translate.NewFinding(r, feat, translate.Unsupported, "%s; only connection failures, empty responses and timeouts are retried", what)
+		return translate.Decided(r, feat, report.Decide(report.ReasonCodesNotRetryable, "codes", codeList(unsupported)),
+			"%s; only connection failures, empty responses and timeouts are retried", what)
 	}
-	return translate.NewFinding(r, feat, translate.Approximated, "%s; %s are retried%s", what, joinInts(supported), ex.note(false))
+	return translate.Decided(r, feat, configured.With(report.NewCaveat(report.CaveatCodesNotRetried, "codes", codeList(unsupported))),
+		"%s; %s are retried%s", what, joinInts(supported), ex.note(false))
 }
 
 func backendTimeoutRetryFinding(r *translate.Rule, attempts int, t timeoutPlan, ex exemptions) translate.Finding {
 	feat := translate.FeatureRetryBackendTimeout
+	server := "timeout server " + ms(t.serverMs)
 	switch {
 	case attempts == 0:
-		return translate.NewFinding(r, feat, translate.Approximated,
+		return translate.Decided(r, feat, report.Decide(report.ReasonRetriesDisabled).Set("retry-on none, "+server).With(report.NewCaveat(report.CaveatIdleTimer)),
 			"attempts is 0: a timed-out try is not retried, but the try is cut by timeout server %s, an inactivity timer, not after %s in total (see timeouts.backendRequest)",
 			ms(t.serverMs), r.Timeouts.BackendRequest.Text)
 	case r.Timeouts.BackendRequest.IsZero():
-		return translate.NewFinding(r, feat, translate.Approximated,
+		d := report.Decide(report.ReasonTimeoutDisabled).Set("retry-on response-timeout, " + server).
+			With(ex.caveats(false)...).With(largestTimeoutCaveat())
+		return translate.Decided(r, feat, d,
 			"backendRequest is 0s, but HAProxy's server timeout cannot be off without a warning: timeout server %s (about 24.8 days, its largest) can cut a try, which retry-on response-timeout then retries%s",
 			ms(maxTimeoutMs), ex.note(false))
 	}
-	return translate.NewFinding(r, feat, translate.Approximated,
+	d := report.Decide(report.ReasonConfigured).Set("retry-on response-timeout, "+server).
+		With(ex.caveats(false)...).With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)).
+		With(clampCaveats(t)...)
+	return translate.Decided(r, feat, d,
 		"retry-on response-timeout retries a try whose timeout server %s expired before the response began; timeout server is an inactivity timer, so a try whose server keeps sending data is not cut after %s in total%s%s",
 		ms(t.serverMs), r.Timeouts.BackendRequest.Text, clampNote(r.Timeouts.BackendRequest, t), ex.note(false))
 }
@@ -371,10 +407,12 @@ func backendTimeoutRetryFinding(r *translate.Rule, attempts int, t timeoutPlan, 
 func backendRequestFinding(r *translate.Rule, t timeoutPlan) translate.Finding {
 	feat := translate.FeatureBackendRequestTimeout
 	if r.Timeouts.BackendRequest.IsZero() {
-		return translate.NewFinding(r, feat, translate.Approximated,
+		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled).Set("timeout server "+ms(t.serverMs)).With(largestTimeoutCaveat()),
 			"0s (no timeout) becomes timeout server %s (about 24.8 days), HAProxy's largest value, so a try that sends nothing for that long is still cut: `timeout server 0` would mean no timeout, but HAProxy warns about it (missing timeouts) and a per-request `http-request set-timeout server` cannot be 0", ms(maxTimeoutMs))
 	}
-	return translate.NewFinding(r, feat, translate.Approximated,
+	d := report.Decide(report.ReasonConfigured).Set("timeout server "+ms(t.serverMs)+", timeout connect "+ms(t.connectMs)).
+		With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)).With(clampCaveats(t)...)
+	return translate.Decided(r, feat, d,
 		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s before its response headers; a server that falls silent that long after them has its response cut short (the client gets the headers and a truncated body, not 504, and the try is not retried), and a slow response that keeps sending data can take longer; timeout connect %s%s",
 		ms(t.serverMs), r.Timeouts.BackendRequest.Text, ms(t.connectMs), clampNote(r.Timeouts.BackendRequest, t))
 }
@@ -385,25 +423,43 @@ func requestFinding(r *translate.Rule, attempts int, t timeoutPlan) translate.Fi
 	br := r.Timeouts.BackendRequest
 	switch {
 	case rq.IsZero() && br != nil && !br.IsZero() && attempts > 0:
-		return translate.NewFinding(r, feat, translate.Approximated,
+		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled).
+			With(report.NewCaveat(report.CaveatBufferedBodyReadTimeout, "timeout", ms(defaultHTTPRequestMs))),
 			"0s: no total request timeout (HAProxy has none) and tries are limited by backendRequest, but the rule retries, so HAProxy reads the request body before the first try (option http-buffer-request) under timeout http-request %s: a client that takes longer to send its headers and body (or the first buffer of a larger one) gets 408", ms(defaultHTTPRequestMs))
 	case rq.IsZero() && br != nil && !br.IsZero():
-		return translate.NewFinding(r, feat, translate.Honoured, "0s: no total request timeout (HAProxy has none); tries are limited by backendRequest only")
+		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled), "0s: no total request timeout (HAProxy has none); tries are limited by backendRequest only")
 	case rq.IsZero():
-		return translate.NewFinding(r, feat, translate.Approximated,
+		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled).Set("timeout server "+ms(t.serverMs)).With(largestTimeoutCaveat()),
 			"0s (no timeout): HAProxy has no total request timeout, and timeout server is set to %s (about 24.8 days, its largest) so that the default %s does not cut the request; a try that sends nothing for that long is still cut", ms(maxTimeoutMs), ms(defaultServerMs))
 	case br != nil:
-		return translate.NewFinding(r, feat, translate.Unsupported,
+		return translate.Decided(r, feat, report.Decide(report.ReasonNotExpressible),
 			"HAProxy has no total request timeout; only backendRequest's timeout server %s (an inactivity timer per try) is set, so with retries a request can take much longer than %s; enforce %s in front of HAProxy or in the client",
 			ms(t.serverMs), rq.Text, rq.Text)
 	}
 	total := ""
+	d := report.Decide(report.ReasonConfigured).Set("timeout server "+ms(t.serverMs)).
+		With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoTotalRequestTimeout)).With(clampCaveats(t)...)
 	if attempts > 0 {
+		d = d.With(report.NewCaveat(report.CaveatTimerPerTry, "tries", strconv.Itoa(attempts+1)))
 		total = fmt.Sprintf(" and each of the %d tries gets its own timer (retry-on response-timeout), so the total can reach about %d×%s", attempts+1, attempts+1, rq.Text)
 	}
-	return translate.NewFinding(r, feat, translate.Approximated,
+	return translate.Decided(r, feat, d,
 		"HAProxy has no total request timeout; timeout server %s is used instead: a request ends with 504 when the server sends nothing for %s, but a response that keeps sending data is not cut%s%s",
 		ms(t.serverMs), rq.Text, total, clampNote(rq, t))
+}
+
+// largestTimeoutCaveat is the caveat of a 0s timeout, which becomes
+// HAProxy's largest time.
+func largestTimeoutCaveat() report.Caveat {
+	return report.NewCaveat(report.CaveatDisabledTimeoutIsLargest, "timeout", ms(maxTimeoutMs))
+}
+
+// clampCaveats are the caveats clampNote says in words.
+func clampCaveats(t timeoutPlan) []report.Caveat {
+	if !t.clamped {
+		return nil
+	}
+	return []report.Caveat{report.NewCaveat(report.CaveatTimeoutClamped, "max", ms(maxTimeoutMs))}
 }
 
 // clampNote says when a duration was clamped to HAProxy's largest time.
@@ -412,6 +468,11 @@ func clampNote(d *translate.Duration, t timeoutPlan) string {
 		return ""
 	}
 	return fmt.Sprintf("; %s is longer than HAProxy's largest time and was clamped to %s (about 24.8 days)", d.Text, ms(maxTimeoutMs))
+}
+
+// codeList is a list of status codes as a parameter: "409, 421".
+func codeList(v []int) string {
+	return strings.ReplaceAll(joinInts(v), " ", ", ")
 }
 
 func joinInts(v []int) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -177,7 +178,7 @@ const tlsClaimsJudged = false
 // does not say which hostnames share a Gateway listener).
 func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) translate.Finding {
 	feat := translate.FeatureListenerHTTPS
-	var gaps []string
+	var gaps, wildcards []string
 	misdirected := false
 	// One pass over the rule's placements, not over every virtual host of
 	// the model for every rule.
@@ -193,6 +194,7 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 		if !strings.HasPrefix(vh.Hostname, "*.") || vh.Certificate == nil || vh.Certificate.Secret == p.defaultSecret {
 			continue
 		}
+		wildcards = append(wildcards, vh.Hostname)
 		gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
 			vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
 	}
@@ -201,12 +203,19 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 	}
 	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; ALPN offers http/1.1 only (alpn http/1.1), so requests inside are HTTP/1.1 and routed by their Host header",
 		strings.Join(r.TLSListeners, ", "))
+	d := report.Decide(report.ReasonConfigured).Set("bind ... ssl crt-list")
+	if len(wildcards) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatWildcardSNIOneLabel, "hostnames", strings.Join(slices.Compact(slices.Sorted(slices.Values(wildcards))), ", ")))
+	}
+	if misdirected {
+		d = d.With(report.NewCaveat(report.CaveatMisdirectedRequestRouted))
+	}
 	switch {
 	case len(gaps) > 0:
-		return translate.NewFinding(r, feat, translate.Approximated, "%s; %s", what, strings.Join(gaps, "; "))
+		return translate.Decided(r, feat, d, "%s; %s", what, strings.Join(gaps, "; "))
 	case !tlsClaimsJudged:
-		return translate.NewFinding(r, feat, translate.Approximated,
+		return translate.Decided(r, feat, d.With(report.NewCaveat(report.CaveatNotCheckedByJudge)),
 			"%s; not claimed honoured: gwretry's HAProxy judge checks the certificate of every SNI name against the Gateway listeners but does not yet report it to the report's shared check (Behaviour.TLS)", what)
 	}
-	return translate.NewFinding(r, feat, translate.Honoured, "%s", what)
+	return translate.Decided(r, feat, d, "%s", what)
 }

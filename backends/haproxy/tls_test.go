@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gwretry/gwretry/internal/tlstest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -59,26 +61,27 @@ func tlsModel(m *translate.Model, p *testPKI, port int, hosts []string, certs ma
 func TestTLSListenerConfig(t *testing.T) {
 	p := newTestPKI(t, map[string][]string{"def": {"default.example.com"}, "a": {"a.example.com"}, "w": {"*.w.example.com"}})
 	hosts := []string{"a.example.com", "*.w.example.com", ""}
+	wildcard := report.NewCaveat(report.CaveatWildcardSNIOneLabel, "hostnames", "*.w.example.com")
+	misdirected := report.NewCaveat(report.CaveatMisdirectedRequestRouted)
 	tests := []struct {
 		name        string
 		certs       map[string]string
 		hosts       []string
 		wantList    string
-		wantStatus  translate.Status
-		wantMessage string
+		wantCaveats []report.Caveat
 	}{
 		{"catch-all default, wildcard with its own certificate", map[string]string{"a.example.com": "a", "*.w.example.com": "w", "": "def"}, hosts,
 			p.cert("def").CertFile + " " + defaultSNIFilter + "\n" + p.cert("a").CertFile + " a.example.com\n" + p.cert("w").CertFile + " *.w.example.com\n",
-			translate.Approximated, "more than one label below *.w.example.com on https-8443 get the default certificate (Secret ns/def) instead of Secret ns/w"},
+			[]report.Caveat{misdirected, wildcard}},
 		{"wildcard certificate is the default", map[string]string{"a.example.com": "a", "*.w.example.com": "w", "": "w"}, hosts,
 			p.cert("w").CertFile + " " + defaultSNIFilter + "\n" + p.cert("a").CertFile + " a.example.com\n" + p.cert("w").CertFile + " *.w.example.com\n",
-			translate.Approximated, "not answered 421 Misdirected Request"},
+			[]report.Caveat{misdirected}},
 		{"one catch-all host", map[string]string{"": "def"}, hosts[2:],
 			p.cert("def").CertFile + " " + defaultSNIFilter + "\n",
-			translate.Approximated, "not claimed honoured"},
+			[]report.Caveat{report.NewCaveat(report.CaveatNotCheckedByJudge)}},
 		{"no catch-all: the first hostname's certificate is the default", map[string]string{"a.example.com": "a", "*.w.example.com": "w"}, hosts[:2],
 			p.cert("a").CertFile + " a.example.com\n" + p.cert("w").CertFile + " *.w.example.com\n",
-			translate.Approximated, "get the default certificate (Secret ns/a)"},
+			[]report.Caveat{misdirected, wildcard}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,8 +110,8 @@ func TestTLSListenerConfig(t *testing.T) {
 					f = x
 				}
 			}
-			if f.Status != tt.wantStatus || !strings.Contains(f.Message, tt.wantMessage) {
-				t.Errorf("listener.https finding %s %q, want %s containing %q", f.Status, f.Message, tt.wantStatus, tt.wantMessage)
+			if f.Reason != report.ReasonConfigured || !cmp.Equal(f.Caveats, tt.wantCaveats) {
+				t.Errorf("listener.https finding %s %v, want %s %v", f.Reason, f.Caveats, report.ReasonConfigured, tt.wantCaveats)
 			}
 		})
 	}
@@ -121,8 +124,8 @@ func TestTLSNotGenerated(t *testing.T) {
 	r := rule(0, nil, translate.Timeouts{})
 	r.Ungenerated = []translate.UngeneratedListener{{Gateway: "ns/gw", Listener: "https", Protocol: "HTTPS"}}
 	cfg, fs := generate(t, modelOf(r), translate.Options{Version: checkedVersion})
-	if f := findingOf(t, fs, 0, translate.FeatureListenerHTTPS); f.Status != translate.Unsupported || !strings.Contains(f.Message, "does not generate") {
-		t.Errorf("finding %s %q", f.Status, f.Message)
+	if f := findingOf(t, fs, 0, translate.FeatureListenerHTTPS); f.Reason != report.ReasonListenerNotGenerated {
+		t.Errorf("finding %s %q", f.Reason, f.Message)
 	}
 	if strings.Contains(cfg, "ssl") {
 		t.Errorf("an HTTP-only configuration mentions ssl:\n%s", cfg)
