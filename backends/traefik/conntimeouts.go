@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -146,18 +147,23 @@ func connFindings(m *translate.Model) []translate.Finding {
 		translate.FeatureConnTunnelTimeout:    "Traefik has no timer for upgraded (WebSocket) connections (HAProxy's timeout tunnel): once switched, Go's reverse proxy copies both ways until one side closes, and no serversTransport or entry point setting times it",
 		translate.FeatureConnTLSInspectDelay:  "Traefik has no delay for inspecting an HTTP entry point's data before routing (HAProxy's tcp-request inspect-delay); the nearest, the entry point's respondingTimeouts.readTimeout, already carries clientTimeout",
 	}
-	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
 		s, err := connArg(c)
 		if err != nil {
-			return translate.Unsupported, err.Error()
+			return report.Decide(report.ReasonNotTranslated), err.Error()
 		}
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
-			return translate.Approximated, "entryPoints.<listener>.transport.respondingTimeouts.readTimeout " + s + " in traefik.yaml for each of the Gateway's listeners (static configuration: a change needs a restart): Go's http.Server ReadTimeout, a total for reading the whole request, head and body, rather than HAProxy's timeout client, an inactivity timer (a long upload that keeps sending is cut too, and it also bounds the request head, which HAProxy times with timeout http-request); a client that stops reading the response is not timed: writeTimeout would also count the backend's time, so gwretry leaves it unset"
+			return report.Decide(report.ReasonConfigured).Set("respondingTimeouts.readTimeout "+s).
+					With(report.NewCaveat(report.CaveatTotalInsteadOfIdle), report.NewCaveat(report.CaveatResponseReadNotTimed),
+						report.NewCaveat(report.CaveatRestartToApply)),
+				"entryPoints.<listener>.transport.respondingTimeouts.readTimeout " + s + " in traefik.yaml for each of the Gateway's listeners (static configuration: a change needs a restart): Go's http.Server ReadTimeout, a total for reading the whole request, head and body, rather than HAProxy's timeout client, an inactivity timer (a long upload that keeps sending is cut too, and it also bounds the request head, which HAProxy times with timeout http-request); a client that stops reading the response is not timed: writeTimeout would also count the backend's time, so gwretry leaves it unset"
 		case translate.FeatureConnServerTimeout:
-			return translate.Approximated, "serversTransports forwardingTimeouts.responseHeaderTimeout " + s + " for each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): the time from the end of writing the request to the response headers, a total rather than HAProxy's timeout server, an inactivity timer, and nothing times the response body (the serversTransport's readTimeout cannot be set from files); a try it cuts answers 504"
+			return report.Decide(report.ReasonConfigured).Set("forwardingTimeouts.responseHeaderTimeout "+s).
+					With(report.NewCaveat(report.CaveatTotalInsteadOfIdle), report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders)),
+				"serversTransports forwardingTimeouts.responseHeaderTimeout " + s + " for each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): the time from the end of writing the request to the response headers, a total rather than HAProxy's timeout server, an inactivity timer, and nothing times the response body (the serversTransport's readTimeout cannot be set from files); a try it cuts answers 504"
 		}
-		return translate.Unsupported, why[c.Feature]
+		return report.Decide(report.ReasonNotExpressible), why[c.Feature]
 	})
 }
 

@@ -1,8 +1,10 @@
 package traefik
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -44,8 +46,8 @@ func TestLocationPortAndMirrorPercent(t *testing.T) {
 	}
 }
 
-// TestFilterFindingStatuses: the status of each filter finding in the
-// cases where Traefik differs from the Gateway API.
+// TestFilterFindingStatuses: the caveats of each filter finding in the
+// cases where Traefik differs from the Gateway API (none: honoured).
 func TestFilterFindingStatuses(t *testing.T) {
 	redirect := func(code int, methods ...string) *translate.Rule {
 		r := &translate.Rule{Name: "default_x_r0", Route: "default/x", NoBackendRefs: true, Methods: methods,
@@ -73,28 +75,28 @@ func TestFilterFindingStatuses(t *testing.T) {
 		name string
 		r    *translate.Rule
 		f    translate.Feature
-		want translate.Status
+		want []report.Reason
 	}{
-		{"302 GET only", redirect(302, "GET"), translate.FeatureRequestRedirect, H},
-		{"301 GET only", redirect(301, "GET"), translate.FeatureRequestRedirect, H},
-		{"307 POST only", redirect(307, "POST"), translate.FeatureRequestRedirect, H},
-		{"308 PUT and POST", redirect(308, "POST", "PUT"), translate.FeatureRequestRedirect, H},
-		{"302 any method", redirect(302), translate.FeatureRequestRedirect, A},
-		{"307 GET", redirect(307, "GET"), translate.FeatureRequestRedirect, A},
-		{"303 never", redirect(303, "GET"), translate.FeatureRequestRedirect, A},
-		{"302 GET and HEAD", redirect(302, "GET", "HEAD"), translate.FeatureRequestRedirect, A},
-		{"mirror 1/4", mirror(1, 4, nil), translate.FeatureRequestMirror, H},
-		{"mirror 1/3", mirror(1, 3, nil), translate.FeatureRequestMirror, A},
-		{"mirror with retries", mirror(1, 1, &translate.Retry{Attempts: 1}), translate.FeatureRequestMirror, A},
-		{"mirror with attempts 0", mirror(1, 1, &translate.Retry{Attempts: 0}), translate.FeatureRequestMirror, H},
-		{"set X-Forwarded-For", headers(set("X-Forwarded-For"), false), translate.FeatureRequestHeaderModifier, A},
-		{"remove X-Forwarded-For", headers(&translate.HeaderModifier{Remove: []string{"X-Forwarded-For"}}, false), translate.FeatureRequestHeaderModifier, H},
-		{"set Connection", headers(set("Connection"), false), translate.FeatureRequestHeaderModifier, A},
-		{"set Host", headers(set("Host"), false), translate.FeatureRequestHeaderModifier, A},
+		{"302 GET only", redirect(302, "GET"), translate.FeatureRequestRedirect, nil},
+		{"301 GET only", redirect(301, "GET"), translate.FeatureRequestRedirect, nil},
+		{"307 POST only", redirect(307, "POST"), translate.FeatureRequestRedirect, nil},
+		{"308 PUT and POST", redirect(308, "POST", "PUT"), translate.FeatureRequestRedirect, nil},
+		{"302 any method", redirect(302), translate.FeatureRequestRedirect, []report.Reason{report.CaveatRedirectStatusByMethod}},
+		{"307 GET", redirect(307, "GET"), translate.FeatureRequestRedirect, []report.Reason{report.CaveatRedirectStatusByMethod}},
+		{"303 never", redirect(303, "GET"), translate.FeatureRequestRedirect, []report.Reason{report.CaveatRedirectStatusByMethod}},
+		{"302 GET and HEAD", redirect(302, "GET", "HEAD"), translate.FeatureRequestRedirect, []report.Reason{report.CaveatRedirectStatusByMethod}},
+		{"mirror 1/4", mirror(1, 4, nil), translate.FeatureRequestMirror, nil},
+		{"mirror 1/3", mirror(1, 3, nil), translate.FeatureRequestMirror, []report.Reason{report.CaveatMirrorPercentRounded}},
+		{"mirror with retries", mirror(1, 1, &translate.Retry{Attempts: 1}), translate.FeatureRequestMirror, []report.Reason{report.CaveatRetriesMirroredAgain}},
+		{"mirror with attempts 0", mirror(1, 1, &translate.Retry{Attempts: 0}), translate.FeatureRequestMirror, nil},
+		{"set X-Forwarded-For", headers(set("X-Forwarded-For"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatForwardedForAppended}},
+		{"remove X-Forwarded-For", headers(&translate.HeaderModifier{Remove: []string{"X-Forwarded-For"}}, false), translate.FeatureRequestHeaderModifier, nil},
+		{"set Connection", headers(set("Connection"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHopByHopHeaderDropped}},
+		{"set Host", headers(set("Host"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHostHeaderIsRequestHost}},
 		{"set and remove one name", headers(&translate.HeaderModifier{Set: []translate.Header{{Name: "X-A", Value: "v"}},
-			Remove: []string{"x-a"}}, false), translate.FeatureRequestHeaderModifier, A},
-		{"response Content-Length", headers(set("Content-Length"), true), translate.FeatureResponseHeaderModifier, A},
-		{"response set", headers(set("X-A"), true), translate.FeatureResponseHeaderModifier, H},
+			Remove: []string{"x-a"}}, false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHeaderInSeveralLists}},
+		{"response Content-Length", headers(set("Content-Length"), true), translate.FeatureResponseHeaderModifier, []report.Reason{report.CaveatServerManagedHeader}},
+		{"response set", headers(set("X-A"), true), translate.FeatureResponseHeaderModifier, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := single(tc.r)
@@ -116,8 +118,8 @@ func TestFilterFindingStatuses(t *testing.T) {
 				for _, f := range out.Findings {
 					if f.Feature == tc.f {
 						found = true
-						if f.Status != tc.want {
-							t.Errorf("%s: %s %q, want %s", v, f.Status, f.Message, tc.want)
+						if f.Reason != report.ReasonConfigured || !slices.Equal(caveatReasons(f.Decision), tc.want) {
+							t.Errorf("%s: %s %v, want Configured %v", v, f.Reason, caveatReasons(f.Decision), tc.want)
 						}
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -13,7 +14,8 @@ func TestAttemptsWithHugeDurations(t *testing.T) {
 	huge := &translate.Duration{Text: "99999h", Value: 99999 * time.Hour}
 	r := &translate.Rule{Retry: &translate.Retry{Attempts: 1000, Backoff: huge},
 		Timeouts: translate.Timeouts{BackendRequest: huge}}
-	if st, msg := assessAttempts(r, versionTable()[0], translate.Options{}); st != translate.Approximated {
-		t.Errorf("status %s (%s), want approximated", st, msg)
+	d, msg := assessAttempts(r, versionTable()[0], translate.Options{})
+	if !hasCaveat(d, report.CaveatLateRetriesDropped) || d.Status() != translate.Approximated {
+		t.Errorf("decision %+v (%s), want approximated with the late retries dropped", d, msg)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -330,7 +331,7 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 	}
 	if len(eps) == 0 {
 		// The rule's TLS routes were all superseded: nothing to terminate.
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
+		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonNoRequestReachesRule),
 			"the route is attached to %s, but no request reaches this rule there (more precise rules take them)",
 			strings.Join(r.TLSListeners, ", "))
 	}
@@ -339,30 +340,48 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 		"its default TLS options offer h2 and http/1.1 by ALPN, so HTTP/2 clients speak HTTP/2, which an HTTPS listener accepts; "+
 		"certificates by SNI: %s",
 		strings.Join(eps, ", "), strings.Join(certs, "; "))
+	d := report.Decide(report.ReasonConfigured).Set("tls on entry point " + strings.Join(eps, ", "))
 	if len(diffs) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatCertificateChosenByNames))
 		msg = fmt.Sprintf("%s; but Traefik picks the certificate by the names in the certificates, not per listener hostname: %s",
 			msg, strings.Join(diffs, "; "))
 	}
 	if misdirected {
+		d = d.With(report.NewCaveat(report.CaveatNoMisdirectedAnswer))
 		msg += "; and a request whose Host header and SNI name select different hostnames of the entry point (as HTTP/2 " +
 			"clients send on a coalesced connection) is routed by its Host, not answered 421 Misdirected Request as the " +
 			"Gateway API says a Gateway SHOULD when the two belong to different listeners: Traefik answers 421 only when " +
 			"the TLS options differ, and every router here has the default ones"
 	}
 	if len(r.TLSUnrouted) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatUngeneratedListenerSNI, "listeners", strings.Join(r.TLSUnrouted, ", ")))
 		msg += "; and gwretry generates nothing for " + strings.Join(r.TLSUnrouted, ", ") + " (no route attaches to it), " +
 			"so its SNI names get another certificate and its requests reach this rule, where the Gateway API presents " +
 			"that listener's certificate and answers 404"
 	}
 	if len(r.TLSCertShadowed) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatListenerCertificateShadowed, "listeners", shadowedListeners(r)))
 		msg += "; and the certificate of " + strings.Join(r.TLSCertShadowed, ", ") + " is not served: another listener " +
 			"at the same address has that hostname first, where the Gateway API presents each listener's own certificate"
 	}
 	if len(diffs) > 0 || misdirected || len(r.TLSUnrouted) > 0 || len(r.TLSCertShadowed) > 0 {
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated, "%s", msg)
+		return translate.Decided(r, translate.FeatureListenerHTTPS, d, "%s", msg)
 	}
-	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
+	return translate.Decided(r, translate.FeatureListenerHTTPS, d,
 		"%s; each certificate names its hostnames, so Traefik's pick by SNI is the listener's certificate", msg)
+}
+
+// shadowedListeners names the listeners of r.TLSCertShadowed, without
+// the hostnames and Secrets each entry explains.
+func shadowedListeners(r *translate.Rule) string {
+	var ls []string
+	for _, s := range r.TLSCertShadowed {
+		l, _, _ := strings.Cut(s, " (hostname ")
+		if !slices.Contains(ls, l) {
+			ls = append(ls, l)
+		}
+	}
+	return strings.Join(ls, ", ")
 }
 
 // tlsObserved is what the files say about TLS: which entry points

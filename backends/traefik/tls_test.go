@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/tlstest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 	"sigs.k8s.io/yaml"
 )
@@ -422,9 +424,11 @@ spec:
 		name   string
 		merged bool
 		want   string
+		caveat report.Caveat
 	}{
-		{"one address", true, "the certificate of Gateway ns/gw listener p2 (hostname a.example.com gets Secret ns/c1, not its Secret ns/c2) is not served"},
-		{"own ports", false, "two certificates have the same matching name"},
+		{"one address", true, "the certificate of Gateway ns/gw listener p2 (hostname a.example.com gets Secret ns/c1, not its Secret ns/c2) is not served",
+			report.NewCaveat(report.CaveatListenerCertificateShadowed, "listeners", "Gateway ns/gw listener p2")},
+		{"own ports", false, "two certificates have the same matching name", report.NewCaveat(report.CaveatCertificateChosenByNames)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
@@ -449,6 +453,9 @@ spec:
 				n++
 				if f.Status != translate.Approximated || !strings.Contains(f.Message, tc.want) {
 					t.Errorf("listener.https: %s %q, want approximated with %q", f.Status, f.Message, tc.want)
+				}
+				if !slices.ContainsFunc(f.Caveats, func(c report.Caveat) bool { return reflect.DeepEqual(c, tc.caveat) }) {
+					t.Errorf("listener.https: caveats %v, want %v among them", f.Caveats, tc.caveat)
 				}
 			}
 			if n != 1 {
