@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -30,7 +31,7 @@ func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling) []tra
 			continue
 		}
 		if !r.Forwards() {
-			out = append(out, translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s), "+
+			out = append(out, translate.Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule forwards nothing (%s), "+
 				"so %s never takes effect; %s",
 				r.NoForwardReason(), f, deadAnswer))
 			continue
@@ -41,20 +42,43 @@ func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling) []tra
 				msg += "; give each gRPC method or service its own match, an Exact /package.Service/Method or a " +
 					"PathPrefix /package.Service, without headers or query parameters"
 			}
-			out = append(out, translate.NewFinding(r, f, translate.Unsupported, "%s", msg))
+			out = append(out, translate.Decided(r, f, report.Decide(report.ReasonNoNameSelectsCalls), "%s", msg))
 			continue
 		}
-		status, msg := assess(r, f, throttling)
+		d, msg := assess(r, f, throttling)
 		msg = names(p) + ": " + msg
 		if part := p.partial(); part != "" {
-			if status == translate.Honoured {
-				status = translate.Approximated
+			// An unsupported finding stays so; any other covers only
+			// some of the rule's calls.
+			if d.Status() != translate.Unsupported {
+				d = d.With(p.caveats()...)
 			}
 			msg += "; and the methodConfig covers only the calls these names select, not those of: " + part
 		}
-		out = append(out, translate.NewFinding(r, f, status, "%s", msg))
+		out = append(out, translate.Decided(r, f, d, "%s", msg))
 	}
 	return out
+}
+
+// caveats are what the rule's methodConfig does not cover: the matches no
+// name can express, the names another rule holds.
+func (p *rulePlan) caveats() []report.Caveat {
+	var cs []report.Caveat
+	if n := len(p.Untranslatable); n > 0 {
+		cs = append(cs, report.NewCaveat(report.CaveatMatchesNotSelectable, "count", strconv.Itoa(n)))
+	}
+	if len(p.LostNames) > 0 {
+		s := make([]string, len(p.LostNames))
+		for i, n := range p.LostNames {
+			// As data: the empty name as the service config writes it.
+			s[i] = n.String()
+			if n == (Name{}) {
+				s[i] = "{}"
+			}
+		}
+		cs = append(cs, report.NewCaveat(report.CaveatCallsTakenByOtherRule, "names", strings.Join(s, ", ")))
+	}
+	return cs
 }
 
 // names describes the methodConfig's names.
@@ -78,7 +102,7 @@ func fixedFinding(r *translate.Rule, f translate.Feature) (translate.Finding, bo
 			where = append(where, u.String())
 		}
 		where = append(where, r.TLSListeners...)
-		return translate.NewFinding(r, f, translate.Unsupported, "a gRPC client serves no listener: the route's "+
+		return translate.Decided(r, f, report.Decide(report.ReasonClientHasNoListeners), "a gRPC client serves no listener: the route's "+
 			"HTTPS listeners (%s) have no counterpart in a service config; TLS to the server is the channel's "+
 			"transport credentials, chosen in the client's code", strings.Join(where, ", ")), true
 	case f.IsFilter():
@@ -90,7 +114,7 @@ func fixedFinding(r *translate.Rule, f translate.Feature) (translate.Finding, bo
 func backendRefsFinding(r *translate.Rule) translate.Finding {
 	f := translate.FeatureBackendRefs
 	if r.Dead() {
-		return translate.NewFinding(r, f, translate.Unsupported, "%s, so the Gateway API answers every request "+
+		return translate.Decided(r, f, report.Decide(report.ReasonNotAnswered500), "%s, so the Gateway API answers every request "+
 			"500; %s", r.DeadReason(), deadAnswer)
 	}
 	reasons := make([]string, len(r.Invalid))
@@ -98,11 +122,13 @@ func backendRefsFinding(r *translate.Rule) translate.Finding {
 		reasons[i] = fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason)
 	}
 	if r.InvalidWeight() == 0 {
-		return translate.NewFinding(r, f, translate.Approximated, "the invalid backendRefs (%s) have weight 0, "+
+		d := report.Decide(report.ReasonUnusableBackendsWeightZero).With(report.NewCaveat(report.CaveatRequestsNotRouted))
+		return translate.Decided(r, f, d, "the invalid backendRefs (%s) have weight 0, "+
 			"so no call is meant for them; but a service config does not route: the client sends every call "+
 			"to the target it dials, not to the rule's backendRefs", strings.Join(reasons, "; "))
 	}
-	return translate.NewFinding(r, f, translate.Unsupported, "a service config does not route or split "+
+	d := report.Decide(report.ReasonTrafficNotSplit, "weight", strconv.Itoa(r.InvalidWeight()))
+	return translate.Decided(r, f, d, "a service config does not route or split "+
 		"traffic: the client sends every call to the target it dials, so the share of the invalid backendRefs "+
 		"(%s; weight %d) is not answered with an error", strings.Join(reasons, "; "), r.InvalidWeight())
 }
@@ -110,7 +136,7 @@ func backendRefsFinding(r *translate.Rule) translate.Finding {
 func filterFinding(r *translate.Rule, f translate.Feature) translate.Finding {
 	base := strings.TrimPrefix(string(f), "backendRefs.")
 	if base != string(f) {
-		return translate.NewFinding(r, f, translate.Unsupported, "a service config has no per-backend "+
+		return translate.Decided(r, f, report.Decide(report.ReasonNotExpressible), "a service config has no per-backend "+
 			"filters (%s on backendRefs): the client sends each call to the target it dials, without it", base)
 	}
 	why := map[translate.Feature]string{
@@ -125,27 +151,28 @@ func filterFinding(r *translate.Rule, f translate.Feature) translate.Finding {
 	}
 	switch {
 	case f == translate.FeatureRequestRedirect && r.Filters.Redirect != nil:
-		return translate.NewFinding(r, f, translate.Unsupported, "instead of redirecting (%s): %s, so gwretry "+
+		return translate.Decided(r, f, report.Decide(report.ReasonNotExpressible), "instead of redirecting (%s): %s, so gwretry "+
 			"writes no methodConfig for the rule", r.Filters.Redirect, why)
 	case !r.Forwards():
-		return translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s): %s: %s",
+		return translate.Decided(r, f, report.Decide(report.ReasonNotExpressible), "the rule forwards nothing (%s): %s: %s",
 			r.NoForwardReason(), base, why)
 	}
-	return translate.NewFinding(r, f, translate.Unsupported, "%s: %s", base, why)
+	return translate.Decided(r, f, report.Decide(report.ReasonNotExpressible), "%s: %s", base, why)
 }
 
 // assess says how the client, with the rule's methodConfig, handles
-// feature f of rule r, which forwards and has names.
-func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling) (translate.Status, string) {
+// feature f of rule r, which forwards and has names: the decision, and the
+// message that says it in words.
+func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling) (report.Decision, string) {
 	rt := r.Retry
 	be := r.Timeouts.BackendRequest
 	noTryTimer := "gRPC has no per-attempt timeout (gRFC A6; A44 ignores per_try_timeout), so no try is cut"
 	if f == translate.FeatureRetryBackendTimeout && !be.IsZero() {
-		return translate.Unsupported, noTryTimer + " and none is retried for it; timeouts.request becomes " +
+		return report.Decide(report.ReasonNoPerTryTimeout), noTryTimer + " and none is retried for it; timeouts.request becomes " +
 			"the deadline of the whole call"
 	}
 	if f.IsRetry() && rt.Attempts == 0 {
-		return translate.Honoured, "attempts is 0: no retryPolicy, so the client retries nothing (gRPC's " +
+		return report.Decide(report.ReasonRetriesDisabled), "attempts is 0: no retryPolicy, so the client retries nothing (gRPC's " +
 			"transparent retry re-sends only a call that the server reports it never processed)"
 	}
 	switch f {
@@ -156,45 +183,61 @@ func assess(r *translate.Rule, f translate.Feature, throttling *RetryThrottling)
 		if n == 2 {
 			msg = strings.Replace(msg, "1 retries", "1 retry", 1)
 		}
+		d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("maxAttempts %d", n)).With(uncommittedCaveats()...)
 		var gaps []string
 		if rt.Attempts > maxAttemptsCap-1 {
 			gaps = append(gaps, fmt.Sprintf("attempts %d is capped: gwretry writes maxAttempts 5, as gRPC clients "+
 				"treat a larger one as 5 by default (grpc-go's grpc.WithMaxCallAttempts raises that limit, not the "+
 				"file's value), so at most 4 retries", rt.Attempts))
+			d = d.With(report.NewCaveat(report.CaveatAttemptsClamped, "configured", strconv.Itoa(n-1), "max", strconv.Itoa(maxAttemptsCap-1)))
 		}
 		gaps = append(gaps, uncommitted)
 		if throttling != nil {
 			gaps = append(gaps, throttlingGap(throttling))
+			d = d.With(report.NewCaveat(report.CaveatRetriesThrottled, "maxTokens", strconv.Itoa(throttling.MaxTokens),
+				"tokenRatio", strconv.FormatFloat(throttling.TokenRatio, 'f', -1, 64)))
 		}
-		return translate.Approximated, msg + "; but " + strings.Join(gaps, "; ")
+		return d, msg + "; but " + strings.Join(gaps, "; ")
 	case translate.FeatureRetryCodes:
-		return translate.Approximated, codesMessage(rt.Codes)
+		return codesDecision(rt.Codes), codesMessage(rt.Codes)
 	case translate.FeatureRetryConnectionErrors:
-		return translate.Approximated, "UNAVAILABLE is in retryableStatusCodes, and it is the status of a call " +
+		d := report.Decide(report.ReasonConfigured).Set("retryableStatusCodes UNAVAILABLE").
+			With(report.NewCaveat(report.CaveatResetStreamsNotRetried)).With(uncommittedCaveats()...)
+		return d, "UNAVAILABLE is in retryableStatusCodes, and it is the status of a call " +
 			"whose connection fails (refused, closed or reset, GOAWAY), so those calls are retried; but a stream the " +
 			"server or a proxy resets on its own (RST_STREAM other than REFUSED_STREAM) ends INTERNAL (CANCELLED for " +
 			"CANCEL, RESOURCE_EXHAUSTED for ENHANCE_YOUR_CALM), retried only if that status is listed; and " + uncommitted
 	case translate.FeatureRetryBackoff:
 		return assessBackoff(rt)
 	case translate.FeatureRetryBackendTimeout:
-		return translate.Honoured, "backendRequest is 0s: " + noTryTimer
+		return report.Decide(report.ReasonTimeoutDisabled), "backendRequest is 0s: " + noTryTimer
 	case translate.FeatureBackendRequestTimeout:
 		if be.IsZero() {
-			return translate.Honoured, "backendRequest is 0s: " + noTryTimer
+			return report.Decide(report.ReasonTimeoutDisabled), "backendRequest is 0s: " + noTryTimer
 		}
-		return translate.Unsupported, noTryTimer + ": a slow try is never cut by " + be.Text + "; set " +
+		return report.Decide(report.ReasonNoPerTryTimeout), noTryTimer + ": a slow try is never cut by " + be.Text + "; set " +
 			"timeouts.request for a deadline on the whole call"
 	case translate.FeatureRequestTimeout:
 		d := r.Timeouts.Request
 		if d.IsZero() {
-			return translate.Honoured, "request is 0s: the methodConfig sets no timeout (a deadline the " +
+			return report.Decide(report.ReasonTimeoutDisabled), "request is 0s: the methodConfig sets no timeout (a deadline the " +
 				"application sets still applies)"
 		}
-		return translate.Approximated, fmt.Sprintf("timeout %s: the deadline of the whole call, every attempt "+
+		dec := report.Decide(report.ReasonConfigured).Set("timeout "+protoDuration(d.Value)).
+			With(report.NewCaveat(report.CaveatDeadlineExceededNot504), report.NewCaveat(report.CaveatApplicationDeadlineWins))
+		return dec, fmt.Sprintf("timeout %s: the deadline of the whole call, every attempt "+
 			"included; but the call then ends with status DEADLINE_EXCEEDED from the client itself, not a 504, "+
 			"and a shorter deadline set by the application wins", protoDuration(d.Value))
 	}
-	return translate.Unsupported, "internal error: unknown feature " + string(f)
+	return report.Decide(report.ReasonNotTranslated), "internal error: unknown feature " + string(f)
+}
+
+// uncommittedCaveats are what uncommitted says: a call is no longer
+// retried once the server sent headers, or once its request messages
+// exceed grpc-go's retry buffer.
+func uncommittedCaveats() []report.Caveat {
+	return []report.Caveat{report.NewCaveat(report.CaveatNotRetriedAfterHeaders),
+		report.NewCaveat(report.CaveatBodyBufferLimit, "limit", "256 KiB")}
 }
 
 func throttlingGap(t *RetryThrottling) string {
@@ -204,19 +247,58 @@ func throttlingGap(t *RetryThrottling) string {
 		strconv.FormatFloat(t.TokenRatio, 'f', -1, 64))
 }
 
-func assessBackoff(rt *translate.Retry) (translate.Status, string) {
+func assessBackoff(rt *translate.Retry) (report.Decision, string) {
 	b := rt.Backoff
 	ib := initialBackoff(b)
+	d := report.Decide(report.ReasonConfigured).Set("initialBackoff " + protoDuration(ib))
 	if b.IsZero() {
-		return translate.Honoured, fmt.Sprintf("backoff is 0s: retries may be immediate; A6 needs a positive "+
+		return d, fmt.Sprintf("backoff is 0s: retries may be immediate; A6 needs a positive "+
 			"initialBackoff, so it is %s (maxBackoff %s): waits of %s to %s", protoDuration(ib),
 			protoDuration(10*ib), ib*8/10, 12*ib)
 	}
-	return translate.Approximated, fmt.Sprintf("initialBackoff %s, 1.25 × the backoff, because gRPC multiplies "+
+	d = d.With(report.NewCaveat(report.CaveatExponentialBackoff, "multiplier", strconv.Itoa(multiplier), "max", protoDuration(10*ib)),
+		report.NewCaveat(report.CaveatPushbackOverridesBackoff))
+	return d, fmt.Sprintf("initialBackoff %s, 1.25 × the backoff, because gRPC multiplies "+
 		"each wait by a random factor in [0.8, 1.2] (gRFC A6): the first wait is %s to %s; backoffMultiplier 2 "+
 		"and maxBackoff %s (10 × initialBackoff, as gRFC A44) make later waits longer; but a server's "+
 		"grpc-retry-pushback-ms overrides the wait, shorter or longer", protoDuration(ib), b.Value, ib*12/10,
 		protoDuration(10*ib))
+}
+
+// codesDecision records what codesMessage says: the statuses written and
+// each way the HTTP-to-status mapping retries more than the codes.
+func codesDecision(codes []int) report.Decision {
+	list := retryableCodes(codes)
+	d := report.Decide(report.ReasonConfigured).Set("retryableStatusCodes " + strings.Join(list, " ")).
+		With(report.NewCaveat(report.CaveatServerStatusesRetried))
+	if extra := unlistedUnavailable(codes); len(extra) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatUnlistedCodesRetried, "codes", strings.Join(extra, ", "), "status", "UNAVAILABLE"))
+	}
+	if slices.Contains(list, "UNKNOWN") {
+		d = d.With(report.NewCaveat(report.CaveatUnknownStatusRetried))
+	}
+	if internalLossy(codes, list) {
+		d = d.With(report.NewCaveat(report.CaveatInternalStatusRetried))
+	}
+	return d
+}
+
+// unlistedUnavailable are the HTTP codes that map to UNAVAILABLE, always
+// listed, and that codes does not name.
+func unlistedUnavailable(codes []int) []string {
+	var extra []string
+	for _, c := range []int{429, 502, 503, 504} {
+		if !slices.Contains(codes, c) {
+			extra = append(extra, strconv.Itoa(c))
+		}
+	}
+	return extra
+}
+
+// internalLossy says whether INTERNAL is listed for only one of 400 and
+// 431, which it merges (with the client's own errors).
+func internalLossy(codes []int, list []string) bool {
+	return slices.Contains(list, "INTERNAL") && !(slices.Contains(codes, 400) && slices.Contains(codes, 431))
 }
 
 // codesMessage names the statuses the codes become, what merges and what
@@ -232,14 +314,7 @@ func codesMessage(codes []int) string {
 		"its HTTP status) (%s; UNAVAILABLE is listed for connection errors in any case); but the mapping is lossy: ",
 		strings.Join(list, ", "), strings.Join(maps, ", "))
 	var lossy []string
-	unavailable := []int{429, 502, 503, 504}
-	var extra []string
-	for _, c := range unavailable {
-		if !slices.Contains(codes, c) {
-			extra = append(extra, strconv.Itoa(c))
-		}
-	}
-	if len(extra) > 0 {
+	if extra := unlistedUnavailable(codes); len(extra) > 0 {
 		lossy = append(lossy, "UNAVAILABLE also retries "+strings.Join(extra, ", "))
 	}
 	if slices.Contains(list, "UNKNOWN") {
@@ -247,7 +322,7 @@ func codesMessage(codes []int) string {
 			"401, 403, 404, 429, 431 and 502-504; 431 too in grpc-go) and every call the server ends with UNKNOWN (what "+
 			"a grpc-go handler's plain error becomes), failures no one asked to retry")
 	}
-	if slices.Contains(list, "INTERNAL") && !(slices.Contains(codes, 400) && slices.Contains(codes, 431)) {
+	if internalLossy(codes, list) {
 		lossy = append(lossy, "INTERNAL covers both 400 and 431 (431 only outside grpc-go), and also the "+
 			"client's own protocol and decoding errors")
 	}

@@ -3,12 +3,15 @@ package grpc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -201,10 +204,19 @@ func TestThrottlingWritten(t *testing.T) {
 	if sc.RetryThrottling == nil || *sc.RetryThrottling != (RetryThrottling{MaxTokens: 10, TokenRatio: 0.1}) {
 		t.Errorf("retryThrottling %+v", sc.RetryThrottling)
 	}
+	n := 0
 	for _, f := range res.Report.Findings {
-		if f.Feature == translate.FeatureRetryAttempts && f.Status == translate.Approximated && !strings.Contains(f.Message, "attempts is 0") && !strings.Contains(f.Message, "retryThrottling (maxTokens 10, tokenRatio 0.1)") {
-			t.Errorf("rule %d: attempts finding does not name the throttling: %s", f.Rule, f.Message)
+		if f.Feature != translate.FeatureRetryAttempts || f.Reason != report.ReasonConfigured {
+			continue // no retryPolicy written
 		}
+		n++
+		i := slices.IndexFunc(f.Caveats, func(c report.Caveat) bool { return c.Reason == report.CaveatRetriesThrottled })
+		if i < 0 || f.Caveats[i].Params["maxTokens"] != "10" || f.Caveats[i].Params["tokenRatio"] != "0.1" {
+			t.Errorf("%s rule %d: attempts finding does not name the throttling: %+v", f.Route, f.Rule, f.Caveats)
+		}
+	}
+	if n == 0 {
+		t.Error("no retry.attempts finding configures a retryPolicy")
 	}
 }
 
@@ -220,33 +232,39 @@ func TestFindings(t *testing.T) {
 			got[key{f.Rule, f.Feature}] = f
 		}
 	}
+	// Each case names the finding's reason and, where it has one, a caveat
+	// or what it configures; says is the planner's why where no record
+	// carries it (which match no name expresses, which rule holds a name).
 	cases := []struct {
-		rule    int
-		feature translate.Feature
-		status  translate.Status
-		says    string
+		rule       int
+		feature    translate.Feature
+		reason     report.Reason
+		caveat     report.Reason
+		configured string
+		says       string
 	}{
-		{0, translate.FeatureRetryCodes, translate.Approximated, "UNAVAILABLE also retries 429, 502, 504"},
-		{0, translate.FeatureRetryBackoff, translate.Approximated, "initialBackoff 0.125s, 1.25 × the backoff"},
-		{0, translate.FeatureRequestTimeout, translate.Approximated, "DEADLINE_EXCEEDED"},
-		{1, translate.FeatureRetryCodes, translate.Approximated, "every call the server ends with UNKNOWN"},
-		{2, translate.FeatureRetryAttempts, translate.Approximated, "attempts 9 is capped"},
-		{2, translate.FeatureRetryCodes, translate.Approximated, "431 → INTERNAL and UNKNOWN"},
-		{2, translate.FeatureBackendRequestTimeout, translate.Honoured, "no per-attempt timeout"},
-		{3, translate.FeatureRetryAttempts, translate.Approximated, "not those of: match RegularExpression"},
-		{4, translate.FeatureRetryAttempts, translate.Unsupported, "it matches method GET"},
-		{4, translate.FeatureRetryConnectionErrors, translate.Unsupported, "not a gRPC method path"},
-		{5, translate.FeatureRetryAttempts, translate.Unsupported, "HTTPRoute default/api rule 0, which takes precedence"},
-		{5, translate.FeatureBackendRequestTimeout, translate.Unsupported, "names a method twice"},
-		{6, translate.FeatureBackendRefs, translate.Unsupported, "cannot answer a call itself"},
-		{6, translate.FeatureRequestHeaderModifier, translate.Unsupported, "metadata"},
-		{6, translate.FeatureRetryAttempts, translate.Unsupported, "forwards nothing"},
-		{7, translate.FeatureBackendRefs, translate.Unsupported, "does not route or split"},
+		{0, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnlistedCodesRetried, "retryableStatusCodes UNAVAILABLE", ""},
+		{0, translate.FeatureRetryBackoff, report.ReasonConfigured, report.CaveatPushbackOverridesBackoff, "initialBackoff 0.125s", ""},
+		{0, translate.FeatureRequestTimeout, report.ReasonConfigured, report.CaveatDeadlineExceededNot504, "timeout 2s", ""},
+		{1, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnknownStatusRetried, "retryableStatusCodes UNKNOWN UNAVAILABLE", ""},
+		{2, translate.FeatureRetryAttempts, report.ReasonConfigured, report.CaveatAttemptsClamped, "maxAttempts 5", ""},
+		// 431 becomes both INTERNAL and UNKNOWN.
+		{2, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnknownStatusRetried, "retryableStatusCodes UNKNOWN UNIMPLEMENTED INTERNAL UNAVAILABLE", ""},
+		{2, translate.FeatureBackendRequestTimeout, report.ReasonTimeoutDisabled, "", "", ""},
+		{3, translate.FeatureRetryAttempts, report.ReasonConfigured, report.CaveatMatchesNotSelectable, "maxAttempts 3", "not those of: match RegularExpression"},
+		{4, translate.FeatureRetryAttempts, report.ReasonNoNameSelectsCalls, "", "", "it matches method GET"},
+		{4, translate.FeatureRetryConnectionErrors, report.ReasonNoNameSelectsCalls, "", "", "not a gRPC method path"},
+		{5, translate.FeatureRetryAttempts, report.ReasonNoNameSelectsCalls, "", "", "HTTPRoute default/api rule 0, which takes precedence"},
+		{5, translate.FeatureBackendRequestTimeout, report.ReasonNoNameSelectsCalls, "", "", "names a method twice"},
+		{6, translate.FeatureBackendRefs, report.ReasonNotAnswered500, "", "", ""},
+		{6, translate.FeatureRequestHeaderModifier, report.ReasonNotExpressible, "", "", ""},
+		{6, translate.FeatureRetryAttempts, report.ReasonRuleForwardsNothing, "", "", ""},
+		{7, translate.FeatureBackendRefs, report.ReasonTrafficNotSplit, "", "", ""},
 		// The catch-all rule 8 would retry nothing, but the hostname-bound
 		// route's name hosted.H/M takes its calls to that method on every
 		// channel (a service config has no hostnames).
-		{8, translate.FeatureRetryAttempts, translate.Approximated, "no retryPolicy"},
-		{8, translate.FeatureRetryCodes, translate.Approximated, "calls to hosted.H/M get the methodConfig of HTTPRoute default/hosted rule 0, also on the hostnames"},
+		{8, translate.FeatureRetryAttempts, report.ReasonRetriesDisabled, report.CaveatCallsTakenByOtherRule, "", ""},
+		{8, translate.FeatureRetryCodes, report.ReasonRetriesDisabled, report.CaveatCallsTakenByOtherRule, "", "calls to hosted.H/M get the methodConfig of HTTPRoute default/hosted rule 0, also on the hostnames"},
 	}
 	for _, c := range cases {
 		f, ok := got[key{c.rule, c.feature}]
@@ -254,8 +272,12 @@ func TestFindings(t *testing.T) {
 			t.Errorf("rule %d %s: no finding", c.rule, c.feature)
 			continue
 		}
-		if f.Status != c.status || !strings.Contains(f.Message, c.says) {
-			t.Errorf("rule %d %s: %s %q, want %s containing %q", c.rule, c.feature, f.Status, f.Message, c.status, c.says)
+		hasCaveat := c.caveat == "" || slices.ContainsFunc(f.Caveats, func(cv report.Caveat) bool { return cv.Reason == c.caveat })
+		if f.Reason != c.reason || !hasCaveat || f.Configured != c.configured {
+			t.Errorf("rule %d %s: %s %+v %q, want %s with caveat %q configuring %q", c.rule, c.feature, f.Reason, f.Caveats, f.Configured, c.reason, c.caveat, c.configured)
+		}
+		if !strings.Contains(f.Message, c.says) {
+			t.Errorf("rule %d %s: %q, want it to say %q", c.rule, c.feature, f.Message, c.says)
 		}
 	}
 }
@@ -267,13 +289,13 @@ func TestAttemptsExtremes(t *testing.T) {
 	cases := []struct {
 		attempts    string
 		maxAttempts int
-		says        string
+		clamped     bool
 	}{
-		{"1", 2, "maxAttempts 2"},
-		{"4", 5, "maxAttempts 5"},
-		{"5", 5, "attempts 5 is capped"},
-		{"2147483648", 5, "attempts 2147483648 is capped"},
-		{"9223372036854775807", 5, "attempts 9223372036854775807 is capped"},
+		{"1", 2, false},
+		{"4", 5, false},
+		{"5", 5, true},
+		{"2147483648", 5, true},
+		{"9223372036854775807", 5, true},
 	}
 	for _, c := range cases {
 		t.Run(c.attempts, func(t *testing.T) {
@@ -304,8 +326,13 @@ spec: {ports: [{port: 8080}]}
 				t.Errorf("maxAttempts %d, want %d", got, c.maxAttempts)
 			}
 			for _, f := range res.Report.Findings {
-				if f.Feature == translate.FeatureRetryAttempts && !strings.Contains(f.Message, c.says) {
-					t.Errorf("retry.attempts %q, want it to say %q", f.Message, c.says)
+				if f.Feature != translate.FeatureRetryAttempts {
+					continue
+				}
+				i := slices.IndexFunc(f.Caveats, func(cv report.Caveat) bool { return cv.Reason == report.CaveatAttemptsClamped })
+				if f.Configured != fmt.Sprintf("maxAttempts %d", c.maxAttempts) || (i >= 0) != c.clamped ||
+					c.clamped && (f.Caveats[i].Params["configured"] != "4" || f.Caveats[i].Params["max"] != "4") {
+					t.Errorf("retry.attempts configures %q with caveats %+v, want maxAttempts %d, clamped %v", f.Configured, f.Caveats, c.maxAttempts, c.clamped)
 				}
 			}
 		})

@@ -66,6 +66,8 @@ type rulePlan struct {
 	// Lost are the names the rule would have that a rule of higher
 	// precedence already holds.
 	Lost []string
+	// LostNames are the names of Lost, each once, in the order lost.
+	LostNames []Name
 	// Hostnames are the specific hostnames (not the catch-all) the rule is
 	// served for.
 	Hostnames []string
@@ -136,6 +138,9 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 		if !said[p][lost] {
 			said[p][lost] = true
 			p.Lost = append(p.Lost, lost)
+			// The message follows from the name (its owner is one rule),
+			// so a new message is a new name.
+			p.LostNames = append(p.LostNames, n)
 		}
 	}
 	for _, l := range m.Listeners {

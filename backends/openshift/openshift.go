@@ -41,6 +41,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -223,28 +224,33 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		"the tuning options are proxy-wide: they apply to every Route and Ingress the IngressController serves, not only to one Gateway's traffic",
 		"the router serves OpenShift Routes and Ingresses, not Gateway API HTTPRoutes: every route rule gets unsupported findings on this target",
 	)}
-	out.Findings = append(out.Findings, translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (translate.Status, string) {
+	out.Findings = append(out.Findings, translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
 		f := fields()[slices.IndexFunc(fields(), func(f field) bool { return f.feature == c.Feature })]
 		win := chosen[c.Feature]
 		if win.Value != c.Value {
-			return translate.Unsupported, fmt.Sprintf("the router has one %s for all Gateways: policy %s (%s), older or first by name, wins", c.Feature.Field(), win.Policy, win.Text)
+			return report.Decide(report.ReasonOneValueForAllGateways, "policy", win.Policy, "value", win.Text),
+				fmt.Sprintf("the router has one %s for all Gateways: policy %s (%s), older or first by name, wins", c.Feature.Field(), win.Policy, win.Text)
 		}
 		chain := fmt.Sprintf("spec.tuningOptions.%s %s; the operator sets %s=%s, which the router's template writes as %s",
 			c.Feature.Field(), apiDuration(c), f.env, operatorTimeSpec(c.Value), haproxyLine(c.Feature))
-		if c.Feature == translate.FeatureConnClientFinTimeout || c.Feature == translate.FeatureConnServerFinTimeout {
-			// The line is written as asked, but the haproxy target's live
-			// tests see HAProxy never wait on it in an HTTP proxy.
-			return translate.Approximated, chain + ", but no live test sees HAProxy time anything with it in an HTTP proxy: it closes a WebSocket tunnel as soon as either side shuts down its own, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6 by gwretry's haproxy target); " + notServed + " (" + sourceBased + ")"
-		}
 		// The chain is as written, but the router accepts no connection
 		// of this Gateway: it serves Routes and Ingresses, never a
 		// Gateway's listeners (and gwretry writes no Routes), so the
-		// value times the router's own traffic, not the Gateway's.
-		return translate.Approximated, chain + "; " + notServed + " (" + sourceBased + ")"
+		// value times the router's own traffic, not the Gateway's; and
+		// the chain rests on the operator's and the template's source.
+		d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("spec.tuningOptions.%s %s", c.Feature.Field(), apiDuration(c))).
+			With(report.NewCaveat(report.CaveatGatewayListenersNotServed), report.NewCaveat(report.CaveatSourceOnly))
+		if c.Feature == translate.FeatureConnClientFinTimeout || c.Feature == translate.FeatureConnServerFinTimeout {
+			// The line is written as asked, but the haproxy target's live
+			// tests see HAProxy never wait on it in an HTTP proxy.
+			d = d.With(report.NewCaveat(report.CaveatHalfCloseTimerUnobserved, "version", "2.6"))
+			return d, chain + ", but no live test sees HAProxy time anything with it in an HTTP proxy: it closes a WebSocket tunnel as soon as either side shuts down its own, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6 by gwretry's haproxy target); " + notServed + " (" + sourceBased + ")"
+		}
+		return d, chain + "; " + notServed + " (" + sourceBased + ")"
 	})...)
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
-			out.Findings = append(out.Findings, translate.NewFinding(r, f, translate.Unsupported, "%s", ruleWhy(f)))
+			out.Findings = append(out.Findings, translate.Decided(r, f, report.Decide(report.ReasonHTTPRoutesNotServed), "%s", ruleWhy(f)))
 		}
 	}
 	return out, nil
