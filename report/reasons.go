@@ -28,6 +28,7 @@ const (
 	CaveatTimeoutClamped        Reason = "TimeoutClamped"
 	CaveatSourceOnly            Reason = "SourceOnly"
 	CaveatNoRuleTakesIt         Reason = "NoRuleTakesIt"
+	CaveatHeaderInSeveralLists  Reason = "HeaderInSeveralLists"
 	CaveatPolicyConflict        Reason = "PolicyConflict"
 )
 
@@ -93,6 +94,8 @@ func caveats() []Entry {
 			Text: "the value is clamped to {max}"},
 		{Reason: CaveatNoRuleTakesIt,
 			Text: "no rule served on the Gateway's listeners forwards to a backend without its own setting: the value applies to none"},
+		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
+			Text: "{headers} is named in more than one of set, add and remove: they are not applied in the Gateway API's order"},
 		{Reason: CaveatPolicyConflict,
 			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
 		{Reason: CaveatSourceOnly,

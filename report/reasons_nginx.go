@@ -14,7 +14,6 @@ const (
 	CaveatClientHeaderDropped            Reason = "ClientHeaderDropped"
 	CaveatRepeatedHeaderFirstLineOnly    Reason = "RepeatedHeaderFirstLineOnly"
 	CaveatHeadersHandledByProxy          Reason = "HeadersHandledByProxy"
-	CaveatHeaderInSeveralLists           Reason = "HeaderInSeveralLists"
 	CaveatLongestPrefixReplaced          Reason = "LongestPrefixReplaced"
 	CaveatMirrorShareRounded             Reason = "MirrorShareRounded"
 	CaveatMirrorGetsClientPath           Reason = "MirrorGetsClientPath"
@@ -55,8 +54,6 @@ func nginxReasons() []Entry {
 			Text: "version {version} keeps only the first line of {headers} sent on several lines ({fixedIn} joins them)"},
 		{Reason: CaveatHeadersHandledByProxy, Params: []string{"headers"},
 			Text: "the data plane writes or handles {headers} itself, so changing them does not act as the Gateway API defines"},
-		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
-			Text: "{headers} is named in more than one of set, add and remove, which are not applied in the Gateway API's order"},
 		{Reason: CaveatLongestPrefixReplaced,
 			Text: "with nested prefixes, the longest that fits the path is replaced, not always the one of the match that selected it"},
 		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "percent"},

@@ -20,7 +20,6 @@ const (
 	CaveatReadTimeoutCutsUpload       Reason = "ReadTimeoutCutsUpload"
 	CaveatStatusRewriteCoversRule     Reason = "StatusRewriteCoversRule"
 	CaveatHeaderAddReplaces           Reason = "HeaderAddReplaces"
-	CaveatHeaderInSeveralLists        Reason = "HeaderInSeveralLists"
 	CaveatHostHeaderIsRequestHost     Reason = "HostHeaderIsRequestHost"
 	CaveatForwardedForAppended        Reason = "ForwardedForAppended"
 	CaveatHopByHopHeaderDropped       Reason = "HopByHopHeaderDropped"
@@ -81,8 +80,6 @@ func traefikReasons() []Entry {
 			Text: "the rewrite of {status} to 500 covers the whole rule: a {status} from a valid backend is answered 500 too"},
 		{Reason: CaveatHeaderAddReplaces, Params: []string{"headers"},
 			Text: "add of {headers} is written as a set: a value already there is replaced, not kept"},
-		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
-			Text: "{headers} are in more than one of set, add and remove: only the last is written"},
 		{Reason: CaveatHostHeaderIsRequestHost,
 			Text: "Host is the request's host: a set replaces it as a hostname rewrite does, and a remove does nothing"},
 		{Reason: CaveatForwardedForAppended,
