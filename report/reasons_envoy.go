@@ -30,12 +30,8 @@ func envoyReasons() []Entry {
 			Text: "the backendRefs that cannot receive traffic have weight 0: no request is meant for them"},
 		{Reason: ReasonRuleOnNoListener, Status: Unsupported,
 			Text: "no listener of the generated configuration serves the rule there: no request reaches it"},
-		{Reason: ReasonRedirectWithBackends, Status: Unsupported,
-			Text: "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: requests are proxied"},
 		{Reason: ReasonNoTunnels, Status: Unsupported,
 			Text: "the generated configuration opens no WebSocket or CONNECT tunnel, so there is none to time"},
-		{Reason: ReasonDurationOutOfRange, Status: Unsupported, Params: []string{"value"},
-			Text: "{value} is not a duration gwretry writes for the data plane"},
 
 		// Caveats.
 		{Reason: CaveatTryTimerStopsAtHeaders,

@@ -97,7 +97,7 @@ func connNotWritten(f translate.Feature) string {
 func connFindings(m *translate.Model, c capability) []translate.Finding {
 	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (report.Decision, string) {
 		if _, err := connValue(ct); err != nil {
-			return report.Decide(report.ReasonDurationOutOfRange, "value", ct.Value.String()), err.Error()
+			return report.Decide(report.ReasonPolicyBlocked), err.Error()
 		}
 		v := formatDuration(ct.Value)
 		switch ct.Feature {

@@ -342,7 +342,7 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 		}
 	case translate.FeatureRequestRedirect:
 		if !redirects {
-			return translate.Decided(r, f, report.Decide(report.ReasonRedirectWithBackends), "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: Envoy proxies its requests and does not redirect")
+			return translate.Decided(r, f, report.Decide(report.ReasonNotTranslated), "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: Envoy proxies its requests and does not redirect")
 		}
 		rd := r.Filters.Redirect
 		d, msg = configured.Set(fmt.Sprintf("redirect response_code %s", redirectCodes[rd.StatusCode])), g.redirectText(r)

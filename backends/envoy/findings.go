@@ -79,6 +79,9 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (report.Decis
 	rt, req, be := r.Retry, r.Timeouts.Request, r.Timeouts.BackendRequest
 	retrying := retries(r)
 	noRetries := "attempts is 0: the route has no retry policy and Envoy does not retry"
+	// onlyExempt: every request the rule matches gets the policy of
+	// POST, PATCH and LOCK (routes.modeFor), which is what is written.
+	onlyExempt := r.OnlyNonIdempotent() && !g.retryNonIdempotent
 	disabled := report.Decide(report.ReasonRetriesDisabled)
 	configured := func(fact string) report.Decision { return report.Decide(report.ReasonConfigured).Set(fact) }
 	defaultTimeout := report.NewCaveat(report.CaveatDefaultRouteTimeout, "timeout", formatDuration(g.cap.defaultRouteTimeout))
@@ -146,13 +149,23 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (report.Decis
 		if !retrying {
 			return disabled, noRetries
 		}
-		return approximatedIf(configured("retriable_status_codes "+codesText(rt.Codes)),
+		d := configured("retriable_status_codes " + codesText(rt.Codes))
+		if onlyExempt {
+			// Every route of the rule has the policy of requests never
+			// sent, which lists no codes.
+			d = report.Decide(report.ReasonConfigured)
+		}
+		return approximatedIf(d,
 			fmt.Sprintf("%s %s: the listed codes are retried and no others (retry_on has neither 5xx nor gateway-error)", g.cap.statusCodesToken, codesText(rt.Codes)), exempt("retried on these codes"))
 	case translate.FeatureRetryConnectionErrors:
 		if !retrying {
 			return disabled, noRetries
 		}
-		return approximatedIf(configured("retry_on "+joinTokens(g.cap.retryOn)),
+		tokens := g.cap.retryOn
+		if onlyExempt {
+			tokens = g.cap.safeRetryOn
+		}
+		return approximatedIf(configured("retry_on "+joinTokens(tokens)),
 			fmt.Sprintf("retry_on %s: refused connections, connect timeouts and resets are retried (a reset after the request was sent is retried too, so the backend may see it twice)", joinTokens(g.cap.retryOn)), exempt("retried after a reset once the request was sent"))
 	case translate.FeatureRetryBackoff:
 		if !retrying {
