@@ -262,3 +262,45 @@ func TestRuleOnNoListener(t *testing.T) {
 		t.Errorf("%d findings for the rule on no listener, want %d", n, len(r1.Features()))
 	}
 }
+
+// TestUnroutedListenerCaveat: an HTTPS listener that no route attaches to
+// shares the port of the rule's listener, so its SNI names get the rule's
+// certificate: listener.https names it as a caveat.
+func TestUnroutedListenerCaveat(t *testing.T) {
+	ca := tlsCA(t)
+	m := testmodel.LoadText(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: a, port: 443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert-a}]}}
+  - {name: wild, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {certificateRefs: [{name: cert-wild}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: ns}
+spec: {ports: [{port: 8080}], clusterIP: 10.0.0.1}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: exact, namespace: ns}
+spec:
+  parentRefs: [{name: gw, sectionName: a}]
+  rules:
+  - backendRefs: [{name: svc, port: 8080}]
+`, translate.ResolveOptions{TLSDir: ca.dir})
+	res, err := translate.Run(m, []translate.Target{{Backend: New()}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Report.Findings, func(f translate.Finding) bool { return f.Feature == translate.FeatureListenerHTTPS })
+	if i < 0 {
+		t.Fatal("no listener.https finding")
+	}
+	f := res.Report.Findings[i]
+	if f.Reason != report.ReasonConfigured || len(f.Caveats) != 1 || f.Caveats[0].Reason != report.CaveatUnroutedListenerNotServed ||
+		!strings.Contains(f.Caveats[0].Params["listeners"], "wild") || f.Configured != "TLS filter chains with Secret ns/cert-a" {
+		t.Errorf("%+v", f.Decision)
+	}
+}

@@ -49,7 +49,7 @@ type exemption struct {
 	caveat report.Caveat
 }
 
-// texts and caveats split exemptions into the message's words and the
+// texts and caveatsOf split exemptions into the message's words and the
 // decision's caveats.
 func texts(es []exemption) []string {
 	var out []string
