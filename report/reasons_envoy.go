@@ -5,9 +5,7 @@ package report
 const (
 	ReasonRuleOnNoListener           Reason = "RuleOnNoListener"
 	ReasonInvalidBackendsUnweighted  Reason = "InvalidBackendsUnweighted"
-	ReasonRedirectWithBackends       Reason = "RedirectWithBackends"
 	ReasonNoTunnels                  Reason = "NoTunnels"
-	ReasonDurationOutOfRange         Reason = "DurationOutOfRange"
 	CaveatTryTimerStopsAtHeaders     Reason = "TryTimerStopsAtHeaders"
 	CaveatHeaderNotModifiable        Reason = "HeaderNotModifiable"
 	CaveatServerHeaderOverwritten    Reason = "ServerHeaderOverwritten"
