@@ -41,7 +41,7 @@ func envoyReasons() []Entry {
 		{Reason: CaveatMirrorShareRounded, Params: []string{"shares"},
 			Text: "the mirror share {shares} is rounded to millionths, the finest fraction the data plane writes"},
 		{Reason: CaveatCertificateByRouteHostname, Params: []string{"listeners"},
-			Text: "{listeners} may serve several Gateways: certificates follow route hostnames, and one Secret's hosts get no 421"},
+			Text: "{listeners} may serve several Gateway listeners: certificates follow route hostnames; one Secret's hosts get no 421"},
 		{Reason: CaveatUnroutedListenerNotServed, Params: []string{"listeners"},
 			Text: "{listeners}: no route attaches, so it is not generated; its SNI names get another certificate and reach this rule"},
 		{Reason: CaveatIdleTimerSpansRequest,
