@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -9,6 +10,7 @@ import (
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -93,24 +95,33 @@ func connNotWritten(f translate.Feature) string {
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
 // fields, per Gateway).
 func connFindings(m *translate.Model, c capability) []translate.Finding {
-	return translate.LegacyConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (translate.Status, string) {
+	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (report.Decision, string) {
 		if _, err := connValue(ct); err != nil {
-			return translate.Unsupported, err.Error()
+			return report.Decide(report.ReasonPolicyBlocked), err.Error()
 		}
 		v := formatDuration(ct.Value)
 		switch ct.Feature {
 		case translate.FeatureConnServerTimeout:
-			return translate.Approximated, fmt.Sprintf("the route's idle_timeout %s on every route of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): Envoy ends a request whose stream has been quiet in both directions for %s, answering 504 when it had received the whole request and no response has started, as HAProxy's timeout server does, but 408 while the client is still sending it, and resetting the stream once the response has started (the client gets the headers and a truncated body); unlike timeout server it also counts the client's silence and spans all tries of the request, not one connection to a backend; and these rules keep Envoy's default route timeout of %s, a total HAProxy does not have, which ends a request first when it is shorter (504 while no response headers went to the client, a stream reset once they did)",
-				v, v, formatDuration(c.defaultRouteTimeout))
+			return report.Decide(report.ReasonConfigured).Set("route idle_timeout "+v).With(
+					report.NewCaveat(report.CaveatAnswers408WhileReceiving),
+					report.NewCaveat(report.CaveatDefaultRouteTimeout, "timeout", formatDuration(c.defaultRouteTimeout)),
+					report.NewCaveat(report.CaveatIdleTimerSpansRequest),
+					report.NewCaveat(report.CaveatNoAnswerAfterHeaders)),
+				fmt.Sprintf("the route's idle_timeout %s on every route of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): Envoy ends a request whose stream has been quiet in both directions for %s, answering 504 when it had received the whole request and no response has started, as HAProxy's timeout server does, but 408 while the client is still sending it, and resetting the stream once the response has started (the client gets the headers and a truncated body); unlike timeout server it also counts the client's silence and spans all tries of the request, not one connection to a backend; and these rules keep Envoy's default route timeout of %s, a total HAProxy does not have, which ends a request first when it is shorter (504 while no response headers went to the client, a stream reset once they did)",
+					v, v, formatDuration(c.defaultRouteTimeout))
 		case translate.FeatureConnTLSInspectDelay:
-			for _, l := range g.Listeners {
-				if l.TLS {
-					return translate.Approximated, "listener_filters_timeout " + v + " on the Gateway's HTTPS listeners: how long the tls_inspector waits for the ClientHello (its SNI picks the certificate), as the OpenShift router's TLS frontend (public_ssl, which reads the SNI of every HTTPS connection, passthrough or terminated) waits with tcp-request inspect-delay, not for the HTTP request as its HTTP frontend does; Envoy closes a connection whose ClientHello has not arrived by then (continue_on_listener_filters_timeout false), where HAProxy goes on without an SNI (to its no-SNI backend); the TLS handshake after the ClientHello and the HTTP request are not timed by it; the Gateway's HTTP listeners have no listener filter, so the delay applies nowhere there"
+			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
+				d := report.Decide(report.ReasonConfigured).Set("listener_filters_timeout " + v).With(report.NewCaveat(report.CaveatClosesWithoutClientHello))
+				if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return !l.TLS }) {
+					d = d.With(report.NewCaveat(report.CaveatHTTPListenersNotDelayed))
 				}
+				return d, "listener_filters_timeout " + v + " on the Gateway's HTTPS listeners: how long the tls_inspector waits for the ClientHello (its SNI picks the certificate), as the OpenShift router's TLS frontend (public_ssl, which reads the SNI of every HTTPS connection, passthrough or terminated) waits with tcp-request inspect-delay, not for the HTTP request as its HTTP frontend does; Envoy closes a connection whose ClientHello has not arrived by then (continue_on_listener_filters_timeout false), where HAProxy goes on without an SNI (to its no-SNI backend); the TLS handshake after the ClientHello and the HTTP request are not timed by it; the Gateway's HTTP listeners have no listener filter, so the delay applies nowhere there"
 			}
-			return translate.Unsupported, "Envoy's nearest setting, listener_filters_timeout, bounds the listener filters, and the Gateway's listeners are HTTP, which gwretry gives none (the tls_inspector runs on HTTPS listeners only): Envoy has no delay for waiting on a plain HTTP request before routing (HAProxy's tcp-request inspect-delay)"
+			return report.Decide(report.ReasonNotExpressible), "Envoy's nearest setting, listener_filters_timeout, bounds the listener filters, and the Gateway's listeners are HTTP, which gwretry gives none (the tls_inspector runs on HTTPS listeners only): Envoy has no delay for waiting on a plain HTTP request before routing (HAProxy's tcp-request inspect-delay)"
+		case translate.FeatureConnTunnelTimeout:
+			return report.Decide(report.ReasonNoTunnels), connNotWritten(ct.Feature)
 		}
-		return translate.Unsupported, connNotWritten(ct.Feature)
+		return report.Decide(report.ReasonNotExpressible), connNotWritten(ct.Feature)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -59,14 +60,17 @@ func TestConnectionTimeouts(t *testing.T) {
 			}
 		}
 	}
-	got := map[translate.Feature]translate.Status{}
+	got := map[translate.Feature]report.Reason{}
 	msgs := map[translate.Feature]string{}
 	for _, f := range res.Report.Findings {
 		if f.Gateway != "" {
 			if _, dup := got[f.Feature]; dup {
 				t.Errorf("two findings for %s", f.Feature)
 			}
-			got[f.Feature], msgs[f.Feature] = f.Status, f.Message
+			got[f.Feature], msgs[f.Feature] = f.Reason, f.Message
+			if (f.Status == translate.Approximated) != (len(f.Caveats) > 0) {
+				t.Errorf("%s: %s with caveats %v", f.Feature, f.Status, f.Caveats)
+			}
 		}
 	}
 	// What each message must say, and what it must not: the stream idle
@@ -99,10 +103,10 @@ func TestConnectionTimeouts(t *testing.T) {
 			}
 		}
 	}
-	want := map[translate.Feature]translate.Status{
-		translate.FeatureConnServerTimeout: translate.Approximated, translate.FeatureConnTLSInspectDelay: translate.Approximated,
-		translate.FeatureConnClientTimeout: translate.Unsupported, translate.FeatureConnClientFinTimeout: translate.Unsupported,
-		translate.FeatureConnServerFinTimeout: translate.Unsupported, translate.FeatureConnTunnelTimeout: translate.Unsupported,
+	want := map[translate.Feature]report.Reason{
+		translate.FeatureConnServerTimeout: report.ReasonConfigured, translate.FeatureConnTLSInspectDelay: report.ReasonConfigured,
+		translate.FeatureConnClientTimeout: report.ReasonNotExpressible, translate.FeatureConnClientFinTimeout: report.ReasonNotExpressible,
+		translate.FeatureConnServerFinTimeout: report.ReasonNotExpressible, translate.FeatureConnTunnelTimeout: report.ReasonNoTunnels,
 	}
 	if len(got) != len(want) {
 		t.Errorf("findings %v, want %v", got, want)

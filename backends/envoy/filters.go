@@ -10,6 +10,7 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -300,14 +301,16 @@ func ruleAnswer(r *translate.Rule) string {
 // filterFinding says how Envoy handles one rule-level filter of r.
 func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) translate.Finding {
 	if !g.placed[r.Name] {
-		return translate.NewFinding(r, f, translate.Unsupported, "the rule is on no listener of the generated configuration: no request reaches it")
+		return translate.Decided(r, f, report.Decide(report.ReasonRuleOnNoListener), notPlaced)
 	}
 	if r.Dead() {
-		return translate.NewFinding(r, f, translate.Unsupported, "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
+		return translate.Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
 			r.DeadReason(), ruleAnswer(r), f)
 	}
 	redirects := !r.Forwards() && r.Filters.Redirect != nil
-	status, msg := translate.Honoured, ""
+	configured := report.Decide(report.ReasonConfigured)
+	var d report.Decision
+	msg := ""
 	switch f {
 	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
 		which, hm := "request", r.Filters.RequestHeaders
@@ -315,7 +318,8 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 			which, hm = "response", r.Filters.ResponseHeaders
 		}
 		msg = headerText(which, hm)
-		_, _, refused := headerMutations(hm)
+		add, remove, refused := headerMutations(hm)
+		d = configured.Set(headerFact(which, add, remove))
 		var why []string
 		if len(refused) > 0 {
 			w := fmt.Sprintf("Envoy refuses route mutations of Host (\":-prefixed or host headers may not be modified\"), so %s is left out", strings.Join(refused, ", "))
@@ -323,13 +327,13 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 				w += "; URLRewrite hostname (host_rewrite_literal) changes Host"
 			}
 			why = append(why, w)
+			d = d.With(report.NewCaveat(report.CaveatHeaderNotModifiable, "headers", strings.Join(refused, ", ")))
 		}
 		if which == "response" && hm.Touches("server") {
 			why = append(why, "Envoy's connection manager writes its own Server header after the route's mutations (server_header_transformation OVERWRITE), so the backend's or the filter's Server value does not reach the client")
+			d = d.With(report.NewCaveat(report.CaveatServerHeaderOverwritten))
 		}
-		if len(why) > 0 {
-			status, msg = translate.Approximated, joinWhy(msg, why)
-		}
+		msg = joinWhy(msg, why)
 		switch {
 		case redirects && which == "request":
 			msg += "; the rule redirects and forwards nothing, so no request carries them"
@@ -338,18 +342,55 @@ func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) transl
 		}
 	case translate.FeatureRequestRedirect:
 		if !redirects {
-			return translate.NewFinding(r, f, translate.Unsupported, "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: Envoy proxies its requests and does not redirect")
+			return translate.Decided(r, f, report.Decide(report.ReasonNotTranslated), "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: Envoy proxies its requests and does not redirect")
 		}
-		msg = g.redirectText(r)
+		rd := r.Filters.Redirect
+		d, msg = configured.Set(fmt.Sprintf("redirect response_code %s", redirectCodes[rd.StatusCode])), g.redirectText(r)
 	case translate.FeatureURLRewrite:
-		msg = rewriteText(r.Filters.Rewrite)
+		d, msg = configured.Set(rewriteFact(r.Filters.Rewrite)), rewriteText(r.Filters.Rewrite)
 	case translate.FeatureRequestMirror:
 		if redirects {
-			return translate.NewFinding(r, f, translate.Unsupported, "the rule redirects (a redirect action), and Envoy mirrors only from routes that forward (request_mirror_policies of a route action): nothing is mirrored")
+			return translate.Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule redirects (a redirect action), and Envoy mirrors only from routes that forward (request_mirror_policies of a route action): nothing is mirrored")
 		}
-		status, msg = mirrorText(r.Filters.Mirrors)
+		d, msg = mirrorText(r.Filters.Mirrors)
 	}
-	return translate.NewFinding(r, f, status, "%s", msg)
+	return translate.Decided(r, f, d, "%s", msg)
+}
+
+// headerFact is the configured fact of a header modifier: the fields
+// written and the header names in them.
+func headerFact(which string, add []*corev3.HeaderValueOption, remove []string) string {
+	var parts []string
+	if len(add) > 0 {
+		ns := make([]string, len(add))
+		for i, o := range add {
+			ns[i] = o.GetHeader().GetKey()
+		}
+		parts = append(parts, fmt.Sprintf("%s_headers_to_add %s", which, strings.Join(ns, ", ")))
+	}
+	if len(remove) > 0 {
+		parts = append(parts, fmt.Sprintf("%s_headers_to_remove %s", which, strings.Join(remove, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rewriteFact is the configured fact of a URLRewrite.
+func rewriteFact(rw *translate.Rewrite) string {
+	var parts []string
+	if rw.Hostname != "" {
+		parts = append(parts, "host_rewrite_literal "+rw.Hostname)
+	}
+	if p := rw.Path; p != nil {
+		switch {
+		case p.Type == translate.ReplaceFullPath:
+			parts = append(parts, "regex_rewrite to "+p.Value)
+		case strings.TrimRight(p.Value, "/") == "":
+			parts = append(parts, "regex_rewrite of the prefix to /")
+		default:
+			parts = append(parts, "prefix_rewrite "+p.Value)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func headerText(which string, hm *translate.HeaderModifier) string {
@@ -431,23 +472,31 @@ func rewriteText(rw *translate.Rewrite) string {
 
 // mirrorText describes the mirrors; approximated when a share is not one
 // Envoy's FractionalPercent can write exactly.
-func mirrorText(ms []*translate.Mirror) (translate.Status, string) {
-	status := translate.Honoured
-	var parts []string
+func mirrorText(ms []*translate.Mirror) (report.Decision, string) {
+	var parts, rounded []string
+	written := 0
 	for i, m := range ms {
 		if m.Backend == nil {
 			parts = append(parts, fmt.Sprintf("mirror %d: %s, so nothing is mirrored, as the Gateway API asks", i, m.Invalid))
 			continue
 		}
+		written++
 		fp, exact := mirrorFraction(m.Numerator, m.Denominator)
 		share := fmt.Sprintf("runtime_fraction %d/%s", fp.GetNumerator(), fp.GetDenominator())
 		if !exact {
-			status = translate.Approximated
+			rounded = append(rounded, fmt.Sprintf("%d/%d", m.Numerator, m.Denominator))
 			share += fmt.Sprintf(" (the share %d/%d rounded to millionths: Envoy's FractionalPercent has only the denominators 100, 10000 and 1000000)", m.Numerator, m.Denominator)
 		}
 		parts = append(parts, fmt.Sprintf("mirror %d: request_mirror_policies to %s:%d, %s, chosen at random per request; the mirror's responses are ignored and it gets the request's own Host (disable_shadow_host_suffix_append)", i, m.Backend.Service, m.Backend.Port, share))
 	}
-	return status, strings.Join(parts, "; ")
+	d := report.Decide(report.ReasonConfigured)
+	if written > 0 {
+		d = d.Set(fmt.Sprintf("request_mirror_policies %d", written))
+	}
+	if len(rounded) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "shares", strings.Join(rounded, ", ")))
+	}
+	return d, strings.Join(parts, "; ")
 }
 
 // envoyText is the header value Envoy sends as the text v: Envoy reads

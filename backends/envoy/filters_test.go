@@ -13,6 +13,7 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -115,18 +116,17 @@ func TestHeaderFilterFields(t *testing.T) {
 	for _, c := range []struct {
 		r       *translate.Rule
 		f       translate.Feature
-		status  translate.Status
-		message string
+		caveats []report.Caveat
 	}{
-		{r0, translate.FeatureRequestHeaderModifier, translate.Honoured, "OVERWRITE_IF_EXISTS_OR_ADD"},
-		{r0, translate.FeatureResponseHeaderModifier, translate.Honoured, "APPEND_IF_EXISTS_OR_ADD"},
-		{r1, translate.FeatureRequestHeaderModifier, translate.Approximated, "Host, host is left out"},
-		{r1, translate.FeatureResponseHeaderModifier, translate.Approximated, "Server header"},
-		{r2, translate.FeatureRequestHeaderModifier, translate.Honoured, "request_headers_to_remove"},
+		{r0, translate.FeatureRequestHeaderModifier, nil},
+		{r0, translate.FeatureResponseHeaderModifier, nil},
+		{r1, translate.FeatureRequestHeaderModifier, []report.Caveat{report.NewCaveat(report.CaveatHeaderNotModifiable, "headers", "Host, host")}},
+		{r1, translate.FeatureResponseHeaderModifier, []report.Caveat{report.NewCaveat(report.CaveatServerHeaderOverwritten)}},
+		{r2, translate.FeatureRequestHeaderModifier, nil},
 	} {
 		f := findingOf(t, out.Findings, c.r, c.f)
-		if f.Status != c.status || !strings.Contains(f.Message, c.message) {
-			t.Errorf("%s %s: %s %q, want %s with %q", c.r.Name, c.f, f.Status, f.Message, c.status, c.message)
+		if f.Reason != report.ReasonConfigured || fmt.Sprint(f.Caveats) != fmt.Sprint(c.caveats) {
+			t.Errorf("%s %s: %s %v, want Configured %v", c.r.Name, c.f, f.Reason, f.Caveats, c.caveats)
 		}
 	}
 }
@@ -292,17 +292,18 @@ func TestRewriteAndMirrorFields(t *testing.T) {
 	}
 	checkClustersReferenced(t, bs)
 	for _, c := range []struct {
-		r      *translate.Rule
-		f      translate.Feature
-		status translate.Status
-		msg    string
+		r          *translate.Rule
+		f          translate.Feature
+		configured string
+		caveats    []report.Caveat
 	}{
-		{r0, translate.FeatureURLRewrite, translate.Honoured, "host_rewrite_literal b.example"},
-		{r1, translate.FeatureRequestMirror, translate.Honoured, "nothing is mirrored, as the Gateway API asks"},
-		{r2, translate.FeatureRequestMirror, translate.Approximated, "rounded to millionths"},
+		{r0, translate.FeatureURLRewrite, "host_rewrite_literal b.example; regex_rewrite to /one", nil},
+		// The invalid mirror is left out, as the Gateway API asks.
+		{r1, translate.FeatureRequestMirror, "request_mirror_policies 3", nil},
+		{r2, translate.FeatureRequestMirror, "request_mirror_policies 1", []report.Caveat{report.NewCaveat(report.CaveatMirrorShareRounded, "shares", "1/3")}},
 	} {
-		if f := findingOf(t, out.Findings, c.r, c.f); f.Status != c.status || !strings.Contains(f.Message, c.msg) {
-			t.Errorf("%s %s: %s %q, want %s with %q", c.r.Name, c.f, f.Status, f.Message, c.status, c.msg)
+		if f := findingOf(t, out.Findings, c.r, c.f); f.Reason != report.ReasonConfigured || f.Configured != c.configured || fmt.Sprint(f.Caveats) != fmt.Sprint(c.caveats) {
+			t.Errorf("%s %s: %s %q %v, want Configured %q %v", c.r.Name, c.f, f.Reason, f.Configured, f.Caveats, c.configured, c.caveats)
 		}
 	}
 }
@@ -321,15 +322,15 @@ func TestRedirectRuleFindings(t *testing.T) {
 	if rt.GetRedirect() == nil || len(rt.GetResponseHeadersToAdd()) != 1 {
 		t.Errorf("redirect route: %v", rt)
 	}
-	for f, want := range map[translate.Feature]translate.Status{
-		translate.FeatureRequestRedirect:        translate.Honoured,
-		translate.FeatureResponseHeaderModifier: translate.Honoured,
-		translate.FeatureRequestHeaderModifier:  translate.Honoured,
-		translate.FeatureRequestMirror:          translate.Unsupported,
-		translate.FeatureRetryAttempts:          translate.Unsupported,
+	for f, want := range map[translate.Feature]report.Reason{
+		translate.FeatureRequestRedirect:        report.ReasonConfigured,
+		translate.FeatureResponseHeaderModifier: report.ReasonConfigured,
+		translate.FeatureRequestHeaderModifier:  report.ReasonConfigured,
+		translate.FeatureRequestMirror:          report.ReasonRuleForwardsNothing,
+		translate.FeatureRetryAttempts:          report.ReasonRuleForwardsNothing,
 	} {
-		if got := findingOf(t, out.Findings, r, f); got.Status != want {
-			t.Errorf("%s: %s %q, want %s", f, got.Status, got.Message, want)
+		if got := findingOf(t, out.Findings, r, f); got.Reason != want || len(got.Caveats) > 0 {
+			t.Errorf("%s: %s %v %q, want %s", f, got.Reason, got.Caveats, got.Message, want)
 		}
 	}
 	if f := findingOf(t, out.Findings, r, translate.FeatureRetryAttempts); !strings.Contains(f.Message, "answers the redirect itself (301") {

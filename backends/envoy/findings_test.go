@@ -3,12 +3,14 @@ package envoy
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -191,10 +193,10 @@ func TestDeadAndInvalidBackends(t *testing.T) {
 			for _, f := range out.Findings {
 				want := translate.DeadRuleFinding(r, f.Feature, "Envoy answers 500 itself (direct_response)")
 				if f.Feature == translate.FeatureBackendRefs {
-					want.Status, want.Message = translate.Honoured, r.DeadReason()
+					want.Reason, want.Message = report.ReasonAnswers500, r.DeadReason()
 				}
-				if f.Status != want.Status || !strings.Contains(f.Message, want.Message) {
-					t.Errorf("%s: %s %q, want %s %q", f.Feature, f.Status, f.Message, want.Status, want.Message)
+				if f.Reason != want.Reason || !strings.Contains(f.Message, want.Message) {
+					t.Errorf("%s: %s %q, want %s %q", f.Feature, f.Reason, f.Message, want.Reason, want.Message)
 				}
 			}
 			if out.Findings[0].Feature != translate.FeatureBackendRefs {
@@ -221,7 +223,7 @@ func TestDeadAndInvalidBackends(t *testing.T) {
 	if v := routeConfig(t, bs, 0).GetValidateClusters(); v == nil || v.GetValue() {
 		t.Errorf("validate_clusters %v, want false: Envoy would refuse the missing cluster", v)
 	}
-	if f := out.Findings[0]; f.Feature != translate.FeatureBackendRefs || f.Status != translate.Honoured || !strings.Contains(f.Message, "answers those requests 500") {
+	if f := out.Findings[0]; f.Feature != translate.FeatureBackendRefs || f.Reason != report.ReasonAnswers500 || f.Status != translate.Honoured {
 		t.Errorf("backendRefs finding %+v", f)
 	}
 	if !strings.Contains(translate.NotesText(out.Notes), "validate_clusters false") {
@@ -246,8 +248,9 @@ func TestAttemptsClamp(t *testing.T) {
 		}
 		f := out.Findings[0]
 		clamped := attempts > math.MaxUint32
-		if f.Status != translate.Approximated || strings.Contains(f.Message, "clamped to 4294967295") != clamped {
-			t.Errorf("attempts %d: %s %q (clamp named: want %v)", attempts, f.Status, f.Message, clamped)
+		hasClamp := slices.ContainsFunc(f.Caveats, func(c report.Caveat) bool { return c.Reason == report.CaveatAttemptsClamped })
+		if f.Status != translate.Approximated || hasClamp != clamped {
+			t.Errorf("attempts %d: %s %+v (clamp caveat: want %v)", attempts, f.Status, f.Caveats, clamped)
 		}
 		if _, err := translate.Run(m, []translate.Target{{Backend: New()}}, false); err != nil {
 			t.Errorf("attempts %d: Run: %v", attempts, err)

@@ -11,6 +11,7 @@ import (
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -276,11 +277,14 @@ const sharedJudgeReadsTLS = true
 func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
 	hosts := g.tlsHosts[r.Name]
 	if len(hosts) == 0 {
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Unsupported,
+		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonRuleOnNoListener),
 			"the rule is attached to %s, but is on no HTTPS listener of the generated configuration: requests that arrive there are not served", strings.Join(r.TLSListeners, ", "))
 	}
-	var parts, shared []string
+	var parts, shared, secrets []string
 	for _, h := range hosts {
+		if !slices.Contains(secrets, h.secret) {
+			secrets = append(secrets, h.secret)
+		}
 		sni := "SNI " + h.hostname
 		if h.hostname == "" {
 			sni = "any other SNI, or none (default_filter_chain)"
@@ -293,23 +297,24 @@ func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
 	what := fmt.Sprintf("Envoy terminates TLS for %s (tls_inspector reads the SNI; one filter chain per certificate, matched by server_names, with a DownstreamTlsContext naming the certificate files; ALPN offers http/1.1 only, but the connection manager's codec_type is AUTO, so a client that negotiates no ALPN and opens with the HTTP/2 preface is served HTTP/2) with the certificate of %s; "+
 		"each filter chain's route table serves the Hosts of its own certificate only: a request whose Host is a hostname of another certificate on the port is answered 421 (Misdirected Request), one whose Host no hostname on the port covers 404",
 		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
+	terminated := report.Decide(report.ReasonConfigured).Set("TLS filter chains with Secret " + strings.Join(secrets, ", "))
 	if len(shared) > 0 || !sharedJudgeReadsTLS {
 		var gws []string
 		for _, l := range shared {
 			gws = append(gws, fmt.Sprintf("%s may serve the routes of %s", l, strings.Join(g.tlsGateways[l], ", ")))
 		}
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
+		return translate.Decided(r, translate.FeatureListenerHTTPS, terminated.With(report.NewCaveat(report.CaveatCertificateByRouteHostname, "listeners", strings.Join(shared, ", "))),
 			"%s; but %s (as far as gwretry can tell which port each Gateway listener is on), and Envoy differs from the Gateway API there: "+
 				"the SNI names are the hostnames that routes serve, not the listeners' own hostnames, so a connection whose SNI only a listener's hostname covers (no route's) gets the certificate of a less specific hostname (the catch-all's, or no handshake without one), and its requests reach that hostname's rules, where the Gateway API presents that listener's certificate and answers 404; "+
 				"hostnames whose certificates are one Secret share one filter chain, so a request whose SNI and Host belong to two listeners with that Secret is served rather than answered 421 (a SHOULD of the Gateway API)",
 			what, strings.Join(gws, "; "))
 	}
 	if len(r.TLSUnrouted) > 0 {
-		return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Approximated,
+		return translate.Decided(r, translate.FeatureListenerHTTPS, terminated.With(report.NewCaveat(report.CaveatUnroutedListenerNotServed, "listeners", strings.Join(r.TLSUnrouted, ", "))),
 			"%s; but gwretry generates nothing for %s (no route attaches to it), so Envoy gives its SNI names another certificate and its requests to this rule, where the Gateway API presents that listener's certificate and answers 404",
 			what, strings.Join(r.TLSUnrouted, ", "))
 	}
-	return translate.NewFinding(r, translate.FeatureListenerHTTPS, translate.Honoured,
+	return translate.Decided(r, translate.FeatureListenerHTTPS, terminated,
 		"%s; each of these ports serves the routes of one Gateway listener (of %s), so every SNI name it serves gets that listener's certificate as the Gateway API says "+
 			"(an SNI name the listener's hostname covers but no route serves gets no handshake unless a catch-all route is served, where the Gateway API presents the certificate and answers 404: no request reaches a rule either way; "+
 			"a Gateway listener that no route is attached to is not in gwretry's model and not generated)",
