@@ -1,6 +1,8 @@
 package backends
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"strings"
 	"testing"
 
@@ -60,9 +62,9 @@ func TestEveryBackendReportsMeshRules(t *testing.T) {
 	}
 	want := len(m.MeshRules[0].Features())
 	for _, be := range All() {
-		_, mesh := be.(translate.MeshBackend)
+		mesh := be.Scope().MeshRoutes
 		if mesh != (be.Name() == "linkerd") {
-			t.Errorf("%s: MeshBackend %v", be.Name(), mesh)
+			t.Errorf("%s: scope %v", be.Name(), be.Scope())
 		}
 		for _, v := range be.Versions() {
 			res, err := translate.Run(m, []translate.Target{{Backend: be, Version: v}}, false)
@@ -74,16 +76,16 @@ func TestEveryBackendReportsMeshRules(t *testing.T) {
 				switch {
 				case f.Route == "ns/gamma" && f.Rule == 0:
 					seen[f.Feature]++
-					isMeshMsg := strings.Contains(f.Message, "a GAMMA mesh attachment") && strings.Contains(f.Message, be.Name()+" translates only routes attached to Gateway listeners")
-					if !mesh && (f.Status != translate.Unsupported || !isMeshMsg) {
-						t.Errorf("%s@%s %s: %s %q", be.Name(), v, f.Feature, f.Status, f.Message)
+					meshOnly := f.Reason == report.ReasonMeshAttachmentOnly
+					if !mesh && (f.Status != translate.NotApplicable || !meshOnly) {
+						t.Errorf("%s@%s %s: %s %s, want notApplicable MeshAttachmentOnly", be.Name(), v, f.Feature, f.Status, f.Reason)
 					}
-					if mesh && isMeshMsg {
-						t.Errorf("%s@%s %s: the mesh target calls itself a gateway: %q", be.Name(), v, f.Feature, f.Message)
+					if mesh && meshOnly {
+						t.Errorf("%s@%s %s: the mesh target calls itself a gateway", be.Name(), v, f.Feature)
 					}
 				case f.Route == "ns/gamma":
 					t.Errorf("%s@%s: finding for rule %d, which sets nothing: %+v", be.Name(), v, f.Rule, f)
-				case f.Route == "ns/mixed" && strings.Contains(f.Message, "GAMMA"):
+				case f.Route == "ns/mixed" && f.Reason == report.ReasonMeshAttachmentOnly:
 					t.Errorf("%s@%s: the Gateway part of a mixed route is reported as a mesh attachment: %q", be.Name(), v, f.Message)
 				}
 			}

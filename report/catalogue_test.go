@@ -49,7 +49,7 @@ func TestStatusFollowsFromTheRecord(t *testing.T) {
 		{Decide("Configured"), Honoured},
 		{Decide("Configured").With(NewCaveat("IdleTimer")), Approximated},
 		{Decide("NoBackoff"), Unsupported},
-		{Decide("MeshAttachmentOnly"), Unsupported},
+		{Decide("MeshAttachmentOnly"), NotApplicable},
 		{Decide("NoSuchReason"), Unsupported},
 	} {
 		if got := tc.d.Status(); got != tc.want {

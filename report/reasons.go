@@ -16,6 +16,8 @@ const (
 	ReasonPolicyBlocked         Reason = "PolicyBlocked"
 	ReasonMeshAttachmentOnly    Reason = "MeshAttachmentOnly"
 	ReasonGatewayAttachmentOnly Reason = "GatewayAttachmentOnly"
+	ReasonRoutesNotServed       Reason = "RoutesNotServed"
+	ReasonNoProxyConnections    Reason = "NoProxyConnections"
 	CaveatNonIdempotentExempt   Reason = "NonIdempotentExempt"
 	CaveatBodyBufferLimit       Reason = "BodyBufferLimit"
 	CaveatAttemptsClamped       Reason = "AttemptsClamped"
@@ -29,6 +31,7 @@ const (
 	CaveatSourceOnly            Reason = "SourceOnly"
 	CaveatNoRuleTakesIt         Reason = "NoRuleTakesIt"
 	CaveatHeaderInSeveralLists  Reason = "HeaderInSeveralLists"
+	CaveatMirrorShareRounded    Reason = "MirrorShareRounded"
 	CaveatPolicyConflict        Reason = "PolicyConflict"
 )
 
@@ -62,10 +65,16 @@ func findingReasons() []Entry {
 			Text: "the rule is not translated (see the warning)"},
 		{Reason: ReasonPolicyBlocked, Status: Unsupported,
 			Text: "the policy's value cannot take effect on this target (see the message)"},
-		{Reason: ReasonMeshAttachmentOnly, Status: Unsupported,
-			Text: "the route is attached to Services only, which a mesh applies; a gateway target does not serve it"},
-		{Reason: ReasonGatewayAttachmentOnly, Status: Unsupported,
-			Text: "the route is attached to Gateways only, which a mesh does not implement"},
+
+		// Not applicable: outside what the target serves (its Scope).
+		{Reason: ReasonMeshAttachmentOnly, Status: NotApplicable,
+			Text: "the route is attached to Services only (GAMMA), which a mesh applies; this target serves Gateway listeners"},
+		{Reason: ReasonGatewayAttachmentOnly, Status: NotApplicable,
+			Text: "the route is attached to Gateways only; this target is a mesh, which implements no Gateway"},
+		{Reason: ReasonRoutesNotServed, Status: NotApplicable,
+			Text: "this target writes proxy-wide settings only; it serves no HTTPRoute rule"},
+		{Reason: ReasonNoProxyConnections, Status: NotApplicable,
+			Text: "this target configures clients' calls, not a proxy that accepts connections: connection timeouts have no place in it"},
 	}
 }
 
@@ -96,6 +105,8 @@ func caveats() []Entry {
 			Text: "no rule served on the Gateway's listeners forwards to a backend without its own setting: the value applies to none"},
 		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
 			Text: "{headers} is named in more than one of set, add and remove: they are not applied in the Gateway API's order"},
+		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "rounded"},
+			Text: "the mirrored share {share} is rounded to {rounded}, the nearest the data plane can write"},
 		{Reason: CaveatPolicyConflict,
 			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
 		{Reason: CaveatSourceOnly,

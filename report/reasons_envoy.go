@@ -9,7 +9,6 @@ const (
 	CaveatTryTimerStopsAtHeaders     Reason = "TryTimerStopsAtHeaders"
 	CaveatHeaderNotModifiable        Reason = "HeaderNotModifiable"
 	CaveatServerHeaderOverwritten    Reason = "ServerHeaderOverwritten"
-	CaveatMirrorShareRounded         Reason = "MirrorShareRounded"
 	CaveatCertificateByRouteHostname Reason = "CertificateByRouteHostname"
 	CaveatUnroutedListenerNotServed  Reason = "UnroutedListenerNotServed"
 	CaveatIdleTimerSpansRequest      Reason = "IdleTimerSpansRequest"
@@ -38,8 +37,6 @@ func envoyReasons() []Entry {
 			Text: "the data plane refuses route changes to {headers}: they are left out"},
 		{Reason: CaveatServerHeaderOverwritten,
 			Text: "the data plane writes its own Server response header last: the filter's or the backend's value is lost"},
-		{Reason: CaveatMirrorShareRounded, Params: []string{"shares"},
-			Text: "the mirror share {shares} is rounded to millionths, the finest fraction the data plane writes"},
 		{Reason: CaveatCertificateByRouteHostname, Params: []string{"listeners"},
 			Text: "{listeners} may serve several Gateway listeners: certificates follow route hostnames; one Secret's hosts get no 421"},
 		{Reason: CaveatUnroutedListenerNotServed, Params: []string{"listeners"},

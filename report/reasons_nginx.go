@@ -15,7 +15,6 @@ const (
 	CaveatRepeatedHeaderFirstLineOnly    Reason = "RepeatedHeaderFirstLineOnly"
 	CaveatHeadersHandledByProxy          Reason = "HeadersHandledByProxy"
 	CaveatLongestPrefixReplaced          Reason = "LongestPrefixReplaced"
-	CaveatMirrorShareRounded             Reason = "MirrorShareRounded"
 	CaveatMirrorGetsClientPath           Reason = "MirrorGetsClientPath"
 	CaveatHostNotCheckedAgainstSNI       Reason = "HostNotCheckedAgainstSNI"
 	CaveatStalledBodyClosesConnection    Reason = "StalledBodyClosesConnection"
@@ -56,8 +55,6 @@ func nginxReasons() []Entry {
 			Text: "the data plane writes or handles {headers} itself, so changing them does not act as the Gateway API defines"},
 		{Reason: CaveatLongestPrefixReplaced,
 			Text: "with nested prefixes, the longest that fits the path is replaced, not always the one of the match that selected it"},
-		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "percent"},
-			Text: "the mirrored share {share} is rounded to {percent}"},
 		{Reason: CaveatMirrorGetsClientPath,
 			Text: "a mirror receives the path as the client sent it, not the URLRewrite's"},
 		{Reason: CaveatHostNotCheckedAgainstSNI,

@@ -3,7 +3,6 @@ package report
 // Reasons and caveats first needed by the openshift target (the OpenShift
 // router, configured by an IngressController's tuning options).
 const (
-	ReasonHTTPRoutesNotServed       Reason = "HTTPRoutesNotServed"
 	ReasonOneValueForAllGateways    Reason = "OneValueForAllGateways"
 	CaveatGatewayListenersNotServed Reason = "GatewayListenersNotServed"
 	CaveatHalfCloseTimerUnobserved  Reason = "HalfCloseTimerUnobserved"
@@ -14,8 +13,6 @@ const (
 // may give any reason of the catalogue.
 func openshiftReasons() []Entry {
 	return []Entry{
-		{Reason: ReasonHTTPRoutesNotServed, Status: Unsupported,
-			Text: "the data plane serves its own route objects, not Gateway API HTTPRoutes, and gwretry writes none of them"},
 		{Reason: ReasonOneValueForAllGateways, Status: Unsupported, Params: []string{"policy", "value"},
 			Text: "the data plane has one value for all Gateways: policy {policy} ({value}), older or first by name, wins"},
 		{Reason: CaveatGatewayListenersNotServed,

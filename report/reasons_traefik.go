@@ -27,7 +27,6 @@ const (
 	CaveatReplacedPathHeaderDeleted   Reason = "ReplacedPathHeaderDeleted"
 	CaveatRedirectStatusByMethod      Reason = "RedirectStatusByMethod"
 	CaveatHostRewrittenTwice          Reason = "HostRewrittenTwice"
-	CaveatMirrorPercentRounded        Reason = "MirrorPercentRounded"
 	CaveatRetriesMirroredAgain        Reason = "RetriesMirroredAgain"
 	CaveatCertificateChosenByNames    Reason = "CertificateChosenByNames"
 	CaveatNoMisdirectedAnswer         Reason = "NoMisdirectedAnswer"
@@ -94,8 +93,6 @@ func traefikReasons() []Entry {
 			Text: "not every request gets {status}: the redirect answers {get} to GET and {other} to other methods"},
 		{Reason: CaveatHostRewrittenTwice,
 			Text: "a RequestHeaderModifier also changes Host, and the one applied last wins"},
-		{Reason: CaveatMirrorPercentRounded, Params: []string{"fractions", "percents"},
-			Text: "mirroring takes whole percents: {fractions} is written as {percents}"},
 		{Reason: CaveatRetriesMirroredAgain,
 			Text: "each retry is mirrored again: a retried request can be mirrored more than once"},
 		{Reason: CaveatCertificateChosenByNames,

@@ -23,12 +23,14 @@ type Backend interface {
 	// Versions lists the data plane versions the backend knows, oldest
 	// first, as "MAJOR.MINOR". The last is the default.
 	Versions() []string
+	// Scope is what the target serves; Run reports what is outside it.
+	Scope() Scope
 	// Generate writes the configuration for m. It returns exactly one
-	// finding for every feature that every rule in m.Rules sets
-	// (Rule.Features), and in m.MeshRules too for a MeshBackend (Run
-	// reports those for the others), and config files that its data plane loads as they
-	// are. It must check every value against an allowlist before writing
-	// it and parse its output back before returning it.
+	// finding for every feature that every rule in its scope sets
+	// (Rule.Features, Scope.rules) and for every connection timeout when
+	// its scope has them, and config files that its data plane loads as
+	// they are. It must check every value against an allowlist before
+	// writing it and parse its output back before returning it.
 	Generate(m *Model, opts Options) (*Output, error)
 }
 
@@ -248,7 +250,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 	}, func(i int, out *Output) error {
 		t := targets[i]
 		name := t.Backend.Name()
-		mesh := isMesh(t.Backend)
+		scope := t.Backend.Scope()
 		for _, f := range out.Findings {
 			f.Target = name
 			if msg, ok := messages[f.Message]; ok {
@@ -267,19 +269,15 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 				res.Report.Findings = append(res.Report.Findings, f)
 			}
 		}
-		if !mesh {
-			// A gateway data plane does not serve the rules attached to
-			// Services only: Run reports them, alike for every backend.
-			for _, r := range m.MeshRules {
-				for _, f := range MeshOnlyFindings(r, name) {
-					f.Target = name
-					res.Report.Findings = append(res.Report.Findings, f)
-				}
-			}
+		// What the target does not serve is reported here, alike for
+		// every target: not applicable, not a gap.
+		for _, f := range scope.outOfScope(m) {
+			f.Target = name
+			res.Report.Findings = append(res.Report.Findings, f)
 		}
 		var files []File
 		for _, f := range out.Files {
-			if len(m.Listeners) == 0 && !(mesh && len(m.MeshRules) > 0) {
+			if len(m.Listeners) == 0 && !(scope.MeshRoutes && len(m.MeshRules) > 0) {
 				break
 			}
 			clean := path.Clean(f.Path)
@@ -377,13 +375,6 @@ func inOrder(n, window int, gen func(i int) (*Output, error), then func(i int, o
 	return err
 }
 
-// isMesh reports whether b is a MeshBackend, which reports and judges
-// Model.MeshRules too.
-func isMesh(b Backend) bool {
-	_, ok := b.(MeshBackend)
-	return ok
-}
-
 // generate runs one target and checks its contract: its findings, and
 // its judge's reading of its files, which it returns (nil for a backend
 // without a Judge). Targets share the Model, which no backend writes to,
@@ -402,12 +393,12 @@ func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, observed 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	mesh := isMesh(t.Backend)
-	if err := checkFindings(m, out.Findings, mesh); err != nil {
+	scope := t.Backend.Scope()
+	if err := checkFindings(m, out.Findings, scope); err != nil {
 		return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 	}
 	if j, ok := t.Backend.(Judge); ok {
-		if observed, err = observeChecked(j, m, opts, out, mesh); err != nil {
+		if observed, err = observeChecked(j, m, opts, out, scope); err != nil {
 			return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
 	}
@@ -448,10 +439,10 @@ func Parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// checkFindings verifies that every feature each rule sets has exactly one
-// finding, and that nothing else has one. The rules are m.Rules, and
-// m.MeshRules too for a mesh backend.
-func checkFindings(m *Model, fs []Finding, mesh bool) error {
+// checkFindings verifies that every feature each rule in scope sets has
+// exactly one finding, and each connection timeout when the scope has
+// them, and that nothing else has one.
+func checkFindings(m *Model, fs []Finding, scope Scope) error {
 	type key struct {
 		gateway string
 		route   string
@@ -461,10 +452,12 @@ func checkFindings(m *Model, fs []Finding, mesh bool) error {
 	want := map[key]bool{}
 	for _, g := range m.ConnectionTimeouts {
 		for _, c := range g.Timeouts {
-			want[key{gateway: g.Gateway, feature: c.Feature}] = true
+			if scope.Connections {
+				want[key{gateway: g.Gateway, feature: c.Feature}] = true
+			}
 		}
 	}
-	for _, r := range judgedRules(m, mesh) {
+	for _, r := range scope.rules(m) {
 		for _, f := range r.Features() {
 			want[key{route: r.Route, rule: r.Index, feature: f}] = true
 		}
@@ -488,12 +481,10 @@ func checkFindings(m *Model, fs []Finding, mesh bool) error {
 		if f.Status != Honoured && f.Status != Approximated && f.Status != Unsupported {
 			return fmt.Errorf("finding for %s rule %d feature %s has status %q", f.Route, f.Rule, f.Feature, f.Status)
 		}
-		if f.Reason != "" {
-			// Until every target records its decisions, a finding
-			// without a reason is only checked for its status.
-			if err := report.Check(f); err != nil {
-				return fmt.Errorf("finding for %s rule %d: %w", f.Route, f.Rule, err)
-			}
+		// Every finding records its decision, and its status is the
+		// one the decision gives.
+		if err := report.Check(f); err != nil {
+			return fmt.Errorf("finding for %s rule %d: %w", f.Route, f.Rule, err)
 		}
 		if f.Status != Honoured && f.Message == "" {
 			return fmt.Errorf("%s finding for %s rule %d feature %s has no message", f.Status, f.Route, f.Rule, f.Feature)
@@ -509,15 +500,6 @@ func checkFindings(m *Model, fs []Finding, mesh bool) error {
 		}
 	}
 	return nil
-}
-
-// judgedRules are the rules a backend reports and its judge observes:
-// m.Rules, and m.MeshRules too for a mesh backend.
-func judgedRules(m *Model, mesh bool) []*Rule {
-	if mesh {
-		return slices.Concat(m.Rules, m.MeshRules)
-	}
-	return m.Rules
 }
 
 // InternalError is a bug in gwretry, not a problem with the input: a

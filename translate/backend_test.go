@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"errors"
 	"fmt"
 	"reflect"
@@ -19,6 +21,7 @@ type fakeBackend struct {
 
 func (f fakeBackend) Name() string       { return f.name }
 func (f fakeBackend) Versions() []string { return []string{"1.0", "2.1"} }
+func (f fakeBackend) Scope() Scope       { return GatewayScope() }
 func (f fakeBackend) Generate(m *Model, _ Options) (*Output, error) {
 	return f.out(m), nil
 }
@@ -28,7 +31,7 @@ func honourAll(m *Model) *Output {
 	out := &Output{Files: []File{{Path: "fake/conf", Data: []byte("x")}}}
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
-			out.Findings = append(out.Findings, NewFinding(r, f, Honoured, ""))
+			out.Findings = append(out.Findings, statusFinding(r, f, Honoured, ""))
 		}
 	}
 	return out
@@ -92,12 +95,22 @@ func TestRunChecksTheContract(t *testing.T) {
 		"two findings":   func(m *Model) *Output { o := honourAll(m); o.Findings = append(o.Findings, o.Findings[0]); return o },
 		"has no message": func(m *Model) *Output {
 			o := honourAll(m)
+			o.Findings[0].AddCaveats(report.NewCaveat(report.CaveatIdleTimer))
+			return o
+		},
+		"no reason": func(m *Model) *Output {
+			o := honourAll(m)
+			o.Findings[0].Decision = report.Decision{}
+			return o
+		},
+		"but reason Configured with 0 caveats gives honoured": func(m *Model) *Output {
+			o := honourAll(m)
 			o.Findings[0].Status = Approximated
 			return o
 		},
 		"does not set": func(m *Model) *Output {
 			o := honourAll(m)
-			o.Findings = append(o.Findings, NewFinding(m.Rules[0], FeatureRetryBackoff, Honoured, ""))
+			o.Findings = append(o.Findings, statusFinding(m.Rules[0], FeatureRetryBackoff, Honoured, ""))
 			return o
 		},
 		"bad output path": func(m *Model) *Output { o := honourAll(m); o.Files[0].Path = "../etc/passwd"; return o },

@@ -604,34 +604,3 @@ func (g *GatewayTimeouts) ConnectionSites(f Feature, listener func(*Listener), r
 		rule(r)
 	}
 }
-
-// LegacyConnectionFindings is ConnectionFindings for a decide that gives a
-// status and no decision: findings without a reason, which the contract
-// check refuses once every target records its decisions.
-//
-// Deprecated: transitional, until every target records its decisions.
-func LegacyConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (Status, string)) []Finding {
-	out := ConnectionFindings(m, func(g *GatewayTimeouts, c ConnectionTimeout) (report.Decision, string) {
-		_, msg := decide(g, c)
-		return report.Decision{}, msg
-	})
-	// The statuses decide gave, as ConnectionFindings derived them before
-	// there were decisions.
-	i := 0
-	for _, g := range m.ConnectionTimeouts {
-		for _, c := range g.Timeouts {
-			f := &out[i]
-			i++
-			if f.Reason != "" {
-				continue
-			}
-			s, _ := decide(g, c)
-			if c.Clamped && s == Honoured {
-				s = Approximated
-			}
-			f.Status = s
-			f.Caveats = nil
-		}
-	}
-	return out
-}

@@ -138,18 +138,18 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 	}
 	// The report contract: one finding per (gateway, target, field).
 	fs := UnsupportedConnections(m, "x")
-	if err := checkFindings(m, fs, false); err != nil {
+	if err := checkFindings(m, fs, GatewayScope()); err != nil {
 		t.Errorf("one per field: %v", err)
 	}
-	if err := checkFindings(m, append(fs, fs[0]), false); err == nil || !strings.Contains(err.Error(), "two findings") {
+	if err := checkFindings(m, append(fs, fs[0]), GatewayScope()); err == nil || !strings.Contains(err.Error(), "two findings") {
 		t.Errorf("duplicate: %v", err)
 	}
-	if err := checkFindings(m, fs[1:], false); err == nil || !strings.Contains(err.Error(), "no finding for Gateway ns/gw") {
+	if err := checkFindings(m, fs[1:], GatewayScope()); err == nil || !strings.Contains(err.Error(), "no finding for Gateway ns/gw") {
 		t.Errorf("missing: %v", err)
 	}
 	bad := fs[0]
 	bad.Gateway = "ns/other"
-	if err := checkFindings(m, append(fs, bad), false); err == nil {
+	if err := checkFindings(m, append(fs, bad), GatewayScope()); err == nil {
 		t.Error("a finding for a Gateway without policy passed")
 	}
 }

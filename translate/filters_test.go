@@ -219,7 +219,7 @@ func TestRunWithoutListener(t *testing.T) {
 // judge does not read back (a filter, a listener) is a contradiction.
 func TestJudgeDoesNotTrustUnreadFeatures(t *testing.T) {
 	r := &Rule{Route: "ns/r", Backends: []*BackendRef{{Weight: 1}}, Filters: Filters{Rewrite: &Rewrite{Hostname: "a"}}}
-	f := NewFinding(r, FeatureURLRewrite, Honoured, "rewritten")
+	f := statusFinding(r, FeatureURLRewrite, Honoured, "rewritten")
 	errs := CheckClaims(r, []Finding{f}, map[MethodClass]Behaviour{Idempotent: {}, NonIdempotent: {}})
 	if len(errs) == 0 {
 		t.Error("an honoured filters.urlRewrite claim passed a judge that cannot read it")

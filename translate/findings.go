@@ -39,15 +39,6 @@ const (
 	NotApplicable = report.NotApplicable
 )
 
-// NewFinding returns a finding for a feature of rule r. The target is filled
-// in by Run.
-//
-// Deprecated: use Decided, whose status follows from the decision.
-func NewFinding(r *Rule, f Feature, s Status, format string, args ...any) Finding {
-	return Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f, Status: s,
-		Message: fmt.Sprintf(format, args...)}
-}
-
 // Decided returns the finding of feature f of rule r that decision d
 // records; its status follows from d. The message says it in words.
 func Decided(r *Rule, f Feature, d report.Decision, format string, args ...any) Finding {
@@ -144,10 +135,13 @@ type TargetInfo struct {
 }
 
 // Worst returns the worst status among the findings, and false when there are
-// none.
+// none; not-applicable findings do not count.
 func (r *Report) Worst() (Status, bool) {
 	var worst Status
 	for _, f := range r.Findings {
+		if f.Status == NotApplicable {
+			continue
+		}
 		if worst == "" || f.Status.Rank() > worst.Rank() {
 			worst = f.Status
 		}

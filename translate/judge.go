@@ -16,8 +16,8 @@ import (
 // tree, config-parser's sections, the Envoy protos, the Traefik structs) and
 // must not reuse the generator's own plan.
 type Judge interface {
-	// Observe returns, for every rule of m (by Rule.Name; m.MeshRules
-	// too for a MeshBackend) and every method class the rule matches,
+	// Observe returns, for every rule in the target's scope (by
+	// Rule.Name; see Scope) and every method class the rule matches,
 	// the behaviour the files configure.
 	Observe(m *Model, opts Options, files []File) (map[string]map[MethodClass]Behaviour, error)
 }
@@ -311,9 +311,9 @@ func tryTimer(be *Duration, b Behaviour) string {
 }
 
 // observeChecked runs a backend's judge over its own output, checks every
-// honoured finding against it (the rules of judgedRules) and returns what
+// honoured finding against it (the rules in the target's scope) and returns what
 // it observed.
-func observeChecked(j Judge, m *Model, opts Options, out *Output, mesh bool) (map[string]map[MethodClass]Behaviour, error) {
+func observeChecked(j Judge, m *Model, opts Options, out *Output, scope Scope) (map[string]map[MethodClass]Behaviour, error) {
 	observed, err := j.Observe(m, opts, out.Files)
 	if err != nil {
 		return nil, fmt.Errorf("reading the generated configuration back: %w", err)
@@ -325,7 +325,7 @@ func observeChecked(j Judge, m *Model, opts Options, out *Output, mesh bool) (ma
 	}
 	expected := expectedTLS(m)
 	var msgs []string
-	for _, r := range judgedRules(m, mesh) {
+	for _, r := range scope.rules(m) {
 		for _, e := range checkClaims(r, byRule[r.Route+"#"+fmt.Sprint(r.Index)], observed[r.Name], expected[r]) {
 			msgs = append(msgs, e.Error())
 		}

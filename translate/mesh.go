@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"cmp"
 	"fmt"
 	"slices"
@@ -49,44 +47,6 @@ func (p MeshParent) String() string {
 		s += fmt.Sprintf(" (port name %s)", p.SectionName)
 	}
 	return s
-}
-
-// MeshBackend is a Backend for a service mesh, which applies the routes
-// attached to Services: it gives the rules of Model.MeshRules findings as
-// well, one per feature, and its Judge observes them. For every other
-// backend (a gateway data plane), Run reports those rules itself with
-// MeshOnlyFindings.
-type MeshBackend interface {
-	Backend
-	// ServesMesh marks the backend; it does nothing.
-	ServesMesh()
-}
-
-// MeshOnlyFindings returns the findings of a gateway target (target is its
-// name in messages) for rule r of Model.MeshRules: every feature
-// unsupported, because the route is attached to Services only, which a
-// mesh implements, and to no listener the target generates. When the
-// route's other parentRefs failed to attach, route.attachment comes first
-// and the message says why.
-func MeshOnlyFindings(r *Rule, target string) []Finding {
-	fs := r.Features()
-	if len(r.GatewayUnattached) > 0 {
-		fs = append([]Feature{FeatureRouteAttachment}, fs...)
-	}
-	parents := make([]string, len(r.MeshParents))
-	for i, p := range r.MeshParents {
-		parents[i] = p.String()
-	}
-	msg := fmt.Sprintf("the route is attached to %s, a GAMMA mesh attachment that a service mesh applies to its clients' requests to the Service (--target linkerd); %s translates only routes attached to Gateway listeners, so it does not apply this rule",
-		strings.Join(parents, ", "), target)
-	if len(r.GatewayUnattached) > 0 {
-		msg += "; the route's other parentRefs give no listener that gwretry generates (" + strings.Join(r.GatewayUnattached, "; ") + ")"
-	}
-	out := make([]Finding, len(fs))
-	for i, f := range fs {
-		out[i] = Decided(r, f, report.Decide(report.ReasonMeshAttachmentOnly), "%s", msg)
-	}
-	return out
 }
 
 // MeshAttached returns every rule attached to a Service, those also

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"fmt"
 	"reflect"
 	"strings"
@@ -144,11 +146,11 @@ func TestResolveMeshParents(t *testing.T) {
 // meshBackend is a fakeBackend that translates mesh rules too.
 type meshBackend struct{ fakeBackend }
 
-func (meshBackend) ServesMesh() {}
+func (meshBackend) Scope() Scope { return Scope{GatewayRoutes: true, MeshRoutes: true} }
 
 // TestRunMeshRules: Run reports every feature of a rule attached to
-// Services only unsupported for a gateway backend, naming it, with
-// route.attachment first when a Gateway parent failed; a mesh backend
+// Services only not applicable for a gateway backend (MeshAttachmentOnly),
+// with route.attachment unsupported when a Gateway parent failed; a mesh backend
 // must report those rules itself and gets its files written without any
 // listener.
 func TestRunMeshRules(t *testing.T) {
@@ -159,8 +161,16 @@ func TestRunMeshRules(t *testing.T) {
 	}
 	var got []string
 	for _, f := range res.Report.Findings {
-		if f.Status != Unsupported || f.Target != "gw" || !strings.Contains(f.Message, "Service ns/cart, a GAMMA mesh attachment") ||
-			!strings.Contains(f.Message, "gw translates only routes attached to Gateway listeners") || !strings.Contains(f.Message, "parentRefs[0] to Gateway ns/gw") {
+		switch {
+		case f.Target != "gw":
+			t.Errorf("finding %+v", f)
+		case f.Feature == FeatureRouteAttachment:
+			// The Gateway parent failed: that is the route's failure.
+			if f.Status != Unsupported || f.Reason != report.ReasonListenerNotGenerated || !strings.Contains(f.Message, "parentRefs[0] to Gateway ns/gw") {
+				t.Errorf("finding %+v", f)
+			}
+		case f.Status != NotApplicable || f.Reason != report.ReasonMeshAttachmentOnly:
+			// The Service parent is a mesh's: outside a gateway's scope.
 			t.Errorf("finding %+v", f)
 		}
 		got = append(got, fmt.Sprintf("%d %s", f.Rule, f.Feature))
@@ -182,7 +192,7 @@ func TestRunMeshRules(t *testing.T) {
 		out := &Output{Files: []File{{Path: "mesh/routes.yaml", Data: []byte("x")}}}
 		for _, r := range m.MeshRules {
 			for _, f := range r.Features() {
-				out.Findings = append(out.Findings, NewFinding(r, f, Unsupported, "no"))
+				out.Findings = append(out.Findings, statusFinding(r, f, Unsupported, "no"))
 			}
 		}
 		return out

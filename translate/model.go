@@ -27,8 +27,8 @@ type Model struct {
 	// MeshRules holds the translated rules of the routes attached to
 	// Services (GAMMA mesh attachments) and to no generated listener,
 	// sorted as Rules. No listener holds them: gateway targets do not
-	// generate them, and Run reports their features unsupported there
-	// (MeshOnlyFindings); a MeshBackend translates them.
+	// generate them, and Run reports their features not applicable there
+	// (Scope); a target whose scope has MeshRoutes translates them.
 	MeshRules []*Rule
 	// Mesh are the Service parents that routes attach to, sorted by
 	// Service, port and consumer namespace, each with the matches of its

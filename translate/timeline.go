@@ -247,15 +247,27 @@ func Explain(m *Model, targets []Target, retryNonIdempotent bool) (*Explanation,
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range judgedRules(m, isMesh(t.Backend)) {
+		scope := t.Backend.Scope()
+		served := map[*Rule]bool{}
+		for _, r := range scope.rules(m) {
+			served[r] = true
+		}
+		explained := m.Rules
+		if scope.MeshRoutes {
+			explained = slices.Concat(m.Rules, m.MeshRules)
+		}
+		for _, r := range explained {
 			for _, c := range r.MethodClasses() {
 				var tl Timeline
-				if b, ok := observed[r.Name][c]; ok {
+				if b, ok := observed[r.Name][c]; ok && served[r] {
 					tl = RuleTimeline(r, b)
 				} else {
+					note := fmt.Sprintf("gwretry's judge does not read what %s does with these requests back from its configuration, so it says nothing about them", name)
+					if !served[r] {
+						note = fmt.Sprintf("%s does not serve this rule (it serves %s), so it does nothing with these requests", name, scope)
+					}
 					tl = Timeline{RequestedRetries: requested(r), RetriedOn: []string{}, Tries: []Try{},
-						WorstCase: Span{Unbounded: true}, Never: []Never{}, Unread: true,
-						Notes: []string{fmt.Sprintf("gwretry's judge does not read what %s does with these requests back from its configuration, so it says nothing about them", name)}}
+						WorstCase: Span{Unbounded: true}, Never: []Never{}, Unread: true, Notes: []string{note}}
 				}
 				tl.Target, tl.Version, tl.Route, tl.Rule, tl.RuleName, tl.Methods = name, t.Version, r.Route, r.Index, r.RuleName, c
 				ex.Timelines = append(ex.Timelines, tl)

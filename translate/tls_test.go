@@ -133,7 +133,7 @@ func TestJudgeReadsTLSBack(t *testing.T) {
 					if f == FeatureListenerHTTPS {
 						st = Honoured
 					}
-					out.Findings = append(out.Findings, NewFinding(r, f, st, "x"))
+					out.Findings = append(out.Findings, statusFinding(r, f, st, "x"))
 				}
 			}
 			return out

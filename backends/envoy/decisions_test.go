@@ -169,7 +169,7 @@ func TestDecisions(t *testing.T) {
 			{rule: 0, feature: translate.FeatureResponseHeaderModifier, reason: configured, caveats: []report.Reason{report.CaveatServerHeaderOverwritten}, configured: "response_headers_to_add Server"},
 			{rule: 0, feature: translate.FeatureURLRewrite, reason: configured, configured: "host_rewrite_literal b.example; regex_rewrite to /one"},
 			{rule: 0, feature: translate.FeatureRequestMirror, reason: configured, caveats: []report.Reason{report.CaveatMirrorShareRounded}, configured: "request_mirror_policies 2",
-				params: map[report.Reason]report.Params{report.CaveatMirrorShareRounded: {"shares": "1/3"}}},
+				params: map[report.Reason]report.Params{report.CaveatMirrorShareRounded: {"share": "1/3", "rounded": "333333/MILLION"}}},
 			{rule: 1, feature: translate.FeatureRequestRedirect, reason: configured, configured: "redirect response_code MOVED_PERMANENTLY"},
 			{rule: 1, feature: translate.FeatureRequestMirror, reason: report.ReasonRuleForwardsNothing},
 			{rule: 3, feature: translate.FeatureRequestMirror, reason: configured, configured: "request_mirror_policies 1"},

@@ -111,6 +111,10 @@ func New() *Backend { return &Backend{} }
 func (*Backend) Name() string { return "envoy" }
 
 // Versions returns the Envoy versions gwretry knows, oldest first.
+// Scope: the routes on the Gateway listeners it generates and their
+// connection timeouts.
+func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
+
 func (*Backend) Versions() []string { return versions(capabilities()) }
 
 // Generate writes envoy/envoy.yaml for m and one finding per feature per

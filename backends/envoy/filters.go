@@ -473,7 +473,7 @@ func rewriteText(rw *translate.Rewrite) string {
 // mirrorText describes the mirrors; approximated when a share is not one
 // Envoy's FractionalPercent can write exactly.
 func mirrorText(ms []*translate.Mirror) (report.Decision, string) {
-	var parts, rounded []string
+	var parts, rounded, roundedTo []string
 	written := 0
 	for i, m := range ms {
 		if m.Backend == nil {
@@ -485,6 +485,7 @@ func mirrorText(ms []*translate.Mirror) (report.Decision, string) {
 		share := fmt.Sprintf("runtime_fraction %d/%s", fp.GetNumerator(), fp.GetDenominator())
 		if !exact {
 			rounded = append(rounded, fmt.Sprintf("%d/%d", m.Numerator, m.Denominator))
+			roundedTo = append(roundedTo, fmt.Sprintf("%d/%s", fp.GetNumerator(), fp.GetDenominator()))
 			share += fmt.Sprintf(" (the share %d/%d rounded to millionths: Envoy's FractionalPercent has only the denominators 100, 10000 and 1000000)", m.Numerator, m.Denominator)
 		}
 		parts = append(parts, fmt.Sprintf("mirror %d: request_mirror_policies to %s:%d, %s, chosen at random per request; the mirror's responses are ignored and it gets the request's own Host (disable_shadow_host_suffix_append)", i, m.Backend.Service, m.Backend.Port, share))
@@ -494,7 +495,7 @@ func mirrorText(ms []*translate.Mirror) (report.Decision, string) {
 		d = d.Set(fmt.Sprintf("request_mirror_policies %d", written))
 	}
 	if len(rounded) > 0 {
-		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "shares", strings.Join(rounded, ", ")))
+		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(rounded, ", "), "rounded", strings.Join(roundedTo, ", ")))
 	}
 	return d, strings.Join(parts, "; ")
 }

@@ -300,7 +300,7 @@ func TestRewriteAndMirrorFields(t *testing.T) {
 		{r0, translate.FeatureURLRewrite, "host_rewrite_literal b.example; regex_rewrite to /one", nil},
 		// The invalid mirror is left out, as the Gateway API asks.
 		{r1, translate.FeatureRequestMirror, "request_mirror_policies 3", nil},
-		{r2, translate.FeatureRequestMirror, "request_mirror_policies 1", []report.Caveat{report.NewCaveat(report.CaveatMirrorShareRounded, "shares", "1/3")}},
+		{r2, translate.FeatureRequestMirror, "request_mirror_policies 1", []report.Caveat{report.NewCaveat(report.CaveatMirrorShareRounded, "share", "1/3", "rounded", "333333/MILLION")}},
 	} {
 		if f := findingOf(t, out.Findings, c.r, c.f); f.Reason != report.ReasonConfigured || f.Configured != c.configured || fmt.Sprint(f.Caveats) != fmt.Sprint(c.caveats) {
 			t.Errorf("%s %s: %s %q %v, want Configured %q %v", c.r.Name, c.f, f.Reason, f.Configured, f.Caveats, c.configured, c.caveats)

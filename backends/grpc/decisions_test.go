@@ -135,8 +135,8 @@ spec:
 			}
 			if f.Gateway != "" {
 				conn++
-				if f.Reason != report.ReasonNotExpressible {
-					t.Errorf("Gateway %s %s: reason %s, want %s", f.Gateway, f.Feature, f.Reason, report.ReasonNotExpressible)
+				if f.Reason != report.ReasonNoProxyConnections {
+					t.Errorf("Gateway %s %s: reason %s, want %s", f.Gateway, f.Feature, f.Reason, report.ReasonNoProxyConnections)
 				}
 				continue
 			}

@@ -63,6 +63,11 @@ type version struct{ Name string }
 func versionTable() []version { return []version{{Name: "1.84"}} }
 
 // Versions returns the grpc-go versions known, oldest first.
+// Scope: the routes on the Gateway listeners; a service config configures
+// clients' calls, not a proxy that accepts connections, so a Gateway's
+// connection timeouts are not its.
+func (*Backend) Scope() translate.Scope { return translate.Scope{GatewayRoutes: true} }
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(v version) string { return v.Name })
 }
@@ -89,7 +94,6 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	for _, r := range m.Rules {
 		out.Findings = append(out.Findings, findings(r, plans[r], b.throttling)...)
 	}
-	out.Findings = append(out.Findings, connFindings(m)...)
 	return out, nil
 }
 

@@ -30,6 +30,10 @@ func New() *Backend { return &Backend{} }
 func (*Backend) Name() string { return "haproxy" }
 
 // Versions returns the HAProxy versions gwretry knows, oldest first.
+// Scope: the routes on the Gateway listeners it generates and their
+// connection timeouts.
+func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(supportTable(), func(s versionSupport) string { return s.Version })
 }

@@ -58,9 +58,6 @@ func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
 	if !c.meshed && c.unattached {
 		return un(report.ReasonNoServiceParentAttaches, "Linkerd applies an HTTPRoute only for a Service parent, and none of this route's Service parentRefs attaches (gwretry's warnings say why: a Service or port not in the input), so Linkerd does not apply the route and its annotations")
 	}
-	if !c.meshed {
-		return un(report.ReasonGatewayAttachmentOnly, "Linkerd applies an HTTPRoute only when one of its parentRefs is a Service (or an EgressNetwork); this route's parents are Gateways, which Linkerd does not implement, so Linkerd ignores the route and its annotations (the Gateway's own implementation serves it)")
-	}
 	if p.rejected != "" {
 		refused := report.Decide(report.ReasonRouteRefusedForFilter, "filter", p.rejected)
 		if f.IsFilter() && !isBackendRefFeature(f) {

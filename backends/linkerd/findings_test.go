@@ -164,7 +164,7 @@ spec:
 			"shop/a#0 timeouts.request": `TimeoutDisabled "" [ServiceAnnotationsApply{annotations=timeout.linkerd.io/request,services=Service shop/cart port 80}]`,
 		}},
 		{"connection timeouts", base + policy + route("a", rule("/x", "")), "", false, map[string]string{
-			"shop/gw connection.clientTimeout": `NotExpressible "" []`,
+			"shop/gw connection.clientTimeout": `NoProxyConnections "" []`,
 		}},
 	}
 	for _, tt := range tests {

@@ -75,7 +75,7 @@ func none() translate.Behaviour {
 // annotations Linkerd applies where the route sets none (fromServices).
 func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support, parents []translate.MeshParent) (translate.Behaviour, error) {
 	b := none()
-	if !meshed(rt) {
+	if !translate.HasMeshParentRef(rt) {
 		return b, nil
 	}
 	for _, r := range rt.Spec.Rules {

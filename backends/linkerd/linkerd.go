@@ -36,9 +36,10 @@ const routesPath = "linkerd/httproutes.yaml"
 // Backend generates Linkerd annotated HTTPRoutes.
 type Backend struct{}
 
-// ServesMesh marks the backend as a translate.MeshBackend: it translates
-// the rules of routes attached to Services only (Model.MeshRules) too.
-func (*Backend) ServesMesh() {}
+// Scope: the routes with a Service parent, which Linkerd applies to its
+// meshed clients' requests; it implements no Gateway listener and no
+// proxy that accepts connections.
+func (*Backend) Scope() translate.Scope { return translate.Scope{MeshRoutes: true} }
 
 // New returns the Linkerd backend.
 func New() *Backend { return &Backend{} }
@@ -97,17 +98,22 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		// attach (a Service not in the input, or without the port, does
 		// not).
 		isMeshed := len(rules[0].MeshParents) > 0
+		// A route with no mesh parentRef is outside Linkerd's scope:
+		// translate reports it (not applicable), not this target.
+		inScope := isMeshed || translate.HasMeshParentRef(src)
 		for _, w := range written {
 			wkey := w.obj.Namespace + "/" + w.obj.Name
 			for _, p := range w.plans {
-				out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, unattached: meshed(src), written: wkey, split: len(written) > 1})...)
+				if inScope {
+					out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, unattached: !isMeshed, written: wkey, split: len(written) > 1})...)
+				}
 				if isMeshed && p.rejected == "" {
 					out.Notes = append(out.Notes, inheritedNote(p)...)
 				}
 			}
 		}
 		switch {
-		case !isMeshed && meshed(src):
+		case !isMeshed && inScope:
 			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "none of its Service parentRefs attaches (gwretry's warnings say why): Linkerd does not apply the route"))
 		case !isMeshed:
 			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "no parentRef is a Service: Linkerd does not apply the route (it implements no Gateway); its annotations take effect only for a route attached to the Service its clients call"))
@@ -130,7 +136,6 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"a Service's own retry.linkerd.io annotations apply to the rules of routes that set no retry annotation, and its timeout.linkerd.io annotations to the rules with no timeout of their own (gwretry names each rule they reach when the Service is in the input), and a ServiceProfile of the Service makes Linkerd ignore these annotations altogether",
 		"the input routes' own annotations are not carried over, so that only the ones gwretry writes apply",
 	)...)
-	out.Findings = append(out.Findings, connFindings(m)...)
 	return out, nil
 }
 

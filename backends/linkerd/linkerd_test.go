@@ -258,8 +258,10 @@ func does(r *translate.Rule) string {
 		dur(r.Timeouts.Request), dur(r.Timeouts.BackendRequest), r.Filters.Features(), ps)
 }
 
-// TestGatewayOnlyIgnored: a route whose parents are Gateways only is not
-// Linkerd's; every finding says so.
+// TestGatewayOnlyIgnored: a route whose parents are Gateways only is
+// outside Linkerd's scope: Linkerd reports nothing of it, and Run makes
+// every feature not applicable (GatewayAttachmentOnly), which no gate
+// counts.
 func TestGatewayOnlyIgnored(t *testing.T) {
 	in := base + strings.Replace(route("a", rule("/x", retry2)), `, {name: cart, kind: Service, group: "", port: 80}`, "", 1)
 	_, m := build(t, in)
@@ -267,8 +269,18 @@ func TestGatewayOnlyIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range out.Findings {
-		if f.Status != translate.Unsupported || f.Reason != report.ReasonGatewayAttachmentOnly {
+	if len(out.Findings) != 0 {
+		t.Errorf("Linkerd reported a route outside its scope: %+v", out.Findings)
+	}
+	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "2.20"}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Report.Findings) == 0 {
+		t.Fatal("no findings")
+	}
+	for _, f := range res.Report.Findings {
+		if f.Status != translate.NotApplicable || f.Reason != report.ReasonGatewayAttachmentOnly {
 			t.Errorf("%s: %s %s", f.Feature, f.Status, f.Reason)
 		}
 	}

@@ -104,25 +104,3 @@ func (p rulePlan) groupKey() string {
 	}
 	return b.String()
 }
-
-// meshed reports whether Linkerd applies the route: some parentRef is a
-// Service (group "" or core) or a policy.linkerd.io EgressNetwork. Linkerd
-// implements no Gateway; a route whose parents are Gateways only is not
-// its to apply.
-func meshed(rt *gwv1.HTTPRoute) bool {
-	for _, p := range rt.Spec.ParentRefs {
-		// A parentRef without a group is in gateway.networking.k8s.io
-		// (the CRD's default), even of kind Service.
-		group, kind := gwv1.GroupName, "Gateway"
-		if p.Group != nil {
-			group = string(*p.Group)
-		}
-		if p.Kind != nil {
-			kind = string(*p.Kind)
-		}
-		if (kind == "Service" && (group == "" || group == "core")) || (kind == "EgressNetwork" && group == "policy.linkerd.io") {
-			return true
-		}
-	}
-	return false
-}

@@ -265,7 +265,7 @@ func TestDecisions(t *testing.T) {
 		want: map[translate.Feature]decided{
 			translate.FeatureURLRewrite: configured("rewrite ^ /x break"),
 			translate.FeatureRequestMirror: configured("mirror /_gwretry_mirror_default_route_r0_0",
-				cav(report.CaveatMirrorShareRounded, "share", "1/3", "percent", "33.33%"), cav(report.CaveatMirrorGetsClientPath)),
+				cav(report.CaveatMirrorShareRounded, "share", "1/3", "rounded", "33.33%"), cav(report.CaveatMirrorGetsClientPath)),
 		},
 	}, {
 		name:  "HTTPS listener",

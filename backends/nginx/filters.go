@@ -533,7 +533,7 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))
 	}
 	if len(shares) > 0 {
-		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(shares, ", "), "percent", strings.Join(percents, ", ")))
+		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(shares, ", "), "rounded", strings.Join(percents, ", ")))
 	}
 	if r.Filters.Rewrite != nil {
 		d = d.With(report.NewCaveat(report.CaveatMirrorGetsClientPath))

@@ -99,6 +99,10 @@ func (b *Backend) path() string {
 func (*Backend) Name() string { return "nginx" }
 
 // Versions returns the nginx versions gwretry knows, oldest first.
+// Scope: the routes on the Gateway listeners it generates and their
+// connection timeouts.
+func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(v version) string { return v.Name })
 }

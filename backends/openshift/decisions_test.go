@@ -54,8 +54,8 @@ func runTarget(t *testing.T, m *translate.Model, nonIdempotent bool) []translate
 }
 
 // TestDecisionsRules: the router serves no HTTPRoute, so every feature of
-// every rule, whatever it sets, is HTTPRoutesNotServed, with or without
-// --retry-non-idempotent.
+// every rule, whatever it sets, is outside its scope: not applicable,
+// RoutesNotServed, with or without --retry-non-idempotent.
 func TestDecisionsRules(t *testing.T) {
 	m := testmodel.LoadText(t, testmodel.Route(`
   - matches: [{path: {type: PathPrefix, value: /codes}}]
@@ -85,11 +85,14 @@ func TestDecisionsRules(t *testing.T) {
     - type: RequestHeaderModifier
       requestHeaderModifier: {add: [{name: x-a, value: v1}]}
 `), translate.ResolveOptions{}, "svc:8080=127.0.0.1:9100")
-	want := record{reason: report.ReasonHTTPRoutesNotServed}
+	want := record{reason: report.ReasonRoutesNotServed}
 	for _, nonIdempotent := range []bool{false, true} {
 		features := map[translate.Feature]bool{}
 		for _, f := range runTarget(t, m, nonIdempotent) {
 			features[f.Feature] = true
+			if f.Status != translate.NotApplicable {
+				t.Errorf("rule %d %s: %s, want notApplicable", f.Rule, f.Feature, f.Status)
+			}
 			if got := recordOf(f); !got.equal(want) {
 				t.Errorf("retry-non-idempotent %v: rule %d %s: %+v, want %+v", nonIdempotent, f.Rule, f.Feature, got, want)
 			}

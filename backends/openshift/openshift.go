@@ -63,6 +63,10 @@ func (*Backend) Name() string { return "openshift" }
 // Versions are the OpenShift releases whose IngressController has the six
 // tuning options (added in July 2021, between 4.8 and 4.9) and whose router
 // reads the variables above.
+// Scope: a Gateway's proxy-wide connection timeouts only; the router
+// serves Routes and Ingresses, never an HTTPRoute rule.
+func (*Backend) Scope() translate.Scope { return translate.Scope{Connections: true} }
+
 func (*Backend) Versions() []string {
 	return []string{"4.9", "4.10", "4.11", "4.12", "4.13", "4.14", "4.15", "4.16", "4.17", "4.18", "4.19", "4.20"}
 }
@@ -248,10 +252,10 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		}
 		return d, chain + "; " + notServed + " (" + sourceBased + ")"
 	})...)
-	for _, r := range m.Rules {
-		for _, f := range r.Features() {
-			out.Findings = append(out.Findings, translate.Decided(r, f, report.Decide(report.ReasonHTTPRoutesNotServed), "%s", ruleWhy(f)))
-		}
+	// The rules are outside the router's scope (translate reports them
+	// not applicable); one note says where their nearest settings are.
+	if len(m.Rules) > 0 {
+		out.Notes = append(out.Notes, translate.Info("", "%s", routesNote))
 	}
 	return out, nil
 }
@@ -276,17 +280,11 @@ func haproxyLine(f translate.Feature) string {
 		translate.FeatureConnTLSInspectDelay: "tcp-request inspect-delay in the public and public_ssl frontends"}[f]
 }
 
-// ruleWhy says why the router cannot do a rule's feature.
-func ruleWhy(f translate.Feature) string {
-	base := "the OpenShift router (HAProxy, configured by IngressControllers) serves Routes and Ingresses, not Gateway API HTTPRoutes, and gwretry writes no Routes"
-	switch {
-	case f.IsRetry():
-		return base + "; the router has no per-route retry setting at all (its template sets only option redispatch and HAProxy's default connection retries)"
-	case f == translate.FeatureRequestTimeout || f == translate.FeatureBackendRequestTimeout:
-		return base + "; the nearest per-route setting is a Route's haproxy.router.openshift.io/timeout annotation (timeout server, an inactivity timer), which exists for Routes only, not for HTTPRoutes"
-	}
-	return base
-}
+// routesNote says what the router does with the rules of HTTPRoutes: it
+// serves none, and names the nearest per-route settings.
+const routesNote = "the OpenShift router (HAProxy, configured by IngressControllers) serves Routes and Ingresses, not Gateway API HTTPRoutes, and gwretry writes no Routes: " +
+	"it has no per-route retry setting at all (its template sets only option redispatch and HAProxy's default connection retries); " +
+	"the nearest per-route timeout is a Route's haproxy.router.openshift.io/timeout annotation (timeout server, an inactivity timer)"
 
 // readBack strictly decodes both files and checks that the environment is
 // what the operator derives from the patch.

@@ -650,8 +650,8 @@ func assessMirror(r *translate.Rule) (report.Decision, string) {
 		"has answered, and discards the mirror's answer", r.Name, strings.Join(parts, "; "))
 	d := report.Decide(report.ReasonConfigured).Set("mirroring service " + r.Name)
 	if len(fractions) > 0 {
-		d = d.With(report.NewCaveat(report.CaveatMirrorPercentRounded, "fractions", strings.Join(fractions, ", "),
-			"percents", strings.Join(percents, ", ")))
+		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(fractions, ", "),
+			"rounded", strings.Join(percents, ", ")))
 	}
 	if retries(r) {
 		gaps = append(gaps, "the Retry middleware runs the mirroring service again for every retry, so a retried "+

@@ -86,7 +86,7 @@ func TestFilterFindingStatuses(t *testing.T) {
 		{"303 never", redirect(303, "GET"), translate.FeatureRequestRedirect, []report.Reason{report.CaveatRedirectStatusByMethod}},
 		{"302 GET and HEAD", redirect(302, "GET", "HEAD"), translate.FeatureRequestRedirect, []report.Reason{report.CaveatRedirectStatusByMethod}},
 		{"mirror 1/4", mirror(1, 4, nil), translate.FeatureRequestMirror, nil},
-		{"mirror 1/3", mirror(1, 3, nil), translate.FeatureRequestMirror, []report.Reason{report.CaveatMirrorPercentRounded}},
+		{"mirror 1/3", mirror(1, 3, nil), translate.FeatureRequestMirror, []report.Reason{report.CaveatMirrorShareRounded}},
 		{"mirror with retries", mirror(1, 1, &translate.Retry{Attempts: 1}), translate.FeatureRequestMirror, []report.Reason{report.CaveatRetriesMirroredAgain}},
 		{"mirror with attempts 0", mirror(1, 1, &translate.Retry{Attempts: 0}), translate.FeatureRequestMirror, nil},
 		{"set X-Forwarded-For", headers(set("X-Forwarded-For"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatForwardedForAppended}},

@@ -65,6 +65,10 @@ func NewWithConfig(c Config) (*Backend, error) {
 func (*Backend) Name() string { return "traefik" }
 
 // Versions returns the Traefik versions known, oldest first.
+// Scope: the routes on the Gateway listeners it generates and their
+// connection timeouts.
+func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(s support) string { return s.Version })
 }

@@ -53,7 +53,9 @@ func TestExplainText(t *testing.T) {
 
 // TestExplainJSON: the documented schema, with null for an unbounded time.
 func TestExplainJSON(t *testing.T) {
-	code, stdout, stderr := gwretry(t, explainRoute, "explain", "-", "--target", "nginx,linkerd", "--output", "json")
+	// linkerd does not serve a route on a Gateway: its timeline says so
+	// and is unbounded; grpc's has tries that never happen.
+	code, stdout, stderr := gwretry(t, explainRoute, "explain", "-", "--target", "nginx,linkerd,grpc", "--output", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -61,7 +63,7 @@ func TestExplainJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &ex); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if ex.SchemaVersion != 1 || len(ex.Timelines) != 4 {
+	if ex.SchemaVersion != 1 || len(ex.Timelines) != 6 {
 		t.Fatalf("schemaVersion %d, %d timelines:\n%s", ex.SchemaVersion, len(ex.Timelines), stdout)
 	}
 	ngx, lk := ex.Timelines[0], ex.Timelines[2]
@@ -71,7 +73,8 @@ func TestExplainJSON(t *testing.T) {
 	if got := ngx.Tries[6].LatestStart; got.Unbounded || got.D.String() != "2s" {
 		t.Errorf("nginx try 7 latest start %v, want 2s (proxy_next_upstream_timeout)", got)
 	}
-	if lk.Target != "linkerd" || !lk.WorstCase.Unbounded || !strings.Contains(stdout, `"worstCaseMs": null`) {
+	if lk.Target != "linkerd" || !lk.WorstCase.Unbounded || !strings.Contains(stdout, `"worstCaseMs": null`) ||
+		len(lk.Notes) != 1 || !strings.Contains(lk.Notes[0], "linkerd does not serve this rule") {
 		t.Errorf("linkerd timeline: %+v", lk)
 	}
 	for _, key := range []string{`"requestedRetries"`, `"retriedOn"`, `"pauseMinMs"`, `"pauseMaxMs"`, `"earliestStartMs"`,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -75,6 +77,10 @@ func TestExitCodes(t *testing.T) {
 		{"fail-on approximated", []string{"check", example, "--target", "envoy", "--fail-on", "approximated"}, exitFailOn, []string{"--fail-on approximated: 9 finding"}},
 		{"fail-on unsupported not reached", []string{"check", example, "--target", "envoy", "--fail-on", "unsupported"}, exitOK, nil},
 		{"fail-on unsupported", []string{"check", example, "--target", "nginx", "--fail-on", "unsupported"}, exitFailOn, []string{"--fail-on unsupported"}},
+		// The example's route is on a Gateway: Linkerd (a mesh) and the
+		// OpenShift router (proxy-wide settings) do not serve it, which is
+		// not applicable, never a gap a gate counts.
+		{"fail-on ignores what a target does not serve", []string{"check", example, "--target", "linkerd,openshift", "--fail-on", "approximated"}, exitOK, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,13 +205,14 @@ func TestConformanceManifests(t *testing.T) {
 // kind of bug the judge exists to catch.
 type lyingBackend struct{}
 
-func (lyingBackend) Name() string       { return "liar" }
-func (lyingBackend) Versions() []string { return []string{"1.0"} }
+func (lyingBackend) Name() string           { return "liar" }
+func (lyingBackend) Versions() []string     { return []string{"1.0"} }
+func (lyingBackend) Scope() translate.Scope { return translate.GatewayScope() }
 func (lyingBackend) Generate(m *translate.Model, _ translate.Options) (*translate.Output, error) {
 	out := &translate.Output{Files: []translate.File{{Path: "liar/conf", Data: []byte("x")}}}
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
-			out.Findings = append(out.Findings, translate.NewFinding(r, f, translate.Honoured, ""))
+			out.Findings = append(out.Findings, translate.Decided(r, f, report.Decide(report.ReasonConfigured), ""))
 		}
 	}
 	return out, nil

@@ -116,8 +116,9 @@ func leftProxies(t *testing.T, tmp string) []string {
 // is no translate.Judge, so only the real proxy can catch it.
 type backoffLiar struct{ nginx *nginx.Backend }
 
-func (b backoffLiar) Name() string       { return b.nginx.Name() }
-func (b backoffLiar) Versions() []string { return b.nginx.Versions() }
+func (b backoffLiar) Name() string           { return b.nginx.Name() }
+func (b backoffLiar) Versions() []string     { return b.nginx.Versions() }
+func (b backoffLiar) Scope() translate.Scope { return b.nginx.Scope() }
 
 func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	out, err := b.nginx.Generate(m, opts)
