@@ -251,6 +251,15 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		t := targets[i]
 		name := t.Backend.Name()
 		scope := t.Backend.Scope()
+		// Grow the report once per target: it holds every target's
+		// findings, and growing it by appends alone allocates unevenly
+		// with its size.
+		n := len(out.Findings)
+		scope.outOfScope(m, func(Finding) { n++ })
+		for _, s := range m.Skipped {
+			n += len(s.Features)
+		}
+		res.Report.Findings = slices.Grow(res.Report.Findings, n)
 		for _, f := range out.Findings {
 			f.Target = name
 			if msg, ok := messages[f.Message]; ok {
@@ -271,10 +280,10 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		}
 		// What the target does not serve is reported here, alike for
 		// every target: not applicable, not a gap.
-		for _, f := range scope.outOfScope(m) {
+		scope.outOfScope(m, func(f Finding) {
 			f.Target = name
 			res.Report.Findings = append(res.Report.Findings, f)
-		}
+		})
 		var files []File
 		for _, f := range out.Files {
 			if len(m.Listeners) == 0 && !(scope.MeshRoutes && len(m.MeshRules) > 0) {

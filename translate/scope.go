@@ -73,12 +73,19 @@ func HasMeshParentRef(rt *gwv1.HTTPRoute) bool {
 // Gateway parentRefs gave no listener also gets route.attachment,
 // unsupported, on a gateway target: that is a failure of the route, not
 // a matter of scope.
-func (s Scope) outOfScope(m *Model) []Finding {
-	var out []Finding
+func (s Scope) outOfScope(m *Model, emit func(Finding)) {
+	// The reasons here have no parameters: one message each.
+	texts := map[report.Reason]string{}
 	na := func(r *Rule, f Feature, reason report.Reason) {
-		d := report.Decide(reason)
-		e, _ := report.Lookup(reason)
-		out = append(out, Decided(r, f, d, "%s", e.Render(nil)))
+		text, ok := texts[reason]
+		if !ok {
+			e, _ := report.Lookup(reason)
+			text = e.Render(nil)
+			texts[reason] = text
+		}
+		fd := Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f, Message: text}
+		fd.Decide(report.Decide(reason))
+		emit(fd)
 	}
 	for _, r := range m.Rules {
 		if s.GatewayRoutes || (s.MeshRoutes && meshSide(m, r)) {
@@ -95,7 +102,7 @@ func (s Scope) outOfScope(m *Model) []Finding {
 	if !s.MeshRoutes {
 		for _, r := range m.MeshRules {
 			if len(r.GatewayUnattached) > 0 && s.GatewayRoutes {
-				out = append(out, Decided(r, FeatureRouteAttachment, report.Decide(report.ReasonListenerNotGenerated),
+				emit(Decided(r, FeatureRouteAttachment, report.Decide(report.ReasonListenerNotGenerated),
 					"the route's parentRefs give no listener that gwretry generates (%s)", strings.Join(r.GatewayUnattached, "; ")))
 			}
 			for _, f := range r.Features() {
@@ -106,15 +113,13 @@ func (s Scope) outOfScope(m *Model) []Finding {
 	if !s.Connections {
 		for _, g := range m.ConnectionTimeouts {
 			for _, c := range g.Timeouts {
-				f := Finding{Gateway: g.Gateway, Feature: c.Feature, Source: ConnectionTimeoutPolicyKind + " " + c.Policy}
-				f.Decide(report.Decide(report.ReasonNoProxyConnections))
 				e, _ := report.Lookup(report.ReasonNoProxyConnections)
-				f.Message = e.Render(nil)
-				out = append(out, f)
+				f := Finding{Gateway: g.Gateway, Feature: c.Feature, Source: ConnectionTimeoutPolicyKind + " " + c.Policy, Message: e.Render(nil)}
+				f.Decide(report.Decide(report.ReasonNoProxyConnections))
+				emit(f)
 			}
 		}
 	}
-	return out
 }
 
 // String names the scope for messages: "gateway routes, connections".

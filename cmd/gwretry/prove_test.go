@@ -3,6 +3,8 @@
 package main
 
 import (
+	"github.com/gwretry/gwretry/report"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -127,7 +129,10 @@ func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*tran
 	}
 	for i, f := range out.Findings {
 		if f.Feature == translate.FeatureRetryBackoff {
-			out.Findings[i].Status, out.Findings[i].Message = translate.Honoured, "retries wait the backoff"
+			// A whole lie: the record says configured, so the contract
+			// holds and only the real proxy can catch it.
+			out.Findings[i].Decide(report.Decide(report.ReasonConfigured).Set("a backoff"))
+			out.Findings[i].Message = "retries wait the backoff"
 		}
 	}
 	return out, nil

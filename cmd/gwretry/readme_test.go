@@ -8,11 +8,15 @@ import (
 )
 
 // TestREADMEExamples runs, in order, the gwretry command lines of the
-// README's sections on the drift check, formats, matrix, version and
-// completion, in a fresh directory with the repository's testdata: each
-// must exit 0 and print something.
+// README's first screen and of docs/usage.md's sections on the drift
+// check, formats, matrix, version and completion, in a fresh directory
+// with the repository's testdata: each must exit 0 and print something.
 func TestREADMEExamples(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage, err := os.ReadFile("../../docs/usage.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,8 +24,10 @@ func TestREADMEExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "### Drift check in CI")
-	section, _, _ = strings.Cut(section, "### Input")
+	first, _, _ := strings.Cut(string(readme), "## Quick start")
+	_, section, _ := strings.Cut(string(usage), "## Drift check in CI")
+	section, _, _ = strings.Cut(section, "## Input")
+	section = first + section
 	t.Chdir(t.TempDir())
 	n := 0
 	for _, line := range strings.Split(section, "\n") {
@@ -29,6 +35,7 @@ func TestREADMEExamples(t *testing.T) {
 		if !ok {
 			continue
 		}
+		cmd, _, _ = strings.Cut(cmd, "#")
 		var args []string
 		for _, a := range strings.Fields(cmd) {
 			if strings.HasPrefix(a, "testdata/") {
@@ -42,7 +49,7 @@ func TestREADMEExamples(t *testing.T) {
 			t.Errorf("gwretry %s: exit %d, stdout %d bytes\n%s", cmd, code, len(stdout), stderr)
 		}
 	}
-	if n < 7 {
+	if n < 9 {
 		t.Errorf("only %d examples found in the README", n)
 	}
 	// source <(gwretry completion bash)
