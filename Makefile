@@ -18,7 +18,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 
-.PHONY: all build run test unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions fmt vet check-fmt clean
+.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions fmt vet check-fmt clean
 
 all: build
 
@@ -29,13 +29,19 @@ build:
 run: build
 	./bin/gwretry translate testdata/examples/retry.yaml --target envoy
 
-## test: install the data planes when missing, then vet, format check and every test.
+## test: install the data planes when missing, then vet, format check, the
+## fast tier under the race detector, and every test (the live ones too).
 ## TEST_TIMEOUT bounds each package's test binary: go test's default of 10m
 ## is too short for e2e/ (every scenario on every installed nginx, HAProxy
 ## and Traefik, one after the other) on a loaded 2-core machine.
 TEST_TIMEOUT ?= 30m
-test: deps vet check-fmt
+test: deps vet check-fmt fast
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## fast: the fast tier: every test that runs no data plane (go test -short
+## skips the live tests and the long corpus runs), under the race detector.
+fast:
+	$(GO) test -short -race -count=1 ./...
 
 ## unit: every test, without installing anything (real-proxy tests skip if absent).
 unit:

@@ -229,7 +229,11 @@ func TestRandomModels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	deadline := time.Now().Add(*randomFor)
 	n := 0
-	for ; n < 200 || time.Now().Before(deadline); n++ {
+	least := 200
+	if testing.Short() {
+		least = 20 // the full tier runs 200, make fuzz many more
+	}
+	for ; n < least || time.Now().Before(deadline); n++ {
 		a, b := make([]byte, 24), make([]byte, 24)
 		for i := range a {
 			a[i], b[i] = byte(rng.IntN(256)), byte(rng.IntN(256))

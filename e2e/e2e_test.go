@@ -75,6 +75,9 @@ func readFile(t *testing.T, path string) []byte {
 // Envoy checks. docs/matrix.md is written from the same runs by
 // `gwretry prove --suite --matrix` (make matrix).
 func TestScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every scenario on every data plane, and the static Envoy checks: in the full tier (make test), not the fast one")
+	}
 	matrix := NewMatrix()
 	scenarios := Scenarios()
 	for _, tg := range liveTargets() {

@@ -279,6 +279,9 @@ var gatewayMutations = []struct {
 // every route and Gateway of a generated corpus, and on variants of them
 // broken in the ways the CRDs' CEL rules catch.
 func TestCELForkAgreesCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every route and Gateway of a 300-route corpus through both validators: in the full tier (make test), not the fast one")
+	}
 	data, err := corpus.Generate(corpus.Defaults(300))
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +333,9 @@ func TestCELForkAgreesCorpus(t *testing.T) {
 // validations (run it with -race), and requires the results of a
 // sequential run.
 func TestCELForkConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fork under concurrency: in the full tier (make test), not the fast one")
+	}
 	data, err := corpus.Generate(corpus.Defaults(100))
 	if err != nil {
 		t.Fatal(err)

@@ -251,6 +251,9 @@ func TestInternalErrorExitCode(t *testing.T) {
 // Gateway load with the default limits (--max-documents used to stop at
 // 10,000 documents).
 func TestDefaultCapsTakeACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster-sized input: in the full tier (make test), not the fast one")
+	}
 	var b strings.Builder
 	b.WriteString("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n")
 	for i := range 10000 {

@@ -19,6 +19,9 @@ import (
 // on every core, and the bytes written, the report and the messages are
 // the same with one core as with two.
 func TestParallelDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a corpus translated many times: in the full tier (make test), not the fast one")
+	}
 	data, err := corpus.Generate(corpus.Defaults(120))
 	if err != nil {
 		t.Fatal(err)
