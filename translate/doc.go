@@ -13,6 +13,22 @@
 //	         read back and every honoured finding compared with what it does
 //	         (backend.go, judge.go)
 //
+// The Model is a layer of its own, with its own goldens, as each layer of
+// Envoy Gateway has (*.in.yaml -> *.out.yaml): Model.IR is a plain,
+// serialisable view of everything a target reads (listeners and their
+// virtual hosts, rules and mesh rules, mesh attachments, connection
+// timeouts, effective values, policy reports, skipped rules), without the
+// raw HTTPRoutes or anything machine-dependent (ir.go). TestModelGolden
+// builds each testdata/model/X.in.yaml as the CLI does, with the flags of
+// its "# gwretry:" lines, and compares the IR written as YAML with
+// X.ir.yaml; it does the same for the input of every CLI golden
+// testdata/CASE/ (testdata/model/cli/CASE.ir.yaml). A change to Load or
+// Build shows there first, once, before any target's output:
+//
+//	go test ./translate -run TestModelGolden -update
+//
+// rewrites the goldens; review their diff as a change of intent.
+//
 // The package knows no data plane: backends live under backends/ and
 // implement Backend (and Judge). Every string in a Model has passed the
 // allowlists in allow.go, so no backend can be handed a value that breaks
