@@ -47,7 +47,7 @@ func finishCommands(root *cobra.Command) {
 	for _, c := range root.Commands() {
 		complete := map[string]cobra.CompletionFunc{
 			"target":       targets,
-			"report":       fixed("text", "json", "none"),
+			"report":       fixed("text", "wide", "json", "none"),
 			"fail-on":      fixed("none", "approximated", "unsupported"),
 			"channel":      fixed("standard", "experimental"),
 			"nginx-layout": fixed("full", "conf.d"),

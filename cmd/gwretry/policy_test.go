@@ -88,7 +88,7 @@ func TestPolicyFindingsHaveSources(t *testing.T) {
 				}
 			}
 			// The text report shows each finding's source.
-			text := string(reportText(&rep, nil, false))
+			text := string(reportText(&rep, nil, false, false))
 			if !strings.Contains(text, "SOURCE") {
 				t.Errorf("the text report has no SOURCE column:\n%s", text)
 			}

@@ -6,10 +6,12 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/gwretry/gwretry/report"
 	"io"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gwretry/gwretry/translate"
@@ -83,17 +85,39 @@ func writeReportJSON(w io.Writer, r *translate.Report) error {
 
 // reportText is the readable report: the findings grouped by route, each
 // route headed by the file and document it was read from (sources, by
-// "namespace/name"), and in each route by rule, target and feature. With
-// colour, the header is bold and each status green, yellow or red.
-func reportText(r *translate.Report, sources map[string]translate.Position, colour bool) []byte {
+// "namespace/name"), and in each route by rule, target and feature, one
+// line each: what is configured and why the status is what it is (the
+// reason of an unsupported or not-applicable finding, the caveats of an
+// approximated one), read from the decision records. wide adds each
+// finding's message. With colour, the header is bold and each status
+// green, yellow or red. A summary per target ends it.
+func reportText(r *translate.Report, sources map[string]translate.Position, colour, wide bool) []byte {
 	var buf bytes.Buffer
-	writeReportText(&buf, r, sources, colour)
+	writeReportText(&buf, r, sources, colour, wide)
 	return buf.Bytes()
+}
+
+// why is the WHY column: the reason of a finding that configures nothing,
+// the caveats of an approximated one, "-" for an honoured one.
+func why(f *translate.Finding) string {
+	switch {
+	case f.Status == translate.Unsupported || f.Status == translate.NotApplicable:
+		return string(f.Reason)
+	case len(f.Caveats) > 0:
+		var cs []string
+		for _, c := range f.Caveats {
+			cs = append(cs, string(c.Reason))
+		}
+		return strings.Join(cs, " ")
+	case f.Reason != report.ReasonConfigured:
+		return string(f.Reason)
+	}
+	return "-"
 }
 
 // writeReportText writes reportText to w as it goes, and returns w's
 // first error.
-func writeReportText(w io.Writer, r *translate.Report, sources map[string]translate.Position, colour bool) error {
+func writeReportText(w io.Writer, r *translate.Report, sources map[string]translate.Position, colour, wide bool) error {
 	buf := bufio.NewWriterSize(w, 1<<16)
 	fmt.Fprintf(buf, "gwretry report: %d route(s), %d rule(s); targets:", r.Routes, r.Rules)
 	for _, t := range r.Targets {
@@ -136,11 +160,15 @@ func writeReportText(w io.Writer, r *translate.Report, sources map[string]transl
 			if colour {
 				status = ansiBold + status + ansiReset
 			}
+			head := "  RULE\tTARGET\tFEATURE\t" + status
 			if withSource {
-				fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tSOURCE\tMESSAGE")
-			} else {
-				fmt.Fprintln(tw, "  RULE\tTARGET\tFEATURE\t"+status+"\tMESSAGE")
+				head += "\tSOURCE"
 			}
+			head += "\tCONFIGURED\tWHY"
+			if wide {
+				head += "\tMESSAGE"
+			}
+			fmt.Fprintln(tw, head)
 		}
 		rule := strconv.Itoa(f.Rule)
 		if f.Gateway != "" {
@@ -157,18 +185,61 @@ func writeReportText(w io.Writer, r *translate.Report, sources map[string]transl
 		if colour {
 			status = statusColour(f.Status) + status + ansiReset
 		}
+		line := fmt.Sprintf("  %s\t%s\t%s\t%s", rule, f.Target, f.Feature, status)
 		if withSource {
 			src := f.Source
 			if src == "" {
 				src = "HTTPRoute"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, status, src, msg)
-		} else {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", rule, f.Target, f.Feature, status, msg)
+			line += "\t" + src
 		}
+		configured := f.Configured
+		if configured == "" {
+			configured = "-"
+		}
+		line += "\t" + configured + "\t" + why(f)
+		if wide {
+			line += "\t" + msg
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	writeSummary(buf, r)
 	return buf.Flush()
+}
+
+// writeSummary ends the text report: per target, how many findings have
+// each status, and where the reasons are explained.
+func writeSummary(w io.Writer, r *translate.Report) {
+	type counts struct{ honoured, approximated, unsupported, na int }
+	by := map[string]*counts{}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		c := by[f.Target]
+		if c == nil {
+			c = &counts{}
+			by[f.Target] = c
+		}
+		switch f.Status {
+		case translate.Honoured:
+			c.honoured++
+		case translate.Approximated:
+			c.approximated++
+		case translate.Unsupported:
+			c.unsupported++
+		default:
+			c.na++
+		}
+	}
+	fmt.Fprintln(w, "\nsummary (findings: honoured, approximated, unsupported, not applicable):")
+	for _, t := range r.Targets {
+		c := by[t.Name]
+		if c == nil {
+			c = &counts{}
+		}
+		fmt.Fprintf(w, "  %s@%s: %d honoured, %d approximated, %d unsupported, %d not applicable\n", t.Name, t.Version, c.honoured, c.approximated, c.unsupported, c.na)
+	}
+	fmt.Fprintln(w, "reasons and caveats: docs/report.md; messages: --report wide")
 }
 
 // writeReport writes the report in the chosen format to --report-file, or
@@ -182,7 +253,8 @@ func (o *options) writeReport(r *translate.Report, sources map[string]translate.
 		write = func(w io.Writer) error { return writeReportJSON(w, r) }
 	default:
 		colour := o.reportFile == "" && o.console.colour(w)
-		write = func(w io.Writer) error { return writeReportText(w, r, sources, colour) }
+		wide := o.report == "wide"
+		write = func(w io.Writer) error { return writeReportText(w, r, sources, colour, wide) }
 	}
 	if o.reportFile == "" {
 		return write(w)
