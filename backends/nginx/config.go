@@ -157,6 +157,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 
 	cp.Findings = tlsFindings(m, cp.Findings)
 	cp.Findings = unroutedFindings(m, routed, cp.Findings)
+	maps = append(maps, passMaps(servers)...)
 	http := crossplane.Directives{}
 	if longestName > 32 {
 		http = append(http, directive("server_names_hash_bucket_size", strconv.Itoa(nextPow2(longestName+32))))

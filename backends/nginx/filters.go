@@ -140,7 +140,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 	}
 
 	// Request headers: one proxy_set_header per name, Host first.
-	host := "$http_host"
+	host := hostVar
 	if fl.Rewrite != nil && fl.Rewrite.Hostname != "" && r.Forwards() {
 		host = fl.Rewrite.Hostname
 	}

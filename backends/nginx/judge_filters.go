@@ -61,9 +61,12 @@ func innermost(scopes []crossplane.Directives, name string) crossplane.Directive
 
 // requestHeaders reads proxy_set_header: "" removes a header, a literal
 // sets it, a map that appends to $http_<name> adds to it. Host is the
-// rewrite's hostname when literal; "$http_host" passes the client's.
+// rewrite's hostname when literal; hostVar (hostMaps) passes the
+// client's, and gives one to a request without it; without a Host
+// directive nginx would send the upstream's name.
 func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host string, err error) {
 	hm = &translate.HeaderModifier{}
+	hostSet := false
 	for _, d := range innermost(fs.scopes, "proxy_set_header") {
 		if len(d.Args) != 2 {
 			return nil, "", fmt.Errorf("proxy_set_header %q", d.Args)
@@ -71,8 +74,14 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 		name, val := d.Args[0], d.Args[1]
 		text, isText := readTextArg(val, fs.consts)
 		if strings.EqualFold(name, "host") {
+			hostSet = true
 			switch {
+			case val == hostVar:
+				if !fs.isHostVar() {
+					return nil, "", fmt.Errorf("proxy_set_header Host %s: its maps are not gwretry's (the client's Host, else $host, else the server's address)", hostVar)
+				}
 			case val == "$http_host":
+				return nil, "", fmt.Errorf("proxy_set_header Host $http_host: an HTTP/1.0 request without Host reaches the backend without one")
 			case val == "":
 				hm.Remove = append(hm.Remove, name)
 			case isText:
@@ -97,6 +106,9 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 			}
 			hm.Add = append(hm.Add, translate.Header{Name: name, Value: added})
 		}
+	}
+	if !hostSet {
+		return nil, "", fmt.Errorf("no proxy_set_header Host: nginx sends the upstream's name as Host")
 	}
 	if len(hm.Set)+len(hm.Add)+len(hm.Remove) == 0 {
 		hm = nil

@@ -155,7 +155,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		"a backend's informational response (1xx, such as 103 Early Hints) is taken by nginx before 1.29 as the final one: the client gets it, and the status that follows (a listed retry code included) is neither retried nor passed on",
 		"routing: each match becomes nginx maps (path on the decoded, normalized $uri; headers as $http_<name>, " + headerValueText(v) + "; query parameters on the raw $args, first occurrence, compared without percent-decoding); regular expressions must match the whole value and are run by nginx's PCRE, not RE2",
 		"a header regex matches only a non-empty header (nginx cannot tell an empty header from a missing one)",
-		"the Host header is passed to backends as the client sent it (unless a URLRewrite hostname or a RequestHeaderModifier sets it); requests that match no route get 404",
+		"the Host header is passed to backends as the client sent it (unless a URLRewrite hostname or a RequestHeaderModifier sets it); a request without one (HTTP/1.0) gets the host of an absolute request line, or else the address and port it was sent to; requests that match no route get 404",
 	}
 	if hasTLS(m) {
 		notes = append(notes, "HTTPS listeners: listen ... ssl with each hostname's ssl_certificate and ssl_certificate_key (the --tls-dir files, by absolute path; nginx's master process reads them at start and on reload, so nginx -t fails while one is missing or unreadable); SNI selects the server_name's certificate, HTTP/1.1 inside; a listener without a catch-all hostname refuses the handshake of other SNI names (ssl_reject_handshake on)")

@@ -1,0 +1,156 @@
+//go:build unix
+
+package nginx
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// passBackend is a backend for what nginx must pass through unchanged: it
+// records the Host, protocol and headers of each request by path and
+// answers 200 "ok". It is a net/http server, so an HTTP/1.1 request
+// without Host gets 400, as from any conforming backend.
+type passBackend struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	seen map[string]*http.Request
+}
+
+func newPassBackend(t *testing.T) *passBackend {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := &passBackend{ln: ln, seen: map[string]*http.Request{}}
+	srv := &http.Server{Handler: pb, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return pb
+}
+
+func (pb *passBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	pb.mu.Lock()
+	pb.seen[r.URL.Path] = r.Clone(r.Context())
+	pb.mu.Unlock()
+	io.WriteString(w, "ok")
+}
+
+// request returns the last request the backend got for path.
+func (pb *passBackend) request(t *testing.T, path string) *http.Request {
+	t.Helper()
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	r, ok := pb.seen[path]
+	if !ok {
+		t.Fatalf("the backend got no request for %s", path)
+	}
+	return r
+}
+
+// passManifest forwards everything to svc:8080.
+var passManifest = testmodel.Route(`
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{name: svc, port: 8080}]
+`)
+
+// rawExchange sends req on a new connection to addr and returns the
+// connection and a reader positioned after the response head, with the
+// status line and the head.
+func rawExchange(t *testing.T, addr, req string) (net.Conn, *bufio.Reader, string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	var head strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		head.WriteString(line)
+		if err != nil || line == "\r\n" {
+			break
+		}
+	}
+	return c, br, head.String()
+}
+
+// TestLivePassThrough proves, on every installed nginx, that what a
+// Gateway passes through reaches the other side, where nginx's defaults
+// would act on it: an HTTP/1.0 request without Host reaches the backend
+// with one (nginx would send none, and the backend answers 400), while a
+// client's Host is passed as sent.
+func TestLivePassThrough(t *testing.T) {
+	installedNginx(t, func(t *testing.T, bin string, v version) {
+		pb := newPassBackend(t)
+		_, addr := serveRoute(t, bin, v.Name, passManifest, pb.ln.Addr().String())
+
+		t.Run("Host", func(t *testing.T) {
+			for _, tc := range []struct {
+				name, req, path, want string
+			}{
+				{"HTTP/1.0 without Host", "GET /h10 HTTP/1.0\r\n\r\n", "/h10", addr},
+				{"HTTP/1.0 absolute without Host", "GET http://Abs.Example:83/h10abs HTTP/1.0\r\n\r\n", "/h10abs", "abs.example"},
+				{"HTTP/1.0 with Host", "GET /h10host HTTP/1.0\r\nHost: A.Example:81\r\n\r\n", "/h10host", "A.Example:81"},
+				{"HTTP/1.1 with Host", "GET /h11 HTTP/1.1\r\nHost: B.Example:82\r\nConnection: close\r\n\r\n", "/h11", "B.Example:82"},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					_, _, head := rawExchange(t, addr, tc.req)
+					if !strings.HasPrefix(head, "HTTP/1.1 200") {
+						t.Fatalf("client got %q, want the backend's 200", head)
+					}
+					if got := pb.request(t, tc.path).Host; got != tc.want {
+						t.Errorf("backend got Host %q, want %q", got, tc.want)
+					}
+				})
+			}
+		})
+
+		// On an IPv6 listener the address a request without Host gets
+		// is in brackets.
+		t.Run("HTTP/1.0 without Host on IPv6", func(t *testing.T) {
+			if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+				t.Skipf("no IPv6 loopback: %v", err)
+			} else {
+				ln.Close()
+			}
+			port := proxytest.FreePort(t)
+			m := testmodel.LoadText(t, passManifest, translate.ResolveOptions{Listen: &translate.Bind{Address: "::1", Port: port}},
+				"svc:8080="+pb.ln.Addr().String())
+			b, err := NewWithConfig(Config{Layout: LayoutConfD})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := translate.Run(m, []translate.Target{{Backend: b, Version: v.Name}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr6 := net.JoinHostPort("::1", strconv.Itoa(port))
+			startConfDWith(t, bin, &translate.Output{Files: res.Files}, addr6)
+			_, _, head := rawExchange(t, addr6, "GET /h10v6 HTTP/1.0\r\n\r\n")
+			if !strings.HasPrefix(head, "HTTP/1.1 200") {
+				t.Fatalf("client got %q, want the backend's 200", head)
+			}
+			if got := pb.request(t, "/h10v6").Host; got != addr6 {
+				t.Errorf("backend got Host %q, want %q", got, addr6)
+			}
+		})
+	})
+}
