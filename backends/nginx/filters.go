@@ -94,9 +94,11 @@ func intersect(names, special []string) []string {
 	return out
 }
 
-// nginxHeaderVar reports whether nginx passes a client header of this name
-// and exposes it as $http_<name>: not with '_' (underscores_in_headers off)
-// or '.' (ignore_invalid_headers on), which nginx drops.
+// nginxHeaderVar returns the variable $http_<name> that holds the client's
+// header of this name, and false when nginx has none: a variable name has
+// no '.', and $http_x_y holds both X-Y and X_Y, so a name with '_' or '.'
+// has no variable of its own (the servers pass such headers:
+// acceptedHeaderNames).
 func nginxHeaderVar(name string) (string, bool) {
 	if strings.ContainsAny(name, "_.") {
 		return "", false
@@ -163,7 +165,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			src, ok := nginxHeaderVar(h.Name)
 			if !ok {
 				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
-				caveats = append(caveats, fmt.Sprintf("nginx drops a client header named %s ('_' or '.' in the name: underscores_in_headers off, ignore_invalid_headers on), so the add only sets %q", h.Name, h.Value))
+				caveats = append(caveats, fmt.Sprintf("nginx has no variable for the client's %s header ('_' or '.' in the name: $http_<name> would also read the name with '-'), so the add replaces the client's value with %q", h.Name, h.Value))
 				dropped = append(dropped, h.Name)
 				continue
 			}

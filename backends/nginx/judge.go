@@ -51,6 +51,11 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			}
 		case "server":
 			serverLeaves := leaves(d.Block)
+			// Every server, the catch-all 404 ones too: nginx reads the
+			// request headers with the default server's settings.
+			if err := checkServerHeaderNames([]crossplane.Directives{serverLeaves, leaves(http)}); err != nil {
+				return nil, fmt.Errorf("server %q: %w", serverListen(d.Block), err)
+			}
 			for _, l := range d.Block {
 				if l.Directive == "location" && len(l.Args) == 1 {
 					locations[l.Args[0]] = append(locations[l.Args[0]], scope{d.Block, serverLeaves, l.Block})
@@ -83,6 +88,14 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		}
 	}
 	return out, nil
+}
+
+// serverListen is the address of a server block's (last) listen.
+func serverListen(ds crossplane.Directives) string {
+	if args, ok := lookup([]crossplane.Directives{ds}, "listen"); ok && len(args) > 0 {
+		return args[0]
+	}
+	return ""
 }
 
 // upstreamSeen is what the judge reads from an upstream block.

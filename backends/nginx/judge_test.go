@@ -173,6 +173,8 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		{name: "body limit of 10m", from: "client_max_body_size 0;", to: "client_max_body_size 10m;", count: 1, refused: true},
 		{name: "upstream keepalive", from: "upstream default_route_r0 {", to: "upstream default_route_r0 {\n keepalive 4;", count: 1},
 		// What the Gateway passes through (TestLivePassThrough).
+		{name: "underscored names dropped", from: "underscores_in_headers on;", to: "", count: -1, refused: true},
+		{name: "invalid names dropped", from: "ignore_invalid_headers off;", to: "ignore_invalid_headers on;", count: 1, refused: true},
 		{name: "Host as sent only", from: "proxy_set_header Host $gw_host;", to: "proxy_set_header Host $http_host;", count: 1, refused: true},
 		{name: "Host not set", from: "proxy_set_header Host $gw_host;", to: "", count: 1, refused: true},
 		{name: "Host map without port", from: "default $server_addr:$server_port;", to: "default $server_addr;", count: 1, refused: true},

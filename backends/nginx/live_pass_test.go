@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,8 +62,11 @@ func (pb *passBackend) request(t *testing.T, path string) *http.Request {
 }
 
 // passManifest forwards everything to svc:8080.
+// Requests for /match... are routed only with X-Match: v1.
 var passManifest = testmodel.Route(`
   - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{name: svc, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /match}, headers: [{name: x-match, value: v1}]}]
     backendRefs: [{name: svc, port: 8080}]
 `)
 
@@ -94,13 +98,33 @@ func rawExchange(t *testing.T, addr, req string) (net.Conn, *bufio.Reader, strin
 
 // TestLivePassThrough proves, on every installed nginx, that what a
 // Gateway passes through reaches the other side, where nginx's defaults
-// would act on it: an HTTP/1.0 request without Host reaches the backend
-// with one (nginx would send none, and the backend answers 400), while a
-// client's Host is passed as sent.
+// would act on it: client headers with '_' or '.' in the name reach the
+// backend (nginx would drop them); and an HTTP/1.0 request without Host
+// reaches the backend with one (nginx would send none, and the backend
+// answers 400), while a client's Host is passed as sent.
 func TestLivePassThrough(t *testing.T) {
 	installedNginx(t, func(t *testing.T, bin string, v version) {
 		pb := newPassBackend(t)
 		_, addr := serveRoute(t, bin, v.Name, passManifest, pb.ln.Addr().String())
+
+		t.Run("header names with _ and .", func(t *testing.T) {
+			_, _, head := rawExchange(t, addr, "GET /hdrs HTTP/1.1\r\nHost: x\r\nX_Under: u\r\nX.Dot: d\r\nX-Plain: p\r\nConnection: close\r\n\r\n")
+			if !strings.HasPrefix(head, "HTTP/1.1 200") {
+				t.Fatalf("client got %q", head)
+			}
+			r := pb.request(t, "/hdrs")
+			for name, want := range map[string]string{"X_Under": "u", "X.Dot": "d", "X-Plain": "p"} {
+				if got := r.Header.Values(name); !slices.Equal(got, []string{want}) {
+					t.Errorf("backend got %s %q, want [%q] (all: %v)", name, got, want, r.Header)
+				}
+			}
+			// The routing note: a match on X-Match reads X_Match too
+			// (nginx's $http_x_match holds both).
+			_, _, head = rawExchange(t, addr, "GET /match/a HTTP/1.1\r\nHost: x\r\nX_Match: v1\r\nConnection: close\r\n\r\n")
+			if !strings.HasPrefix(head, "HTTP/1.1 200") {
+				t.Errorf("X_Match: v1 on a match of x-match: client got %q, want the route's 200", head)
+			}
+		})
 
 		t.Run("Host", func(t *testing.T) {
 			for _, tc := range []struct {

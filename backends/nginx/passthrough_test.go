@@ -16,8 +16,9 @@ func locationBody(cfg, name string) string {
 	return body
 }
 
-// TestPassThroughConfig: every proxying location sends Host from the
-// gwretry maps; a rule that sets Connection sends its value alone and
+// TestPassThroughConfig: every server (the catch-all 404 one too) accepts
+// header names with '_' and '.'; every proxying location sends Host from
+// the gwretry maps; a rule that sets Connection sends its value alone and
 // is caveated; a redirect-only configuration has none of the maps; and
 // nginx -t accepts the conf.d file.
 func TestPassThroughConfig(t *testing.T) {
@@ -31,6 +32,15 @@ func TestPassThroughConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := string(out.Files[0].Data)
+		servers := serverBlocks(cfg, "127.0.0.1:18080")
+		if len(servers) != 2 {
+			t.Fatalf("%s: %d servers, want the virtual host's and the 404 default:\n%s", layout, len(servers), cfg)
+		}
+		for _, s := range servers {
+			if !strings.Contains(s, "underscores_in_headers on;") || !strings.Contains(s, "ignore_invalid_headers off;") {
+				t.Errorf("%s: a server drops header names with '_' or '.':\n%s", layout, s)
+			}
+		}
 		for _, want := range []string{"map $http_host $gw_host {", "map $host $gw_host_default {", "map $server_addr $gw_server_authority {"} {
 			if strings.Count(cfg, want) != 1 {
 				t.Errorf("%s: want one %q in\n%s", layout, want, cfg)
@@ -72,7 +82,8 @@ func TestPassThroughConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg := string(out.Files[0].Data); strings.Contains(cfg, "$gw_host") {
+	if cfg := string(out.Files[0].Data); strings.Contains(cfg, "$gw_host") ||
+		!strings.Contains(cfg, "underscores_in_headers on;") {
 		t.Errorf("redirect only:\n%s", cfg)
 	}
 }
