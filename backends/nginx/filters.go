@@ -25,6 +25,10 @@ type filterPlan struct {
 	// Headers are the proxy_set_header directives of the rule (Host first),
 	// for its location and its mirror locations.
 	Headers crossplane.Directives
+	// Pass are the response header directives of its location: nginx
+	// acts on no X-Accel-* header and strips none the rule does not hide
+	// (passDirectives).
+	Pass crossplane.Directives
 	// Maps are http-level maps and split_clients blocks of this rule.
 	Maps crossplane.Directives
 	// PortMap: the rule needs the shared redirectPortVar map.
@@ -217,7 +221,18 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 	p.Headers = dedupeHeaders(p.Headers)
 
 	// Response headers: add_header ... always; set hides the backend's
-	// header first; remove hides it.
+	// header first; remove hides it. Every other header nginx would act
+	// on or strip passes (passDirectives).
+	hiddenByRule := map[string]bool{}
+	if hm := fl.ResponseHeaders; hm != nil {
+		for _, h := range hm.Set {
+			hiddenByRule[strings.ToLower(h.Name)] = true
+		}
+		for _, n := range hm.Remove {
+			hiddenByRule[strings.ToLower(n)] = true
+		}
+	}
+	p.Pass = passDirectives(hiddenByRule)
 	if hm := fl.ResponseHeaders; hm != nil {
 		var what []string
 		hidden := map[string]bool{}
@@ -529,8 +544,9 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 			}
 		}
 		body = append(body, directive("proxy_pass", "http://"+up+"$request_uri"), directive("proxy_http_version", "1.1"))
+		// nginx acts on no X-Accel-* header of its discarded responses.
 		body = append(body, p.Headers...)
-		body = append(body, directive("proxy_next_upstream", "off"))
+		body = append(body, ignoreDirective(), directive("proxy_next_upstream", "off"))
 		p.Server = append(p.Server, block("location", []string{"=", loc}, body))
 		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))
 	}

@@ -188,6 +188,14 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	if !ok {
 		return nil, fmt.Errorf("proxy_pass %s names no upstream block", pass[0])
 	}
+	// What the Gateway passes through: nginx must neither act on nor
+	// strip the backend's X-Accel-* headers.
+	if err := checkIgnored(scopes); err != nil {
+		return nil, err
+	}
+	if err := checkStripped(scopes); err != nil {
+		return nil, err
+	}
 	next, ok := lookup(scopes, "proxy_next_upstream")
 	if !ok {
 		next = []string{"error", "timeout"}

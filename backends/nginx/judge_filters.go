@@ -155,10 +155,12 @@ func (fs filterScope) responseHeaders() *translate.HeaderModifier {
 	hm := &translate.HeaderModifier{}
 	hidden := map[string]string{}
 	var order []string
+	passed := passedHeaders(fs.scopes)
 	for _, d := range innermost(fs.scopes, "proxy_hide_header") {
 		// nginx writes its own Server and Date whatever the backend
-		// sent: hiding the backend's removes nothing.
-		if len(d.Args) == 1 && !nginxOwnHeader(d.Args[0]) {
+		// sent: hiding the backend's removes nothing; and
+		// proxy_pass_header of a name undoes its proxy_hide_header.
+		if len(d.Args) == 1 && !nginxOwnHeader(d.Args[0]) && !passed[strings.ToLower(d.Args[0])] {
 			n := strings.ToLower(d.Args[0])
 			if _, ok := hidden[n]; !ok {
 				order = append(order, n)
@@ -464,6 +466,11 @@ func (fs filterScope) mirrors(r *translate.Rule) ([]*translate.Mirror, error) {
 		}
 		if loc == nil {
 			return nil, fmt.Errorf("mirror %s: no location = %s in the server", d.Args[0], d.Args[0])
+		}
+		// nginx would act on the X-Accel-* headers of the mirror's
+		// response (an X-Accel-Redirect proxies again).
+		if err := checkIgnored([]crossplane.Directives{loc.Block, leaves(fs.server), fs.scopes[len(fs.scopes)-1]}); err != nil {
+			return nil, fmt.Errorf("mirror %s: %w", d.Args[0], err)
 		}
 		var up string
 		num, den := 1, 1

@@ -20,13 +20,26 @@ import (
 )
 
 // passBackend is a backend for what nginx must pass through unchanged: it
-// records the Host, protocol and headers of each request by path and
-// answers 200 "ok". It is a net/http server, so an HTTP/1.1 request
-// without Host gets 400, as from any conforming backend.
+// records the Host, protocol and headers of each request by path,
+// answers /accel... with nginx's X-Accel-* headers and X-Pad, and
+// anything else 200 "ok". It is a net/http server, so an HTTP/1.1
+// request without Host gets 400, as from any conforming backend.
 type passBackend struct {
 	ln   net.Listener
 	mu   sync.Mutex
 	seen map[string]*http.Request
+}
+
+// accelHeaders are the response headers nginx acts on or strips by
+// default (ngx_http_proxy_hide_headers, less its own Date and Server),
+// as /accel sends them.
+var accelHeaders = map[string]string{
+	"X-Accel-Redirect":   "/elsewhere",
+	"X-Accel-Expires":    "5",
+	"X-Accel-Limit-Rate": "1",
+	"X-Accel-Buffering":  "no",
+	"X-Accel-Charset":    "koi8-r",
+	"X-Pad":              "avoid browser bug",
 }
 
 func newPassBackend(t *testing.T) *passBackend {
@@ -46,7 +59,15 @@ func (pb *passBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pb.mu.Lock()
 	pb.seen[r.URL.Path] = r.Clone(r.Context())
 	pb.mu.Unlock()
-	io.WriteString(w, "ok")
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/accel"):
+		for k, v := range accelHeaders {
+			w.Header().Set(k, v)
+		}
+		io.WriteString(w, "accel body")
+	default:
+		io.WriteString(w, "ok")
+	}
 }
 
 // request returns the last request the backend got for path.
@@ -61,9 +82,13 @@ func (pb *passBackend) request(t *testing.T, path string) *http.Request {
 	return r
 }
 
-// passManifest forwards everything to svc:8080.
+// passManifest forwards everything to svc:8080; /accel-rm removes
+// X-Accel-Redirect from the response.
 // Requests for /match... are routed only with X-Match: v1.
 var passManifest = testmodel.Route(`
+  - matches: [{path: {type: PathPrefix, value: /accel-rm}}]
+    backendRefs: [{name: svc, port: 8080}]
+    filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {remove: [X-Accel-Redirect]}}]
   - matches: [{path: {type: PathPrefix, value: /}}]
     backendRefs: [{name: svc, port: 8080}]
   - matches: [{path: {type: PathPrefix, value: /match}, headers: [{name: x-match, value: v1}]}]
@@ -98,14 +123,52 @@ func rawExchange(t *testing.T, addr, req string) (net.Conn, *bufio.Reader, strin
 
 // TestLivePassThrough proves, on every installed nginx, that what a
 // Gateway passes through reaches the other side, where nginx's defaults
-// would act on it: client headers with '_' or '.' in the name reach the
-// backend (nginx would drop them); and an HTTP/1.0 request without Host
-// reaches the backend with one (nginx would send none, and the backend
-// answers 400), while a client's Host is passed as sent.
+// would act on it: a backend's X-Accel-* and X-Pad response headers reach
+// the client as sent (nginx would follow X-Accel-Redirect, which the
+// routing's error_page 418 turns into a bare 418, and strip them all);
+// client headers with '_' or '.' in the name reach the backend (nginx
+// would drop them); and an HTTP/1.0 request without Host reaches the
+// backend with one (nginx would send none, and the backend answers 400),
+// while a client's Host is passed as sent.
 func TestLivePassThrough(t *testing.T) {
 	installedNginx(t, func(t *testing.T, bin string, v version) {
 		pb := newPassBackend(t)
 		_, addr := serveRoute(t, bin, v.Name, passManifest, pb.ln.Addr().String())
+		client := &http.Client{Timeout: 10 * time.Second}
+		t.Run("X-Accel response headers", func(t *testing.T) {
+			resp, err := client.Get("http://" + addr + "/accel")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(body) != "accel body" {
+				t.Errorf("client got %d %q, want the backend's 200 \"accel body\"", resp.StatusCode, body)
+			}
+			for k, want := range accelHeaders {
+				if got := resp.Header.Values(k); !slices.Equal(got, []string{want}) {
+					t.Errorf("client got %s %q, want [%q]", k, got, want)
+				}
+			}
+			if resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+				t.Errorf("client got Content-Type %q, want the backend's", resp.Header.Get("Content-Type"))
+			}
+			// A rule that removes one of them: proxy_pass_header would
+			// undo its proxy_hide_header.
+			resp, err = client.Get("http://" + addr + "/accel-rm")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			for k, want := range accelHeaders {
+				if k == "X-Accel-Redirect" {
+					want = ""
+				}
+				if got := resp.Header.Get(k); resp.StatusCode != 200 || got != want {
+					t.Errorf("/accel-rm: client got %d, %s %q, want 200 and %q", resp.StatusCode, k, got, want)
+				}
+			}
+		})
 
 		t.Run("header names with _ and .", func(t *testing.T) {
 			_, _, head := rawExchange(t, addr, "GET /hdrs HTTP/1.1\r\nHost: x\r\nX_Under: u\r\nX.Dot: d\r\nX-Plain: p\r\nConnection: close\r\n\r\n")

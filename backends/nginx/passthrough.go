@@ -3,6 +3,7 @@ package nginx
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 )
@@ -10,6 +11,15 @@ import (
 // What a Gateway passes through unchanged, where nginx's defaults would
 // act on the traffic (each proven live by TestLivePassThrough):
 //
+//   - response headers: nginx follows a backend's X-Accel-Redirect (an
+//     internal redirect, which the routing's error_page 418 turns into a
+//     bare 418), obeys X-Accel-Limit-Rate, -Buffering, -Charset and
+//     -Expires, and strips them and X-Pad (ngx_http_proxy_hide_headers).
+//     Every proxying location gets proxy_ignore_headers for the five and
+//     proxy_pass_header for the six (less those the rule's
+//     ResponseHeaderModifier hides: proxy_pass_header would undo its
+//     proxy_hide_header); a mirror location only proxy_ignore_headers, as
+//     its responses are discarded.
 //   - request header names with '_' or '.': dropped by nginx's defaults
 //     (underscores_in_headers off, ignore_invalid_headers on); every
 //     server sets them the other way. nginx reads them from the default
@@ -25,6 +35,35 @@ import (
 // names with '_' and '.'.
 func acceptedHeaderNames() crossplane.Directives {
 	return crossplane.Directives{directive("underscores_in_headers", "on"), directive("ignore_invalid_headers", "off")}
+}
+
+// ignoredHeaders are the X-Accel-* response headers nginx acts on
+// (ngx_http_upstream_ignore_headers_masks, less Expires, Cache-Control,
+// Set-Cookie and Vary, which act only with a cache, and gwretry writes
+// none).
+var ignoredHeaders = []string{"X-Accel-Redirect", "X-Accel-Expires", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
+
+// strippedHeaders are the backend response headers nginx's proxy module
+// hides by default (ngx_http_proxy_hide_headers) less Date and Server,
+// which nginx writes itself.
+var strippedHeaders = []string{"X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
+
+// ignoreDirective is proxy_ignore_headers with every ignoredHeaders name.
+func ignoreDirective() *crossplane.Directive {
+	return directive("proxy_ignore_headers", ignoredHeaders...)
+}
+
+// passDirectives are the response header directives of a proxying
+// location whose rule hides the lower-case names in hidden: nginx acts on
+// no X-Accel-* header and passes each stripped header it does not hide.
+func passDirectives(hidden map[string]bool) crossplane.Directives {
+	ds := crossplane.Directives{ignoreDirective()}
+	for _, n := range strippedHeaders {
+		if !hidden[strings.ToLower(n)] {
+			ds = append(ds, directive("proxy_pass_header", n))
+		}
+	}
+	return ds
 }
 
 // Variables of the pass-through maps. ruleVar names always end in
@@ -82,6 +121,49 @@ func checkServerHeaderNames(scopes []crossplane.Directives) error {
 	for _, want := range acceptedHeaderNames() {
 		if args, ok := lookup(scopes, want.Directive); !ok || !slices.Equal(args, want.Args) {
 			return fmt.Errorf("%s %q: nginx drops client headers with '_' or '.' in the name (%s %s wanted)", want.Directive, args, want.Directive, want.Args[0])
+		}
+	}
+	return nil
+}
+
+// checkIgnored refuses a proxying location where nginx acts on a
+// backend's X-Accel-* header.
+func checkIgnored(scopes []crossplane.Directives) error {
+	args, _ := lookup(scopes, "proxy_ignore_headers")
+	for _, n := range ignoredHeaders {
+		if !slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, n) }) {
+			return fmt.Errorf("proxy_ignore_headers %q: nginx acts on a backend's %s response header", args, n)
+		}
+	}
+	return nil
+}
+
+// passedHeaders reads proxy_pass_header (the innermost level that has
+// one, as nginx inherits it): the lower-case names nginx passes.
+func passedHeaders(scopes []crossplane.Directives) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range innermost(scopes, "proxy_pass_header") {
+		if len(d.Args) == 1 {
+			out[strings.ToLower(d.Args[0])] = true
+		}
+	}
+	return out
+}
+
+// checkStripped refuses a proxying location where nginx strips one of
+// strippedHeaders by its default alone: a proxy_hide_header of the name
+// is a rule's Remove or Set, which responseHeaders reads.
+func checkStripped(scopes []crossplane.Directives) error {
+	passed := passedHeaders(scopes)
+	hidden := map[string]bool{}
+	for _, d := range innermost(scopes, "proxy_hide_header") {
+		if len(d.Args) == 1 {
+			hidden[strings.ToLower(d.Args[0])] = true
+		}
+	}
+	for _, n := range strippedHeaders {
+		if l := strings.ToLower(n); !passed[l] && !hidden[l] {
+			return fmt.Errorf("no proxy_pass_header %s: nginx strips the backend's %s response header", n, n)
 		}
 	}
 	return nil

@@ -17,10 +17,11 @@ func locationBody(cfg, name string) string {
 }
 
 // TestPassThroughConfig: every server (the catch-all 404 one too) accepts
-// header names with '_' and '.'; every proxying location sends Host from
-// the gwretry maps; a rule that sets Connection sends its value alone and
-// is caveated; a redirect-only configuration has none of the maps; and
-// nginx -t accepts the conf.d file.
+// header names with '_' and '.'; every proxying location ignores and
+// passes the X-Accel-* headers, with Host from the gwretry maps; a rule
+// that sets Connection sends its value alone and is caveated; a
+// redirect-only configuration has none of the maps; and nginx -t accepts
+// the conf.d file.
 func TestPassThroughConfig(t *testing.T) {
 	plain := rule(0, nil, translate.Timeouts{})
 	conn := rule(1, nil, translate.Timeouts{})
@@ -48,8 +49,16 @@ func TestPassThroughConfig(t *testing.T) {
 		}
 		for _, r := range m.Rules {
 			body := locationBody(cfg, r.Name)
-			if want := "proxy_set_header Host $gw_host;"; !strings.Contains(body, want) {
-				t.Errorf("%s %s: no %q in\n%s", layout, r.Name, want, body)
+			for _, want := range []string{"proxy_set_header Host $gw_host;",
+				"proxy_ignore_headers X-Accel-Redirect X-Accel-Expires X-Accel-Limit-Rate X-Accel-Buffering X-Accel-Charset;"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s %s: no %q in\n%s", layout, r.Name, want, body)
+				}
+			}
+			for _, n := range strippedHeaders {
+				if !strings.Contains(body, "proxy_pass_header "+n+";") {
+					t.Errorf("%s %s: no proxy_pass_header %s", layout, r.Name, n)
+				}
 			}
 		}
 		if body := locationBody(cfg, conn.Name); strings.Count(strings.ToLower(body), "proxy_set_header connection") != 1 || !strings.Contains(body, "proxy_set_header connection x-gw;") {

@@ -77,6 +77,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options, matches rule
 		directive("proxy_http_version", "1.1"),
 	}
 	loc = append(loc, fp.Headers...)
+	loc = append(loc, fp.Pass...)
 	if retrying {
 		next := []string{"error", "timeout", "invalid_header"}
 		for _, c := range supported {
