@@ -145,12 +145,13 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		p.Findings = append(p.Findings, translate.Decided(r, f, d, format, args...))
 	}
 
-	// Request headers: one proxy_set_header per name, Host first.
+	// Request headers: one proxy_set_header per name, Host first, then
+	// the upgrade pass-through, which a modifier of the same name replaces.
 	host := hostVar
 	if fl.Rewrite != nil && fl.Rewrite.Hostname != "" && r.Forwards() {
 		host = fl.Rewrite.Hostname
 	}
-	p.Headers = crossplane.Directives{directive("proxy_set_header", "Host", host)}
+	p.Headers = append(crossplane.Directives{directive("proxy_set_header", "Host", host)}, upgradeHeaders()...)
 	if hm := fl.RequestHeaders; hm != nil && r.Forwards() {
 		var what, caveats []string
 		var cs []report.Caveat
@@ -201,7 +202,11 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			cs = append(cs, report.NewCaveat(report.CaveatRepeatedHeaderFirstLineOnly, "headers", strings.Join(oneLine, ", "), "version", v.Name, "fixedIn", "1.23.0"))
 		}
 		if sp := intersect(names, specialRequestHeaders); len(sp) > 0 {
-			caveats = append(caveats, fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
+			text := fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", "))
+			if slices.Contains(sp, "connection") || slices.Contains(sp, "upgrade") {
+				text += " (the value set or removed replaces the upgrade pass-through, Upgrade as the client sent it and Connection upgrade or close, so a backend that needs both refuses a WebSocket upgrade through this rule)"
+			}
+			caveats = append(caveats, text)
 			cs = append(cs, report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(sp, ", ")))
 		}
 		if len(twice) > 0 {
@@ -544,8 +549,15 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 			}
 		}
 		body = append(body, directive("proxy_pass", "http://"+up+"$request_uri"), directive("proxy_http_version", "1.1"))
-		// nginx acts on no X-Accel-* header of its discarded responses.
-		body = append(body, p.Headers...)
+		// Without the upgrade pass-through: a mirror never upgrades
+		// (nginx refuses an upgrade in a subrequest), so it gets nginx's
+		// Upgrade "" and Connection close; and nginx acts on no X-Accel-*
+		// header of its discarded responses.
+		for _, h := range p.Headers {
+			if !isUpgradeHeader(h) {
+				body = append(body, h)
+			}
+		}
 		body = append(body, ignoreDirective(), directive("proxy_next_upstream", "off"))
 		p.Server = append(p.Server, block("location", []string{"=", loc}, body))
 		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))

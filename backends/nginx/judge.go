@@ -189,11 +189,14 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 		return nil, fmt.Errorf("proxy_pass %s names no upstream block", pass[0])
 	}
 	// What the Gateway passes through: nginx must neither act on nor
-	// strip the backend's X-Accel-* headers.
+	// strip the backend's X-Accel-* headers, and must pass upgrades.
 	if err := checkIgnored(scopes); err != nil {
 		return nil, err
 	}
 	if err := checkStripped(scopes); err != nil {
+		return nil, err
+	}
+	if err := fs.checkUpgrade(); err != nil {
 		return nil, err
 	}
 	next, ok := lookup(scopes, "proxy_next_upstream")

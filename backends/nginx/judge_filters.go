@@ -63,7 +63,8 @@ func innermost(scopes []crossplane.Directives, name string) crossplane.Directive
 // sets it, a map that appends to $http_<name> adds to it. Host is the
 // rewrite's hostname when literal; hostVar (hostMaps) passes the
 // client's, and gives one to a request without it; without a Host
-// directive nginx would send the upstream's name.
+// directive nginx would send the upstream's name. The upgrade
+// pass-through (upgradeHeaders) is no filter.
 func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host string, err error) {
 	hm = &translate.HeaderModifier{}
 	hostSet := false
@@ -89,6 +90,9 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 			default:
 				return nil, "", fmt.Errorf("proxy_set_header Host %q", val)
 			}
+			continue
+		}
+		if isUpgradeHeader(d) {
 			continue
 		}
 		switch {

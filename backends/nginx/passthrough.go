@@ -24,6 +24,9 @@ import (
 //     (underscores_in_headers off, ignore_invalid_headers on); every
 //     server sets them the other way. nginx reads them from the default
 //     server of the listening socket, so the catch-all 404 servers too.
+//   - upgrades (WebSocket): nginx sends Upgrade "" and Connection close;
+//     every proxying location passes the client's Upgrade and sends
+//     Connection upgrade (or close without one) through upgradeVar.
 //   - Host: an HTTP/1.0 request may have none, and $http_host is then
 //     empty, so nginx would send none (a backend answers 400 to an HTTP/1.1
 //     request without Host); hostVar is the client's Host as sent, or
@@ -71,10 +74,31 @@ func passDirectives(hidden map[string]bool) crossplane.Directives {
 // name has no '_' after escaping except as "__", "_h" or "_d", so none of
 // them is one of these.
 const (
-	hostVar     = "$gw_host"
-	hostNameVar = "$gw_host_default"
-	hostAddrVar = "$gw_server_authority"
+	upgradeVar       = "$gw_connection_upgrade"
+	hostVar          = "$gw_host"
+	hostNameVar      = "$gw_host_default"
+	hostAddrVar      = "$gw_server_authority"
+	clientUpgradeVar = "$http_upgrade"
 )
+
+// upgradeHeaders are the proxy_set_header directives that pass an
+// upgrade, before a RequestHeaderModifier's (which win).
+func upgradeHeaders() crossplane.Directives {
+	return crossplane.Directives{directive("proxy_set_header", "Connection", upgradeVar), directive("proxy_set_header", "Upgrade", clientUpgradeVar)}
+}
+
+// isUpgradeHeader reports whether d is one of upgradeHeaders.
+func isUpgradeHeader(d *crossplane.Directive) bool {
+	return slices.ContainsFunc(upgradeHeaders(), func(u *crossplane.Directive) bool { return equalDirective(d, u) })
+}
+
+// upgradeMap is the http-level map behind upgradeVar.
+func upgradeMap() *crossplane.Directive {
+	return block("map", []string{clientUpgradeVar, upgradeVar}, crossplane.Directives{
+		directive("default", "upgrade"),
+		directive("", "close"),
+	})
+}
 
 // hostMaps are the http-level maps behind hostVar.
 func hostMaps() crossplane.Directives {
@@ -97,6 +121,9 @@ func hostMaps() crossplane.Directives {
 // passMaps returns the pass-through maps the directives of servers use.
 func passMaps(servers crossplane.Directives) crossplane.Directives {
 	var out crossplane.Directives
+	if usesArg(servers, upgradeVar) {
+		out = append(out, upgradeMap())
+	}
 	if usesArg(servers, hostVar) {
 		out = append(out, hostMaps()...)
 	}
@@ -165,6 +192,29 @@ func checkStripped(scopes []crossplane.Directives) error {
 		if l := strings.ToLower(n); !passed[l] && !hidden[l] {
 			return fmt.Errorf("no proxy_pass_header %s: nginx strips the backend's %s response header", n, n)
 		}
+	}
+	return nil
+}
+
+// checkUpgrade refuses a proxying location that does not pass an
+// upgrade: without proxy_set_header Upgrade nginx sends none, and
+// without proxy_set_header Connection it sends Connection: close. A value
+// other than upgradeHeaders' is a rule's header filter, which
+// requestHeaders reads; upgradeVar must be upgradeMap.
+func (fs filterScope) checkUpgrade() error {
+	set := map[string]string{}
+	for _, d := range innermost(fs.scopes, "proxy_set_header") {
+		if len(d.Args) == 2 {
+			set[strings.ToLower(d.Args[0])] = d.Args[1]
+		}
+	}
+	for _, name := range []string{"Upgrade", "Connection"} {
+		if _, ok := set[strings.ToLower(name)]; !ok {
+			return fmt.Errorf("no proxy_set_header %s: nginx does not pass an upgrade (WebSocket) to the backend", name)
+		}
+	}
+	if set["connection"] == upgradeVar && !fs.isBlock(upgradeVar, upgradeMap()) {
+		return fmt.Errorf("the map of %s is not %s", upgradeVar, "map $http_upgrade "+upgradeVar+" { default upgrade; \"\" close; }")
 	}
 	return nil
 }

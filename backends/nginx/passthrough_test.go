@@ -18,10 +18,10 @@ func locationBody(cfg, name string) string {
 
 // TestPassThroughConfig: every server (the catch-all 404 one too) accepts
 // header names with '_' and '.'; every proxying location ignores and
-// passes the X-Accel-* headers, with Host from the gwretry maps; a rule
-// that sets Connection sends its value alone and is caveated; a
-// redirect-only configuration has none of the maps; and nginx -t accepts
-// the conf.d file.
+// passes the X-Accel-* headers and passes upgrades, with Host from the
+// gwretry maps; a rule that sets Connection sends its value alone and is
+// caveated; a redirect-only configuration has none of the maps; and nginx
+// -t accepts the conf.d file.
 func TestPassThroughConfig(t *testing.T) {
 	plain := rule(0, nil, translate.Timeouts{})
 	conn := rule(1, nil, translate.Timeouts{})
@@ -42,14 +42,14 @@ func TestPassThroughConfig(t *testing.T) {
 				t.Errorf("%s: a server drops header names with '_' or '.':\n%s", layout, s)
 			}
 		}
-		for _, want := range []string{"map $http_host $gw_host {", "map $host $gw_host_default {", "map $server_addr $gw_server_authority {"} {
+		for _, want := range []string{"map $http_upgrade $gw_connection_upgrade {", "map $http_host $gw_host {", "map $host $gw_host_default {", "map $server_addr $gw_server_authority {"} {
 			if strings.Count(cfg, want) != 1 {
 				t.Errorf("%s: want one %q in\n%s", layout, want, cfg)
 			}
 		}
 		for _, r := range m.Rules {
 			body := locationBody(cfg, r.Name)
-			for _, want := range []string{"proxy_set_header Host $gw_host;",
+			for _, want := range []string{"proxy_set_header Host $gw_host;", "proxy_set_header Upgrade $http_upgrade;",
 				"proxy_ignore_headers X-Accel-Redirect X-Accel-Expires X-Accel-Limit-Rate X-Accel-Buffering X-Accel-Charset;"} {
 				if !strings.Contains(body, want) {
 					t.Errorf("%s %s: no %q in\n%s", layout, r.Name, want, body)
@@ -60,6 +60,9 @@ func TestPassThroughConfig(t *testing.T) {
 					t.Errorf("%s %s: no proxy_pass_header %s", layout, r.Name, n)
 				}
 			}
+		}
+		if body := locationBody(cfg, plain.Name); !strings.Contains(body, "proxy_set_header Connection $gw_connection_upgrade;") {
+			t.Errorf("%s: the plain rule does not pass upgrades:\n%s", layout, body)
 		}
 		if body := locationBody(cfg, conn.Name); strings.Count(strings.ToLower(body), "proxy_set_header connection") != 1 || !strings.Contains(body, "proxy_set_header connection x-gw;") {
 			t.Errorf("%s: the rule that sets Connection:\n%s", layout, body)
@@ -91,7 +94,7 @@ func TestPassThroughConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg := string(out.Files[0].Data); strings.Contains(cfg, "$gw_host") ||
+	if cfg := string(out.Files[0].Data); strings.Contains(cfg, "$gw_connection_upgrade") || strings.Contains(cfg, "$gw_host") ||
 		!strings.Contains(cfg, "underscores_in_headers on;") {
 		t.Errorf("redirect only:\n%s", cfg)
 	}
