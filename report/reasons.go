@@ -35,6 +35,10 @@ const (
 	CaveatPolicyConflict        Reason = "PolicyConflict"
 )
 
+// CaveatUpgradedConnectionIdle: a timeout's timer also ends upgraded
+// (WebSocket) connections that stay idle that long.
+const CaveatUpgradedConnectionIdle Reason = "UpgradedConnectionIdle"
+
 // findingReasons are the finding reasons every target may give.
 func findingReasons() []Entry {
 	return []Entry{
@@ -109,6 +113,8 @@ func caveats() []Entry {
 			Text: "the mirrored share {share} is rounded to {rounded}, the nearest the data plane can write"},
 		{Reason: CaveatPolicyConflict,
 			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
+		{Reason: CaveatUpgradedConnectionIdle, Params: []string{"timeout"},
+			Text: "the timer also ends an upgraded (WebSocket) connection once no data has passed either way for {timeout}"},
 		{Reason: CaveatSourceOnly,
 			Text: "the claim rests on the project's documentation and source: gwretry's tests do not run this data plane"},
 	}

@@ -48,7 +48,7 @@ func nginxReasons() []Entry {
 		{Reason: CaveatRoundedUp, Params: []string{"value", "rounded"},
 			Text: "{value} is rounded up to {rounded}, the data plane's granularity"},
 		{Reason: CaveatClientHeaderDropped, Params: []string{"headers"},
-			Text: "the client's {headers} header is dropped ('_' or '.' in the name), so add only sets the value"},
+			Text: "the data plane cannot read the client's {headers} header ('_' or '.' in the name), so add replaces its value"},
 		{Reason: CaveatRepeatedHeaderFirstLineOnly, Params: []string{"headers", "version", "fixedIn"},
 			Text: "version {version} keeps only the first line of {headers} sent on several lines ({fixedIn} joins them)"},
 		{Reason: CaveatHeadersHandledByProxy, Params: []string{"headers"},

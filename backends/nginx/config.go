@@ -132,6 +132,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			// this nginx answers 413 to every body over 1m (its default),
 			// whatever the route says.
 			body = append(body, directive("client_max_body_size", "0"))
+			body = append(body, acceptedHeaderNames()...)
 			body = append(body, conn...)
 			body = append(body, sb.routing(l, vh)...)
 			maps = append(maps, sb.maps...)
@@ -148,6 +149,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 				body = crossplane.Directives{directive("listen", listen, "default_server", "ssl"), directive("ssl_reject_handshake", "on")}
 			}
 			body = append(body, directive("server_name", ""))
+			// nginx reads the request headers with the settings of the
+			// listening socket's default server.
+			body = append(body, acceptedHeaderNames()...)
 			body = append(body, conn...)
 			body = append(body,
 				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}))
@@ -157,6 +161,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 
 	cp.Findings = tlsFindings(m, cp.Findings)
 	cp.Findings = unroutedFindings(m, routed, cp.Findings)
+	maps = append(maps, passMaps(servers)...)
 	http := crossplane.Directives{}
 	if longestName > 32 {
 		http = append(http, directive("server_names_hash_bucket_size", strconv.Itoa(nextPow2(longestName+32))))

@@ -95,7 +95,7 @@ func connNotWritten(f translate.Feature) string {
 	return map[translate.Feature]string{
 		translate.FeatureConnClientFinTimeout: "nginx has no timer of its own for the client side once nginx has shut its side of the connection (HAProxy's timeout client-fin); its nearest setting, lingering_timeout, waits in that state only during a lingering close (for data the client still sends, within lingering_time), so gwretry does not write it",
 		translate.FeatureConnServerFinTimeout: "nginx has no timer for a half-closed upstream connection (HAProxy's timeout server-fin); proxy_read_timeout keeps timing it as any other read",
-		translate.FeatureConnTunnelTimeout:    "nginx has no separate tunnel timer (an upgraded connection would be timed by proxy_read_timeout and proxy_send_timeout, the serverTimeout settings), and gwretry's nginx configuration does not pass Upgrade requests through, so no tunnel is ever opened",
+		translate.FeatureConnTunnelTimeout:    "nginx has no separate tunnel timer: an upgraded (WebSocket) connection is closed once no data has passed either way for its rule's proxy_read_timeout (the rule's backendRequest or request timer, or else serverTimeout, or else 60s); proxy_send_timeout and send_timeout time only a write that blocks",
 		translate.FeatureConnTLSInspectDelay:  "nginx has no delay for inspecting a connection's data before routing (HAProxy's tcp-request inspect-delay): the http module reads the TLS handshake and the request head within client_header_timeout, which gwretry leaves at its default",
 	}[f]
 }
@@ -131,7 +131,7 @@ func connFindings(m *translate.Model) []translate.Finding {
 			}
 			return configured.Set("client_body_timeout and send_timeout " + arg).With(cs...), msg + rounded
 		case translate.FeatureConnServerTimeout:
-			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...), "proxy_send_timeout and proxy_read_timeout " + arg + " in the named location of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): inactivity between two writes to and two reads from the backend, as HAProxy's timeout server; proxy_connect_timeout keeps its default (60s), as HAProxy's timeout connect is a timer of its own" + rounded
+			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...), "proxy_send_timeout and proxy_read_timeout " + arg + " in the named location of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): inactivity between two writes to and two reads from the backend, as HAProxy's timeout server; proxy_connect_timeout keeps its default (60s), as HAProxy's timeout connect is a timer of its own; an upgraded (WebSocket) connection of those rules is closed once no data has passed either way for " + arg + rounded
 		}
 		return report.Decide(report.ReasonNotExpressible), connNotWritten(c.Feature)
 	})

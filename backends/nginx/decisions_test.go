@@ -118,8 +118,9 @@ func TestDecisions(t *testing.T) {
 			return model("", []*translate.Rule{get(rule(0, retry(1), translate.Timeouts{BackendRequest: dur(t, "1s")}))})
 		},
 		want: map[translate.Feature]decided{
-			translate.FeatureRetryBackendTimeout:   configured("proxy_next_upstream timeout, proxy_connect/send/read_timeout 1000ms", tryCut...),
-			translate.FeatureBackendRequestTimeout: configured("proxy_connect/send/read_timeout 1000ms", tryCut...),
+			translate.FeatureRetryBackendTimeout: configured("proxy_next_upstream timeout, proxy_connect/send/read_timeout 1000ms", tryCut...),
+			translate.FeatureBackendRequestTimeout: configured("proxy_connect/send/read_timeout 1000ms",
+				append([]report.Caveat{cav(report.CaveatUpgradedConnectionIdle, "timeout", "1000ms")}, tryCut...)...),
 		},
 	}, {
 		name: "backendRequest longer than the system's connect limit",
@@ -128,7 +129,7 @@ func TestDecisions(t *testing.T) {
 		},
 		want: map[translate.Feature]decided{
 			translate.FeatureBackendRequestTimeout: configured("proxy_connect/send/read_timeout 100000ms",
-				append([]report.Caveat{cav(report.CaveatOSConnectLimit, "limit", "75s")}, tryCut...)...),
+				append([]report.Caveat{cav(report.CaveatOSConnectLimit, "limit", "75s"), cav(report.CaveatUpgradedConnectionIdle, "timeout", "100000ms")}, tryCut...)...),
 		},
 	}, {
 		name: "backendRequest 0s",
@@ -154,7 +155,8 @@ func TestDecisions(t *testing.T) {
 		},
 		want: map[translate.Feature]decided{
 			translate.FeatureRequestTimeout: configured("proxy_next_upstream_timeout 5000ms, proxy_connect/send/read_timeout 5000ms",
-				cav(report.CaveatIdleTimer), cav(report.CaveatNoAnswerAfterHeaders), cav(report.CaveatNoTotalRequestTimeout)),
+				cav(report.CaveatIdleTimer), cav(report.CaveatNoAnswerAfterHeaders), cav(report.CaveatNoTotalRequestTimeout),
+				cav(report.CaveatUpgradedConnectionIdle, "timeout", "5000ms")),
 		},
 	}, {
 		name: "request and backendRequest, no retry",

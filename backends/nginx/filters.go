@@ -25,6 +25,10 @@ type filterPlan struct {
 	// Headers are the proxy_set_header directives of the rule (Host first),
 	// for its location and its mirror locations.
 	Headers crossplane.Directives
+	// Pass are the response header directives of its location: nginx
+	// acts on no X-Accel-* header and strips none the rule does not hide
+	// (passDirectives).
+	Pass crossplane.Directives
 	// Maps are http-level maps and split_clients blocks of this rule.
 	Maps crossplane.Directives
 	// PortMap: the rule needs the shared redirectPortVar map.
@@ -94,9 +98,11 @@ func intersect(names, special []string) []string {
 	return out
 }
 
-// nginxHeaderVar reports whether nginx passes a client header of this name
-// and exposes it as $http_<name>: not with '_' (underscores_in_headers off)
-// or '.' (ignore_invalid_headers on), which nginx drops.
+// nginxHeaderVar returns the variable $http_<name> that holds the client's
+// header of this name, and false when nginx has none: a variable name has
+// no '.', and $http_x_y holds both X-Y and X_Y, so a name with '_' or '.'
+// has no variable of its own (the servers pass such headers:
+// acceptedHeaderNames).
 func nginxHeaderVar(name string) (string, bool) {
 	if strings.ContainsAny(name, "_.") {
 		return "", false
@@ -139,12 +145,13 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		p.Findings = append(p.Findings, translate.Decided(r, f, d, format, args...))
 	}
 
-	// Request headers: one proxy_set_header per name, Host first.
-	host := "$http_host"
+	// Request headers: one proxy_set_header per name, Host first, then
+	// the upgrade pass-through, which a modifier of the same name replaces.
+	host := hostVar
 	if fl.Rewrite != nil && fl.Rewrite.Hostname != "" && r.Forwards() {
 		host = fl.Rewrite.Hostname
 	}
-	p.Headers = crossplane.Directives{directive("proxy_set_header", "Host", host)}
+	p.Headers = append(crossplane.Directives{directive("proxy_set_header", "Host", host)}, upgradeHeaders()...)
 	if hm := fl.RequestHeaders; hm != nil && r.Forwards() {
 		var what, caveats []string
 		var cs []report.Caveat
@@ -163,7 +170,7 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			src, ok := nginxHeaderVar(h.Name)
 			if !ok {
 				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
-				caveats = append(caveats, fmt.Sprintf("nginx drops a client header named %s ('_' or '.' in the name: underscores_in_headers off, ignore_invalid_headers on), so the add only sets %q", h.Name, h.Value))
+				caveats = append(caveats, fmt.Sprintf("nginx has no variable for the client's %s header ('_' or '.' in the name: $http_<name> would also read the name with '-'), so the add replaces the client's value with %q", h.Name, h.Value))
 				dropped = append(dropped, h.Name)
 				continue
 			}
@@ -195,7 +202,11 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 			cs = append(cs, report.NewCaveat(report.CaveatRepeatedHeaderFirstLineOnly, "headers", strings.Join(oneLine, ", "), "version", v.Name, "fixedIn", "1.23.0"))
 		}
 		if sp := intersect(names, specialRequestHeaders); len(sp) > 0 {
-			caveats = append(caveats, fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
+			text := fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", "))
+			if slices.Contains(sp, "connection") || slices.Contains(sp, "upgrade") {
+				text += " (the value set or removed replaces the upgrade pass-through, Upgrade as the client sent it and Connection upgrade or close, so a backend that needs both refuses a WebSocket upgrade through this rule)"
+			}
+			caveats = append(caveats, text)
 			cs = append(cs, report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(sp, ", ")))
 		}
 		if len(twice) > 0 {
@@ -215,7 +226,18 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 	p.Headers = dedupeHeaders(p.Headers)
 
 	// Response headers: add_header ... always; set hides the backend's
-	// header first; remove hides it.
+	// header first; remove hides it. Every other header nginx would act
+	// on or strip passes (passDirectives).
+	hiddenByRule := map[string]bool{}
+	if hm := fl.ResponseHeaders; hm != nil {
+		for _, h := range hm.Set {
+			hiddenByRule[strings.ToLower(h.Name)] = true
+		}
+		for _, n := range hm.Remove {
+			hiddenByRule[strings.ToLower(n)] = true
+		}
+	}
+	p.Pass = passDirectives(hiddenByRule)
 	if hm := fl.ResponseHeaders; hm != nil {
 		var what []string
 		hidden := map[string]bool{}
@@ -527,8 +549,16 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 			}
 		}
 		body = append(body, directive("proxy_pass", "http://"+up+"$request_uri"), directive("proxy_http_version", "1.1"))
-		body = append(body, p.Headers...)
-		body = append(body, directive("proxy_next_upstream", "off"))
+		// Without the upgrade pass-through: a mirror never upgrades
+		// (nginx refuses an upgrade in a subrequest), so it gets nginx's
+		// Upgrade "" and Connection close; and nginx acts on no X-Accel-*
+		// header of its discarded responses.
+		for _, h := range p.Headers {
+			if !isUpgradeHeader(h) {
+				body = append(body, h)
+			}
+		}
+		body = append(body, ignoreDirective(), directive("proxy_next_upstream", "off"))
 		p.Server = append(p.Server, block("location", []string{"=", loc}, body))
 		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))
 	}

@@ -51,6 +51,11 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			}
 		case "server":
 			serverLeaves := leaves(d.Block)
+			// Every server, the catch-all 404 ones too: nginx reads the
+			// request headers with the default server's settings.
+			if err := checkServerHeaderNames([]crossplane.Directives{serverLeaves, leaves(http)}); err != nil {
+				return nil, fmt.Errorf("server %q: %w", serverListen(d.Block), err)
+			}
 			for _, l := range d.Block {
 				if l.Directive == "location" && len(l.Args) == 1 {
 					locations[l.Args[0]] = append(locations[l.Args[0]], scope{d.Block, serverLeaves, l.Block})
@@ -83,6 +88,14 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 		}
 	}
 	return out, nil
+}
+
+// serverListen is the address of a server block's (last) listen.
+func serverListen(ds crossplane.Directives) string {
+	if args, ok := lookup([]crossplane.Directives{ds}, "listen"); ok && len(args) > 0 {
+		return args[0]
+	}
+	return ""
 }
 
 // upstreamSeen is what the judge reads from an upstream block.
@@ -174,6 +187,17 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	up, ok := ups[strings.TrimPrefix(pass[0], "http://")]
 	if !ok {
 		return nil, fmt.Errorf("proxy_pass %s names no upstream block", pass[0])
+	}
+	// What the Gateway passes through: nginx must neither act on nor
+	// strip the backend's X-Accel-* headers, and must pass upgrades.
+	if err := checkIgnored(scopes); err != nil {
+		return nil, err
+	}
+	if err := checkStripped(scopes); err != nil {
+		return nil, err
+	}
+	if err := fs.checkUpgrade(); err != nil {
+		return nil, err
 	}
 	next, ok := lookup(scopes, "proxy_next_upstream")
 	if !ok {

@@ -61,9 +61,13 @@ func innermost(scopes []crossplane.Directives, name string) crossplane.Directive
 
 // requestHeaders reads proxy_set_header: "" removes a header, a literal
 // sets it, a map that appends to $http_<name> adds to it. Host is the
-// rewrite's hostname when literal; "$http_host" passes the client's.
+// rewrite's hostname when literal; hostVar (hostMaps) passes the
+// client's, and gives one to a request without it; without a Host
+// directive nginx would send the upstream's name. The upgrade
+// pass-through (upgradeHeaders) is no filter.
 func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host string, err error) {
 	hm = &translate.HeaderModifier{}
+	hostSet := false
 	for _, d := range innermost(fs.scopes, "proxy_set_header") {
 		if len(d.Args) != 2 {
 			return nil, "", fmt.Errorf("proxy_set_header %q", d.Args)
@@ -71,8 +75,14 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 		name, val := d.Args[0], d.Args[1]
 		text, isText := readTextArg(val, fs.consts)
 		if strings.EqualFold(name, "host") {
+			hostSet = true
 			switch {
+			case val == hostVar:
+				if !fs.isHostVar() {
+					return nil, "", fmt.Errorf("proxy_set_header Host %s: its maps are not gwretry's (the client's Host, else $host, else the server's address)", hostVar)
+				}
 			case val == "$http_host":
+				return nil, "", fmt.Errorf("proxy_set_header Host $http_host: an HTTP/1.0 request without Host reaches the backend without one")
 			case val == "":
 				hm.Remove = append(hm.Remove, name)
 			case isText:
@@ -80,6 +90,9 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 			default:
 				return nil, "", fmt.Errorf("proxy_set_header Host %q", val)
 			}
+			continue
+		}
+		if isUpgradeHeader(d) {
 			continue
 		}
 		switch {
@@ -97,6 +110,9 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 			}
 			hm.Add = append(hm.Add, translate.Header{Name: name, Value: added})
 		}
+	}
+	if !hostSet {
+		return nil, "", fmt.Errorf("no proxy_set_header Host: nginx sends the upstream's name as Host")
 	}
 	if len(hm.Set)+len(hm.Add)+len(hm.Remove) == 0 {
 		hm = nil
@@ -143,10 +159,12 @@ func (fs filterScope) responseHeaders() *translate.HeaderModifier {
 	hm := &translate.HeaderModifier{}
 	hidden := map[string]string{}
 	var order []string
+	passed := passedHeaders(fs.scopes)
 	for _, d := range innermost(fs.scopes, "proxy_hide_header") {
 		// nginx writes its own Server and Date whatever the backend
-		// sent: hiding the backend's removes nothing.
-		if len(d.Args) == 1 && !nginxOwnHeader(d.Args[0]) {
+		// sent: hiding the backend's removes nothing; and
+		// proxy_pass_header of a name undoes its proxy_hide_header.
+		if len(d.Args) == 1 && !nginxOwnHeader(d.Args[0]) && !passed[strings.ToLower(d.Args[0])] {
 			n := strings.ToLower(d.Args[0])
 			if _, ok := hidden[n]; !ok {
 				order = append(order, n)
@@ -452,6 +470,11 @@ func (fs filterScope) mirrors(r *translate.Rule) ([]*translate.Mirror, error) {
 		}
 		if loc == nil {
 			return nil, fmt.Errorf("mirror %s: no location = %s in the server", d.Args[0], d.Args[0])
+		}
+		// nginx would act on the X-Accel-* headers of the mirror's
+		// response (an X-Accel-Redirect proxies again).
+		if err := checkIgnored([]crossplane.Directives{loc.Block, leaves(fs.server), fs.scopes[len(fs.scopes)-1]}); err != nil {
+			return nil, fmt.Errorf("mirror %s: %w", d.Args[0], err)
 		}
 		var up string
 		num, den := 1, 1

@@ -172,9 +172,22 @@ func TestJudgeCatchesTampering(t *testing.T) {
 		{name: "body limit back to 1m", from: "client_max_body_size 0;", to: "", count: -1, refused: true},
 		{name: "body limit of 10m", from: "client_max_body_size 0;", to: "client_max_body_size 10m;", count: 1, refused: true},
 		{name: "upstream keepalive", from: "upstream default_route_r0 {", to: "upstream default_route_r0 {\n keepalive 4;", count: 1},
+		// What the Gateway passes through (TestLivePassThrough).
+		{name: "X-Accel headers obeyed", from: "proxy_ignore_headers X-Accel-Redirect X-Accel-Expires X-Accel-Limit-Rate X-Accel-Buffering X-Accel-Charset;", to: "", count: 1, refused: true},
+		{name: "X-Accel-Redirect obeyed", from: "proxy_ignore_headers X-Accel-Redirect X-Accel-Expires", to: "proxy_ignore_headers X-Accel-Expires", count: 1, refused: true},
+		{name: "X-Pad stripped", from: "proxy_pass_header X-Pad;", to: "", count: 1, refused: true},
+		{name: "X-Accel-Charset stripped", from: "proxy_pass_header X-Accel-Charset;", to: "", count: -1, refused: true},
+		{name: "underscored names dropped", from: "underscores_in_headers on;", to: "", count: -1, refused: true},
+		{name: "invalid names dropped", from: "ignore_invalid_headers off;", to: "ignore_invalid_headers on;", count: 1, refused: true},
+		{name: "Upgrade not passed", from: "proxy_set_header Upgrade $http_upgrade;", to: "", count: 1, refused: true},
+		{name: "Connection close", from: "proxy_set_header Connection $gw_connection_upgrade;", to: "", count: 1, refused: true},
+		{name: "upgrade map closes", from: "default upgrade;", to: "default close;", count: 1, refused: true},
+		{name: "Host as sent only", from: "proxy_set_header Host $gw_host;", to: "proxy_set_header Host $http_host;", count: 1, refused: true},
+		{name: "Host not set", from: "proxy_set_header Host $gw_host;", to: "", count: 1, refused: true},
+		{name: "Host map without port", from: "default $server_addr:$server_port;", to: "default $server_addr;", count: 1, refused: true},
 		{name: "0s timer below the range", from: "proxy_read_timeout 100000h;", to: "proxy_read_timeout 99999h;", count: -1},
 		{name: "0s timer at the default", from: "proxy_connect_timeout 100000h;", to: "", count: -1},
-		{name: "dead rule proxies", from: "return 500;", to: "proxy_pass http://default_route_r0;", count: 1},
+		{name: "dead rule proxies", from: "return 500;", to: "proxy_pass http://default_route_r0;", count: 1, refused: true},
 		{name: "opt-in removed", optIn: true, from: "invalid_header http_503 non_idempotent;", to: "invalid_header http_503;", count: 1},
 		{name: "backoff claimed", finding: translate.FeatureRetryBackoff, rule: 0},
 		{name: "any-method codes claimed", finding: translate.FeatureRetryCodes, rule: 1},
@@ -361,6 +374,71 @@ func TestJudgeCatchesFilterTampering(t *testing.T) {
 				}
 				t.Log(errs[0])
 			})
+		}
+	}
+}
+
+// TestPassHeaderUndoesHide: a rule that removes or sets a header nginx
+// strips by default gets no proxy_pass_header of it (nginx would pass it
+// despite the rule's proxy_hide_header), the others still pass, and the
+// judge reads a proxy_pass_header added back as undoing the removal.
+func TestPassHeaderUndoesHide(t *testing.T) {
+	r := rule(0, nil, translate.Timeouts{})
+	r.Filters.ResponseHeaders = &translate.HeaderModifier{Remove: []string{"x-accel-redirect"}, Set: []translate.Header{{Name: "X-Pad", Value: "p"}}}
+	m := model("", []*translate.Rule{r})
+	b := New()
+	opts := translate.Options{Version: "1.24"}
+	out, err := b.Generate(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(out.Files[0].Data)
+	for _, n := range strippedHeaders {
+		want := n != "X-Accel-Redirect" && n != "X-Pad"
+		if got := strings.Contains(conf, "proxy_pass_header "+n+";"); got != want {
+			t.Errorf("proxy_pass_header %s written: %v, want %v", n, got, want)
+		}
+	}
+	for _, f := range out.Findings {
+		if f.Feature == translate.FeatureResponseHeaderModifier && f.Status != translate.Honoured {
+			t.Fatalf("response header finding: %+v", f)
+		}
+	}
+	if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
+		t.Fatalf("untampered: %v", errs)
+	}
+	for _, n := range []string{"X-Accel-Redirect", "X-Pad"} {
+		tampered := *out
+		tampered.Files = []translate.File{{Path: out.Files[0].Path, Data: []byte(strings.Replace(conf, "proxy_pass_header X-Accel-Expires;", "proxy_pass_header X-Accel-Expires;\nproxy_pass_header "+n+";", 1))}}
+		if errs := claimErrors(t, b, m, opts, &tampered); len(errs) == 0 {
+			t.Errorf("a proxy_pass_header %s that undoes the rule's filter was not caught", n)
+		}
+	}
+}
+
+// TestJudgeMirrorIgnoresXAccel: a mirror location where nginx would act on
+// the X-Accel-* headers of the mirror's response (an X-Accel-Redirect
+// proxies the request again) is refused.
+func TestJudgeMirrorIgnoresXAccel(t *testing.T) {
+	for layout, b := range layouts(t) {
+		m := filterModel(18080, translate.Endpoint{Host: "127.0.0.1", Port: 18081}, translate.Endpoint{Host: "127.0.0.1", Port: 18082})
+		opts := translate.Options{Version: "1.24"}
+		out, err := b.Generate(m, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf := string(out.Files[0].Data)
+		mirror := strings.Index(conf, "location = /_gwretry_mirror_")
+		ignore := "proxy_ignore_headers " + strings.Join(ignoredHeaders, " ") + ";"
+		i := strings.Index(conf[mirror:], ignore)
+		if mirror < 0 || i < 0 || strings.Contains(conf[mirror:mirror+i], "}") {
+			t.Fatalf("%s: no %s in the first mirror location:\n%s", layout, ignore, conf)
+		}
+		out.Files[0].Data = []byte(conf[:mirror+i] + conf[mirror+i+len(ignore):])
+		if _, err := b.Observe(m, opts, out.Files); err == nil {
+			t.Errorf("%s: the judge accepted a mirror location without %s", layout, ignore)
+		} else {
+			t.Log(err)
 		}
 	}
 }

@@ -23,9 +23,10 @@ type condition struct {
 	Regex string
 }
 
-// headerVarRE is the header names nginx exposes exactly as $http_<name>:
-// nginx lower-cases names and turns '-' into '_', and ignores request headers
-// with '_' (or '.') by default, so such names cannot be matched.
+// headerVarRE is the header names nginx exposes as $http_<name>: nginx
+// lower-cases names and turns '-' into '_', so $http_x_y holds X-Y and
+// X_Y alike (the servers accept both: acceptedHeaderNames), and a
+// variable name has no '.': a name with '_' or '.' cannot be matched.
 var headerVarRE = regexp.MustCompile(`^[a-z0-9-]+$`)
 
 // conditions returns the conditions that together (AND) select the requests

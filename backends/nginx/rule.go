@@ -77,6 +77,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options, matches rule
 		directive("proxy_http_version", "1.1"),
 	}
 	loc = append(loc, fp.Headers...)
+	loc = append(loc, fp.Pass...)
 	if retrying {
 		next := []string{"error", "timeout", "invalid_header"}
 		for _, c := range supported {
@@ -303,9 +304,10 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 				add(f, report.Decide(report.ReasonTimeoutDisabled).Set(timersFact(noTimeout)),
 					"backendRequest is 0s: proxy_connect/send/read_timeout set to %s, longer than any Gateway API duration (nginx cannot turn them off)", noTimeout)
 			} else {
-				add(f, configured.Set(timersFact(nginxDuration(t.BackendRequest))).With(tryCutCaveats(t.BackendRequest)...),
-					"proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them before the response headers arrive answers 504 (unless it is retried); one cut after them answers no 504: %s",
-					nginxDuration(t.BackendRequest), idleText(t.BackendRequest), cutAfterHeaders)
+				arg := nginxDuration(t.BackendRequest)
+				add(f, configured.Set(timersFact(arg)).With(append(tryCutCaveats(t.BackendRequest), upgradedCaveat(arg))...),
+					"proxy_connect_timeout, proxy_send_timeout and proxy_read_timeout %s; %s; a try cut by them before the response headers arrive answers 504 (unless it is retried); one cut after them answers no 504: %s; %s",
+					arg, idleText(t.BackendRequest), cutAfterHeaders, upgradedText(arg))
 			}
 		case translate.FeatureRequestTimeout:
 			add(f, requestDecision(t, retrying), "%s", requestText(t, retrying))
@@ -399,7 +401,7 @@ func requestDecision(t translate.Timeouts, retrying bool) report.Decision {
 	}
 	if t.BackendRequest == nil {
 		facts = append(facts, timersFact(arg))
-		cs = append(cs, report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders))
+		cs = append(cs, report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders), upgradedCaveat(arg))
 	}
 	return report.Decide(report.ReasonConfigured).Set(strings.Join(facts, ", ")).With(cs...)
 }
@@ -417,7 +419,7 @@ func requestText(t translate.Timeouts, retrying bool) string {
 		parts = append(parts, fmt.Sprintf("proxy_next_upstream_timeout %s stops new retries once %s have passed, but a try started before runs past it and no 504 is sent at the deadline", d, d))
 	}
 	if t.BackendRequest == nil {
-		parts = append(parts, fmt.Sprintf("the proxy connect/send/read timers are set to %s, so a backend silent for %s before its response headers gets a 504; one silent that long after them gets no 504: %s; a response that keeps arriving is never cut", d, d, cutAfterHeaders))
+		parts = append(parts, fmt.Sprintf("the proxy connect/send/read timers are set to %s, so a backend silent for %s before its response headers gets a 504; one silent that long after them gets no 504: %s; a response that keeps arriving is never cut", d, d, cutAfterHeaders), upgradedText(d))
 	} else if t.BackendRequest.IsZero() {
 		parts = append(parts, "and tries are not bounded either (backendRequest is 0s)")
 	} else {
@@ -431,6 +433,20 @@ func requestText(t translate.Timeouts, retrying bool) string {
 // status line and headers, so it can neither retry nor answer 504 (proven
 // live by TestLiveCutAfterHeaders).
 const cutAfterHeaders = "the client gets the status and headers already sent and a truncated body, then nginx closes the connection"
+
+// upgradedCaveat is the caveat upgradedText says in words.
+func upgradedCaveat(arg string) report.Caveat {
+	return report.NewCaveat(report.CaveatUpgradedConnectionIdle, "timeout", arg)
+}
+
+// upgradedText says what the proxy timers set to arg do to an upgraded
+// connection (ngx_http_upstream_process_upgraded; proven live by
+// TestLivePassThrough): every event, either way, re-arms the wait for the
+// backend's next bytes with proxy_read_timeout, and proxy_send_timeout
+// times only a write to the backend that blocks.
+func upgradedText(arg string) string {
+	return fmt.Sprintf("an upgraded (WebSocket) connection of the rule is timed by the same proxy_read_timeout: nginx closes it once no data has passed either way for %s (proxy_send_timeout times a write to the backend that blocks, send_timeout one to the client)", arg)
+}
 
 // idleCaveats are the caveats idleText says in words.
 func idleCaveats(d *translate.Duration) []report.Caveat {
