@@ -31,6 +31,7 @@ const (
 	CaveatSourceOnly            Reason = "SourceOnly"
 	CaveatNoRuleTakesIt         Reason = "NoRuleTakesIt"
 	CaveatHeaderInSeveralLists  Reason = "HeaderInSeveralLists"
+	CaveatHeadersHandledByProxy Reason = "HeadersHandledByProxy"
 	CaveatMirrorShareRounded    Reason = "MirrorShareRounded"
 	CaveatPolicyConflict        Reason = "PolicyConflict"
 )
@@ -105,6 +106,8 @@ func caveats() []Entry {
 			Text: "no rule served on the Gateway's listeners forwards to a backend without its own setting: the value applies to none"},
 		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
 			Text: "{headers} is named in more than one of set, add and remove: they are not applied in the Gateway API's order"},
+		{Reason: CaveatHeadersHandledByProxy, Params: []string{"headers"},
+			Text: "the data plane writes, drops or handles {headers} itself, so changing them does not act as the Gateway API defines"},
 		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "rounded"},
 			Text: "the mirrored share {share} is rounded to {rounded}, the nearest the data plane can write"},
 		{Reason: CaveatPolicyConflict,
