@@ -150,6 +150,24 @@ func TestDecisions(t *testing.T) {
 				"http-request del-header x-a; http-request set-header X-A, X-B, x-b; http-request add-header X-A",
 				[]report.Caveat{report.NewCaveat(report.CaveatHeaderRulesUndoEachOther, "headers", "X-A, x-b")}},
 		}},
+		{"headers HAProxy writes itself", func() []*translate.Rule {
+			conn, framing, both := rule(0, nil, translate.Timeouts{}), rule(1, nil, translate.Timeouts{}), rule(2, nil, translate.Timeouts{})
+			conn.Filters.RequestHeaders = &translate.HeaderModifier{Set: []translate.Header{{Name: "Connection", Value: "keep-alive"}, {Name: "X-A", Value: "1"}}}
+			framing.Filters.RequestHeaders = &translate.HeaderModifier{Remove: []string{"Content-Length"}}
+			both.Filters.RequestHeaders = &translate.HeaderModifier{Add: []translate.Header{{Name: "Transfer-Encoding", Value: "gzip"}}, Remove: []string{"connection"}}
+			resp := rule(3, nil, translate.Timeouts{})
+			resp.Filters.ResponseHeaders = &translate.HeaderModifier{Set: []translate.Header{{Name: "Connection", Value: "close"}}}
+			return []*translate.Rule{conn, framing, both, resp}
+		}(), translate.Options{Version: "2.6"}, []decision{
+			{0, translate.FeatureRequestHeaderModifier, report.ReasonConfigured, nil, "http-request set-header Connection, X-A",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "connection")}},
+			{1, translate.FeatureRequestHeaderModifier, report.ReasonConfigured, nil, "http-request del-header Content-Length",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "content-length")}},
+			{2, translate.FeatureRequestHeaderModifier, report.ReasonConfigured, nil, "http-request del-header connection; http-request add-header Transfer-Encoding",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "connection, transfer-encoding")}},
+			{3, translate.FeatureResponseHeaderModifier, report.ReasonConfigured, nil, "http-after-response set-header Connection",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "connection")}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
