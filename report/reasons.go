@@ -2,39 +2,40 @@ package report
 
 // Shared reasons and caveats (docs/report.md explains each).
 const (
-	ReasonConfigured             Reason = "Configured"
-	ReasonRetriesDisabled        Reason = "RetriesDisabled"
-	ReasonTimeoutDisabled        Reason = "TimeoutDisabled"
-	ReasonAnswers500             Reason = "Answers500"
-	ReasonRuleForwardsNothing    Reason = "RuleForwardsNothing"
-	ReasonNotTranslated          Reason = "NotTranslated"
-	ReasonNotExpressible         Reason = "NotExpressible"
-	ReasonNoBackoff              Reason = "NoBackoff"
-	ReasonCodesNotRetryable      Reason = "CodesNotRetryable"
-	ReasonListenerNotGenerated   Reason = "ListenerNotGenerated"
-	ReasonRuleNotTranslated      Reason = "RuleNotTranslated"
-	ReasonPolicyBlocked          Reason = "PolicyBlocked"
-	ReasonMeshAttachmentOnly     Reason = "MeshAttachmentOnly"
-	ReasonGatewayAttachmentOnly  Reason = "GatewayAttachmentOnly"
-	ReasonRoutesNotServed        Reason = "RoutesNotServed"
-	ReasonNoProxyConnections     Reason = "NoProxyConnections"
-	CaveatNonIdempotentExempt    Reason = "NonIdempotentExempt"
-	CaveatBodyBufferLimit        Reason = "BodyBufferLimit"
-	CaveatAttemptsClamped        Reason = "AttemptsClamped"
-	CaveatDefaultRouteTimeout    Reason = "DefaultRouteTimeout"
-	CaveatIdleTimer              Reason = "IdleTimer"
-	CaveatNoAnswerAfterHeaders   Reason = "NoAnswerAfterHeaders"
-	CaveatCodesNotRetried        Reason = "CodesNotRetried"
-	CaveatNoTotalRequestTimeout  Reason = "NoTotalRequestTimeout"
-	CaveatFullJitterBackoff      Reason = "FullJitterBackoff"
-	CaveatTimeoutClamped         Reason = "TimeoutClamped"
-	CaveatSourceOnly             Reason = "SourceOnly"
-	CaveatNoRuleTakesIt          Reason = "NoRuleTakesIt"
-	CaveatHeaderInSeveralLists   Reason = "HeaderInSeveralLists"
-	CaveatHeadersHandledByProxy  Reason = "HeadersHandledByProxy"
-	CaveatMirrorShareRounded     Reason = "MirrorShareRounded"
-	CaveatPolicyConflict         Reason = "PolicyConflict"
-	CaveatInterimResponseIsFinal Reason = "InterimResponseIsFinal"
+	ReasonConfigured                  Reason = "Configured"
+	ReasonRetriesDisabled             Reason = "RetriesDisabled"
+	ReasonTimeoutDisabled             Reason = "TimeoutDisabled"
+	ReasonAnswers500                  Reason = "Answers500"
+	ReasonRuleForwardsNothing         Reason = "RuleForwardsNothing"
+	ReasonNotTranslated               Reason = "NotTranslated"
+	ReasonNotExpressible              Reason = "NotExpressible"
+	ReasonNoBackoff                   Reason = "NoBackoff"
+	ReasonCodesNotRetryable           Reason = "CodesNotRetryable"
+	ReasonListenerNotGenerated        Reason = "ListenerNotGenerated"
+	ReasonRuleNotTranslated           Reason = "RuleNotTranslated"
+	ReasonPolicyBlocked               Reason = "PolicyBlocked"
+	ReasonMeshAttachmentOnly          Reason = "MeshAttachmentOnly"
+	ReasonGatewayAttachmentOnly       Reason = "GatewayAttachmentOnly"
+	ReasonRoutesNotServed             Reason = "RoutesNotServed"
+	ReasonNoProxyConnections          Reason = "NoProxyConnections"
+	CaveatNonIdempotentExempt         Reason = "NonIdempotentExempt"
+	CaveatBodyBufferLimit             Reason = "BodyBufferLimit"
+	CaveatAttemptsClamped             Reason = "AttemptsClamped"
+	CaveatDefaultRouteTimeout         Reason = "DefaultRouteTimeout"
+	CaveatIdleTimer                   Reason = "IdleTimer"
+	CaveatNoAnswerAfterHeaders        Reason = "NoAnswerAfterHeaders"
+	CaveatCodesNotRetried             Reason = "CodesNotRetried"
+	CaveatNoTotalRequestTimeout       Reason = "NoTotalRequestTimeout"
+	CaveatFullJitterBackoff           Reason = "FullJitterBackoff"
+	CaveatTimeoutClamped              Reason = "TimeoutClamped"
+	CaveatSourceOnly                  Reason = "SourceOnly"
+	CaveatNoRuleTakesIt               Reason = "NoRuleTakesIt"
+	CaveatHeaderInSeveralLists        Reason = "HeaderInSeveralLists"
+	CaveatHeadersHandledByProxy       Reason = "HeadersHandledByProxy"
+	CaveatMirrorShareRounded          Reason = "MirrorShareRounded"
+	CaveatPolicyConflict              Reason = "PolicyConflict"
+	CaveatInterimResponseIsFinal      Reason = "InterimResponseIsFinal"
+	CaveatServerTimerRunsDuringUpload Reason = "ServerTimerRunsDuringUpload"
 )
 
 // findingReasons are the finding reasons every target may give.
@@ -115,6 +116,8 @@ func caveats() []Entry {
 			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
 		{Reason: CaveatInterimResponseIsFinal, Params: []string{"version"},
 			Text: "version {version} takes a backend's 1xx (103, 100) as the final response: a listed code after it is not retried"},
+		{Reason: CaveatServerTimerRunsDuringUpload, Params: []string{"version"},
+			Text: "version {version} also times the backend while the client still sends its body: a stalled upload gets 504"},
 		{Reason: CaveatSourceOnly,
 			Text: "the claim rests on the project's documentation and source: gwretry's tests do not run this data plane"},
 	}

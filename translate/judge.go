@@ -167,12 +167,14 @@ func checkClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 
 // runtimeCaveats are the caveats that say how a data plane configured
 // exactly as the Gateway API defines still acts otherwise on some traffic
-// (a backend's 1xx taken as the final response): they change nothing in
-// the configuration a judge reads back, so a finding approximated by them
-// alone is still checked as an honoured one is. HeadersHandledByProxy is
+// (a backend's 1xx taken as the final response, a server timer that also
+// runs during an upload): they change nothing in the configuration a judge
+// reads back, so a finding approximated by them alone is still checked as
+// an honoured one is. HeadersHandledByProxy is
 // not one: Traefik's judge reads a hop-by-hop header as not set at all.
 var runtimeCaveats = map[report.Reason]bool{
-	report.CaveatInterimResponseIsFinal: true,
+	report.CaveatInterimResponseIsFinal:      true,
+	report.CaveatServerTimerRunsDuringUpload: true,
 }
 
 // Checked reports whether Run compares finding f with what the judge reads

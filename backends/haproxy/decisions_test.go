@@ -216,6 +216,40 @@ func TestConnectionDecisions(t *testing.T) {
 	}
 }
 
+// TestServerTimeoutDecisionByVersion: serverTimeout is approximated with
+// ServerTimerRunsDuringUpload{version} on the versions that time the
+// server during an upload (2.6), honoured on the others.
+func TestServerTimeoutDecisionByVersion(t *testing.T) {
+	for _, vs := range supportTable() {
+		res, err := translate.Run(testmodel.ConnectionTimeouts(t), []translate.Target{{Backend: New(), Version: vs.Version}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []report.Caveat
+		if vs.ServerTimeoutDuringUpload {
+			want = []report.Caveat{report.NewCaveat(report.CaveatServerTimerRunsDuringUpload, "version", vs.Version)}
+		}
+		n := 0
+		for _, f := range res.Report.Findings {
+			if f.Feature == translate.FeatureConnServerTimeout && f.Reason == report.ReasonConfigured {
+				n++
+				decision{feature: f.Feature, reason: report.ReasonConfigured, configured: f.Configured, caveats: want}.check(t, f)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no configured serverTimeout finding", vs.Version)
+		}
+	}
+	if vs, _ := lookupVersion("2.6"); !vs.ServerTimeoutDuringUpload {
+		t.Error("2.6 times the server during an upload (seen live with 2.6.12)")
+	}
+	for _, v := range []string{"2.8", "3.0", "3.1", "3.2"} {
+		if vs, _ := lookupVersion(v); vs.ServerTimeoutDuringUpload {
+			t.Errorf("%s does not time the server during an upload (haproxy/haproxy f4b89f162, 2.8-dev5)", v)
+		}
+	}
+}
+
 // caveatOf returns f's caveat of reason r.
 func caveatOf(f translate.Finding, r report.Reason) (report.Caveat, bool) {
 	for _, c := range f.Caveats {
