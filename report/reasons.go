@@ -2,37 +2,40 @@ package report
 
 // Shared reasons and caveats (docs/report.md explains each).
 const (
-	ReasonConfigured            Reason = "Configured"
-	ReasonRetriesDisabled       Reason = "RetriesDisabled"
-	ReasonTimeoutDisabled       Reason = "TimeoutDisabled"
-	ReasonAnswers500            Reason = "Answers500"
-	ReasonRuleForwardsNothing   Reason = "RuleForwardsNothing"
-	ReasonNotTranslated         Reason = "NotTranslated"
-	ReasonNotExpressible        Reason = "NotExpressible"
-	ReasonNoBackoff             Reason = "NoBackoff"
-	ReasonCodesNotRetryable     Reason = "CodesNotRetryable"
-	ReasonListenerNotGenerated  Reason = "ListenerNotGenerated"
-	ReasonRuleNotTranslated     Reason = "RuleNotTranslated"
-	ReasonPolicyBlocked         Reason = "PolicyBlocked"
-	ReasonMeshAttachmentOnly    Reason = "MeshAttachmentOnly"
-	ReasonGatewayAttachmentOnly Reason = "GatewayAttachmentOnly"
-	ReasonRoutesNotServed       Reason = "RoutesNotServed"
-	ReasonNoProxyConnections    Reason = "NoProxyConnections"
-	CaveatNonIdempotentExempt   Reason = "NonIdempotentExempt"
-	CaveatBodyBufferLimit       Reason = "BodyBufferLimit"
-	CaveatAttemptsClamped       Reason = "AttemptsClamped"
-	CaveatDefaultRouteTimeout   Reason = "DefaultRouteTimeout"
-	CaveatIdleTimer             Reason = "IdleTimer"
-	CaveatNoAnswerAfterHeaders  Reason = "NoAnswerAfterHeaders"
-	CaveatCodesNotRetried       Reason = "CodesNotRetried"
-	CaveatNoTotalRequestTimeout Reason = "NoTotalRequestTimeout"
-	CaveatFullJitterBackoff     Reason = "FullJitterBackoff"
-	CaveatTimeoutClamped        Reason = "TimeoutClamped"
-	CaveatSourceOnly            Reason = "SourceOnly"
-	CaveatNoRuleTakesIt         Reason = "NoRuleTakesIt"
-	CaveatHeaderInSeveralLists  Reason = "HeaderInSeveralLists"
-	CaveatMirrorShareRounded    Reason = "MirrorShareRounded"
-	CaveatPolicyConflict        Reason = "PolicyConflict"
+	ReasonConfigured                  Reason = "Configured"
+	ReasonRetriesDisabled             Reason = "RetriesDisabled"
+	ReasonTimeoutDisabled             Reason = "TimeoutDisabled"
+	ReasonAnswers500                  Reason = "Answers500"
+	ReasonRuleForwardsNothing         Reason = "RuleForwardsNothing"
+	ReasonNotTranslated               Reason = "NotTranslated"
+	ReasonNotExpressible              Reason = "NotExpressible"
+	ReasonNoBackoff                   Reason = "NoBackoff"
+	ReasonCodesNotRetryable           Reason = "CodesNotRetryable"
+	ReasonListenerNotGenerated        Reason = "ListenerNotGenerated"
+	ReasonRuleNotTranslated           Reason = "RuleNotTranslated"
+	ReasonPolicyBlocked               Reason = "PolicyBlocked"
+	ReasonMeshAttachmentOnly          Reason = "MeshAttachmentOnly"
+	ReasonGatewayAttachmentOnly       Reason = "GatewayAttachmentOnly"
+	ReasonRoutesNotServed             Reason = "RoutesNotServed"
+	ReasonNoProxyConnections          Reason = "NoProxyConnections"
+	CaveatNonIdempotentExempt         Reason = "NonIdempotentExempt"
+	CaveatBodyBufferLimit             Reason = "BodyBufferLimit"
+	CaveatAttemptsClamped             Reason = "AttemptsClamped"
+	CaveatDefaultRouteTimeout         Reason = "DefaultRouteTimeout"
+	CaveatIdleTimer                   Reason = "IdleTimer"
+	CaveatNoAnswerAfterHeaders        Reason = "NoAnswerAfterHeaders"
+	CaveatCodesNotRetried             Reason = "CodesNotRetried"
+	CaveatNoTotalRequestTimeout       Reason = "NoTotalRequestTimeout"
+	CaveatFullJitterBackoff           Reason = "FullJitterBackoff"
+	CaveatTimeoutClamped              Reason = "TimeoutClamped"
+	CaveatSourceOnly                  Reason = "SourceOnly"
+	CaveatNoRuleTakesIt               Reason = "NoRuleTakesIt"
+	CaveatHeaderInSeveralLists        Reason = "HeaderInSeveralLists"
+	CaveatHeadersHandledByProxy       Reason = "HeadersHandledByProxy"
+	CaveatMirrorShareRounded          Reason = "MirrorShareRounded"
+	CaveatPolicyConflict              Reason = "PolicyConflict"
+	CaveatInterimResponseIsFinal      Reason = "InterimResponseIsFinal"
+	CaveatServerTimerRunsDuringUpload Reason = "ServerTimerRunsDuringUpload"
 )
 
 // CaveatUpgradedConnectionIdle: a timeout's timer also ends upgraded
@@ -109,10 +112,16 @@ func caveats() []Entry {
 			Text: "no rule served on the Gateway's listeners forwards to a backend without its own setting: the value applies to none"},
 		{Reason: CaveatHeaderInSeveralLists, Params: []string{"headers"},
 			Text: "{headers} is named in more than one of set, add and remove: they are not applied in the Gateway API's order"},
+		{Reason: CaveatHeadersHandledByProxy, Params: []string{"headers"},
+			Text: "the data plane writes, drops or handles {headers} itself, so changing them does not act as the Gateway API defines"},
 		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "rounded"},
 			Text: "the mirrored share {share} is rounded to {rounded}, the nearest the data plane can write"},
 		{Reason: CaveatPolicyConflict,
 			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
+		{Reason: CaveatInterimResponseIsFinal, Params: []string{"version"},
+			Text: "version {version} takes a backend's 1xx (103, 100) as the final response: a listed code after it is not retried"},
+		{Reason: CaveatServerTimerRunsDuringUpload, Params: []string{"version"},
+			Text: "version {version} also times the backend while the client still sends its body: a stalled upload gets 504"},
 		{Reason: CaveatUpgradedConnectionIdle, Params: []string{"timeout"},
 			Text: "the timer also ends an upgraded (WebSocket) connection once no data has passed either way for {timeout}"},
 		{Reason: CaveatSourceOnly,

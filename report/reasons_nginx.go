@@ -13,7 +13,6 @@ const (
 	CaveatRoundedUp                      Reason = "RoundedUp"
 	CaveatClientHeaderDropped            Reason = "ClientHeaderDropped"
 	CaveatRepeatedHeaderFirstLineOnly    Reason = "RepeatedHeaderFirstLineOnly"
-	CaveatHeadersHandledByProxy          Reason = "HeadersHandledByProxy"
 	CaveatLongestPrefixReplaced          Reason = "LongestPrefixReplaced"
 	CaveatMirrorGetsClientPath           Reason = "MirrorGetsClientPath"
 	CaveatHostNotCheckedAgainstSNI       Reason = "HostNotCheckedAgainstSNI"
@@ -51,8 +50,6 @@ func nginxReasons() []Entry {
 			Text: "the data plane cannot read the client's {headers} header ('_' or '.' in the name), so add replaces its value"},
 		{Reason: CaveatRepeatedHeaderFirstLineOnly, Params: []string{"headers", "version", "fixedIn"},
 			Text: "version {version} keeps only the first line of {headers} sent on several lines ({fixedIn} joins them)"},
-		{Reason: CaveatHeadersHandledByProxy, Params: []string{"headers"},
-			Text: "the data plane writes or handles {headers} itself, so changing them does not act as the Gateway API defines"},
 		{Reason: CaveatLongestPrefixReplaced,
 			Text: "with nested prefixes, the longest that fits the path is replaced, not always the one of the match that selected it"},
 		{Reason: CaveatMirrorGetsClientPath,

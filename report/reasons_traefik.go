@@ -22,8 +22,6 @@ const (
 	CaveatHeaderAddReplaces           Reason = "HeaderAddReplaces"
 	CaveatHostHeaderIsRequestHost     Reason = "HostHeaderIsRequestHost"
 	CaveatForwardedForAppended        Reason = "ForwardedForAppended"
-	CaveatHopByHopHeaderDropped       Reason = "HopByHopHeaderDropped"
-	CaveatServerManagedHeader         Reason = "ServerManagedHeader"
 	CaveatReplacedPathHeaderDeleted   Reason = "ReplacedPathHeaderDeleted"
 	CaveatRedirectStatusByMethod      Reason = "RedirectStatusByMethod"
 	CaveatHostRewrittenTwice          Reason = "HostRewrittenTwice"
@@ -83,10 +81,6 @@ func traefikReasons() []Entry {
 			Text: "Host is the request's host: a set replaces it as a hostname rewrite does, and a remove does nothing"},
 		{Reason: CaveatForwardedForAppended,
 			Text: "the proxy appends the client's address to the X-Forwarded-For value set"},
-		{Reason: CaveatHopByHopHeaderDropped, Params: []string{"headers"},
-			Text: "{headers} are hop-by-hop headers the proxy removes before the request reaches the backend"},
-		{Reason: CaveatServerManagedHeader, Params: []string{"headers"},
-			Text: "{headers} are managed by the HTTP server when it writes the response"},
 		{Reason: CaveatReplacedPathHeaderDeleted, Params: []string{"header"},
 			Text: "the path rewrite deletes any {header} header the client sent"},
 		{Reason: CaveatRedirectStatusByMethod, Params: []string{"status", "get", "other"},

@@ -478,12 +478,12 @@ type ConnectionJudge interface {
 	ObserveConnections(m *Model, opts Options, files []File) (map[string]map[Feature][]time.Duration, error)
 }
 
-// checkConnectionClaims compares every honoured connection.* finding with
+// checkConnectionClaims compares every connection.* finding Checked names with
 // what the backend's ConnectionJudge read back.
 func checkConnectionClaims(b Backend, m *Model, opts Options, out *Output) error {
 	var claims []Finding
 	for _, f := range out.Findings {
-		if f.Gateway != "" && f.Status == Honoured {
+		if f.Gateway != "" && Checked(f) {
 			claims = append(claims, f)
 		}
 	}
@@ -492,7 +492,7 @@ func checkConnectionClaims(b Backend, m *Model, opts Options, out *Output) error
 	}
 	j, ok := b.(ConnectionJudge)
 	if !ok {
-		return fmt.Errorf("claims %s of Gateway %s honoured, but has no judge that reads connection timeouts back", claims[0].Feature, claims[0].Gateway)
+		return fmt.Errorf("claims %s of Gateway %s %s, but has no judge that reads connection timeouts back", claims[0].Feature, claims[0].Gateway, claims[0].Status)
 	}
 	observed, err := j.ObserveConnections(m, opts, out.Files)
 	if err != nil {
@@ -510,11 +510,11 @@ func checkConnectionClaims(b Backend, m *Model, opts Options, out *Output) error
 		}
 		got := observed[f.Gateway][f.Feature]
 		if len(got) == 0 {
-			msgs = append(msgs, fmt.Sprintf("Gateway %s: %s is claimed honoured, but the configuration sets it nowhere", f.Gateway, f.Feature))
+			msgs = append(msgs, fmt.Sprintf("Gateway %s: %s is claimed %s, but the configuration sets it nowhere", f.Gateway, f.Feature, f.Status))
 		}
 		for _, v := range got {
 			if v != want.Value {
-				msgs = append(msgs, fmt.Sprintf("Gateway %s: %s is claimed honoured (%s), but the configuration sets %s", f.Gateway, f.Feature, want.Value, v))
+				msgs = append(msgs, fmt.Sprintf("Gateway %s: %s is claimed %s (%s), but the configuration sets %s", f.Gateway, f.Feature, f.Status, want.Value, v))
 				break
 			}
 		}

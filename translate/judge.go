@@ -5,12 +5,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // Judge reads a backend's generated configuration back and says what the
 // data plane will do with each rule's requests. It is the check on the
-// report: Run compares every honoured finding with what the judge derived
-// from the files, not with what the code that wrote them meant to write.
+// report: Run compares every honoured finding (and every approximated one
+// that Checked names) with what the judge derived from the files, not with
+// what the code that wrote them meant to write.
 //
 // A judge must read the files as the data plane does (crossplane's parse
 // tree, config-parser's sections, the Envoy protos, the Traefik structs) and
@@ -129,8 +132,9 @@ type Behaviour struct {
 	Filters Filters
 }
 
-// CheckClaims compares every honoured finding of rule r with what the data
-// plane does (observed, by method class). It returns one error per claim
+// CheckClaims compares every finding of rule r that Checked names (the
+// honoured ones, and those approximated only by runtime caveats) with what
+// the data plane does (observed, by method class). It returns one error per claim
 // that the configuration contradicts, naming both sides.
 // A listener.https claim needs the model's certificates, which only Run
 // knows: CheckClaims treats the rule as served on no HTTPS host.
@@ -143,22 +147,56 @@ func CheckClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 func checkClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour, wantTLS map[string]Certificate) []error {
 	var errs []error
 	for _, f := range findings {
-		if f.Status != Honoured || f.Route != r.Route || f.Rule != r.Index {
+		if !Checked(f) || f.Route != r.Route || f.Rule != r.Index {
 			continue
 		}
 		for _, c := range r.MethodClasses() {
 			b, ok := observed[c]
 			if !ok {
-				errs = append(errs, fmt.Errorf("%s rule %d: %s is claimed honoured, but the configuration says nothing about %s requests", r.Route, r.Index, f.Feature, c))
+				errs = append(errs, fmt.Errorf("%s rule %d: %s is claimed %s, but the configuration says nothing about %s requests", r.Route, r.Index, f.Feature, f.Status, c))
 				continue
 			}
 			if why := contradiction(r, f.Feature, b, wantTLS); why != "" {
-				errs = append(errs, fmt.Errorf("%s rule %d (%s requests): the report says %s is honoured (%q), but the configuration %s",
-					r.Route, r.Index, c, f.Feature, f.Message, why))
+				errs = append(errs, fmt.Errorf("%s rule %d (%s requests): the report says %s is %s (%q), but the configuration %s",
+					r.Route, r.Index, c, f.Feature, f.Status, f.Message, why))
 			}
 		}
 	}
 	return errs
+}
+
+// runtimeCaveats are the caveats that say how a data plane configured
+// exactly as the Gateway API defines still acts otherwise on some traffic
+// (a backend's 1xx taken as the final response, a server timer that also
+// runs during an upload): they change nothing in the configuration a judge
+// reads back, so a finding approximated by them alone is still checked as
+// an honoured one is. HeadersHandledByProxy is
+// not one: Traefik's judge reads a hop-by-hop header as not set at all.
+var runtimeCaveats = map[report.Reason]bool{
+	report.CaveatInterimResponseIsFinal:      true,
+	report.CaveatServerTimerRunsDuringUpload: true,
+}
+
+// Checked reports whether Run compares finding f with what the judge reads
+// back from the files: every honoured finding, and every approximated one
+// whose caveats are all runtimeCaveats (and whose reason is honoured
+// without them).
+func Checked(f Finding) bool {
+	switch f.Status {
+	case Honoured:
+		return true
+	case Approximated:
+		if e, ok := report.Lookup(f.Reason); !ok || e.Status != Honoured || len(f.Caveats) == 0 {
+			return false
+		}
+		for _, c := range f.Caveats {
+			if !runtimeCaveats[c.Reason] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // contradiction returns why behaviour b does not honour feature f of rule
@@ -311,7 +349,7 @@ func tryTimer(be *Duration, b Behaviour) string {
 }
 
 // observeChecked runs a backend's judge over its own output, checks every
-// honoured finding against it (the rules in the target's scope) and returns what
+// finding Checked names against it (the rules in the target's scope) and returns what
 // it observed.
 func observeChecked(j Judge, m *Model, opts Options, out *Output, scope Scope) (map[string]map[MethodClass]Behaviour, error) {
 	observed, err := j.Observe(m, opts, out.Files)

@@ -96,8 +96,9 @@ func (d *document) setBackendConn(s sectionRef, p connPlan) {
 // connFindings are the connection.* findings: HAProxy has every setting
 // the OpenShift router uses, but only those a live test sees at work
 // (TestLiveConnectionTimeouts*) are honoured: clientTimeout, serverTimeout
-// and tunnelTimeout.
-func connFindings(m *translate.Model) []translate.Finding {
+// and tunnelTimeout; serverTimeout is approximated on versions that also
+// time the server during an upload (vs.ServerTimeoutDuringUpload).
+func connFindings(m *translate.Model, vs versionSupport) []translate.Finding {
 	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
 		v := c.HAProxy()
 		configured := func(keyword string) report.Decision {
@@ -111,7 +112,12 @@ func connFindings(m *translate.Model) []translate.Finding {
 		case translate.FeatureConnClientFinTimeout:
 			return configured("timeout client-fin").With(unseen), "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP frontends: HAProxy closes a WebSocket tunnel as soon as the client shuts down its side, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6)"
 		case translate.FeatureConnServerTimeout:
-			return configured("timeout server"), "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
+			msg := "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
+			if vs.ServerTimeoutDuringUpload {
+				return configured("timeout server").With(report.NewCaveat(report.CaveatServerTimerRunsDuringUpload, "version", vs.Version)),
+					msg + "; but HAProxy " + vs.Version + " also runs it while the client is still sending the request body: a client that stalls its upload gets 504 after " + v + " and the backend gets a truncated body (HAProxy 2.8 and later time only the client then, with timeout client)"
+			}
+			return configured("timeout server"), msg
 		case translate.FeatureConnServerFinTimeout:
 			return configured("timeout server-fin").With(unseen), "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP backends: HAProxy closes a WebSocket tunnel as soon as the backend shuts down its side (seen live with HAProxy 2.6)"
 		case translate.FeatureConnTunnelTimeout:

@@ -1,6 +1,7 @@
 package haproxy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
@@ -56,4 +57,35 @@ func TestConnectionTimeoutsCheck(t *testing.T) {
 		t.Errorf("%d connection findings, want 9 (6 fields of shop/gw, 3 of shop/gw2)", n)
 	}
 	proxytest.HAProxyCheck(t, res.Files[0].Data)
+}
+
+// editedBackend is the HAProxy backend with its generated haproxy.cfg
+// edited after the findings were written.
+type editedBackend struct {
+	*Backend
+	from, to string
+}
+
+func (b editedBackend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	out, err := b.Backend.Generate(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	out.Files[0].Data = []byte(strings.Replace(string(out.Files[0].Data), b.from, b.to, 1))
+	return out, nil
+}
+
+// TestApproximatedServerTimeoutChecked: HAProxy 2.6's serverTimeout is
+// approximated (ServerTimerRunsDuringUpload), a caveat that changes
+// nothing in the configuration, so Run still compares the configured
+// timeout server with the policy's: an edited value is an internal error.
+func TestApproximatedServerTimeoutChecked(t *testing.T) {
+	m := testmodel.ConnectionTimeouts(t)
+	_, err := translate.Run(m, []translate.Target{{Backend: editedBackend{New(), "timeout server 60s", "timeout server 61s"}, Version: "2.6"}}, false)
+	if err == nil || !strings.Contains(err.Error(), "connection.serverTimeout is claimed approximated (1m0s), but the configuration sets 1m1s") {
+		t.Fatalf("Run of an edited timeout server: %v, want the judge to refuse the approximated claim", err)
+	}
+	if _, err := translate.Run(m, []translate.Target{{Backend: editedBackend{New(), "timeout server 60s", "timeout server 60s"}, Version: "2.6"}}, false); err != nil {
+		t.Fatalf("unedited: %v", err)
+	}
 }

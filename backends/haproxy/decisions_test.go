@@ -150,6 +150,24 @@ func TestDecisions(t *testing.T) {
 				"http-request del-header x-a; http-request set-header X-A, X-B, x-b; http-request add-header X-A",
 				[]report.Caveat{report.NewCaveat(report.CaveatHeaderRulesUndoEachOther, "headers", "X-A, x-b")}},
 		}},
+		{"headers HAProxy writes itself", func() []*translate.Rule {
+			conn, framing, both := rule(0, nil, translate.Timeouts{}), rule(1, nil, translate.Timeouts{}), rule(2, nil, translate.Timeouts{})
+			conn.Filters.RequestHeaders = &translate.HeaderModifier{Set: []translate.Header{{Name: "Connection", Value: "keep-alive"}, {Name: "X-A", Value: "1"}}}
+			framing.Filters.RequestHeaders = &translate.HeaderModifier{Remove: []string{"Content-Length"}}
+			both.Filters.RequestHeaders = &translate.HeaderModifier{Add: []translate.Header{{Name: "Transfer-Encoding", Value: "gzip"}}, Remove: []string{"connection"}}
+			resp := rule(3, nil, translate.Timeouts{})
+			resp.Filters.ResponseHeaders = &translate.HeaderModifier{Set: []translate.Header{{Name: "Connection", Value: "close"}}}
+			return []*translate.Rule{conn, framing, both, resp}
+		}(), translate.Options{Version: "2.6"}, []decision{
+			{0, translate.FeatureRequestHeaderModifier, report.ReasonConfigured, nil, "http-request set-header Connection, X-A",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "connection")}},
+			{1, translate.FeatureRequestHeaderModifier, report.ReasonConfigured, nil, "http-request del-header Content-Length",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "content-length")}},
+			{2, translate.FeatureRequestHeaderModifier, report.ReasonConfigured, nil, "http-request del-header connection; http-request add-header Transfer-Encoding",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "connection, transfer-encoding")}},
+			{3, translate.FeatureResponseHeaderModifier, report.ReasonConfigured, nil, "http-after-response set-header Connection",
+				[]report.Caveat{report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", "connection")}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,6 +213,40 @@ func TestConnectionDecisions(t *testing.T) {
 		}
 		d := decision{feature: tt.feature, reason: report.ReasonConfigured, configured: tt.configured, caveats: tt.caveats}
 		d.check(t, *f)
+	}
+}
+
+// TestServerTimeoutDecisionByVersion: serverTimeout is approximated with
+// ServerTimerRunsDuringUpload{version} on the versions that time the
+// server during an upload (2.6), honoured on the others.
+func TestServerTimeoutDecisionByVersion(t *testing.T) {
+	for _, vs := range supportTable() {
+		res, err := translate.Run(testmodel.ConnectionTimeouts(t), []translate.Target{{Backend: New(), Version: vs.Version}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []report.Caveat
+		if vs.ServerTimeoutDuringUpload {
+			want = []report.Caveat{report.NewCaveat(report.CaveatServerTimerRunsDuringUpload, "version", vs.Version)}
+		}
+		n := 0
+		for _, f := range res.Report.Findings {
+			if f.Feature == translate.FeatureConnServerTimeout && f.Reason == report.ReasonConfigured {
+				n++
+				decision{feature: f.Feature, reason: report.ReasonConfigured, configured: f.Configured, caveats: want}.check(t, f)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no configured serverTimeout finding", vs.Version)
+		}
+	}
+	if vs, _ := lookupVersion("2.6"); !vs.ServerTimeoutDuringUpload {
+		t.Error("2.6 times the server during an upload (seen live with 2.6.12)")
+	}
+	for _, v := range []string{"2.8", "3.0", "3.1", "3.2"} {
+		if vs, _ := lookupVersion(v); vs.ServerTimeoutDuringUpload {
+			t.Errorf("%s does not time the server during an upload (haproxy/haproxy f4b89f162, 2.8-dev5)", v)
+		}
 	}
 }
 

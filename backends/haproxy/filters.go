@@ -268,7 +268,7 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 		if len(fl.ResponseHeaders.Add) > 0 {
 			effect += "; add-header adds its value as another header line, which HTTP reads as the value appended after a comma"
 		}
-		return headerFinding(r, feat, fl.ResponseHeaders, "http-after-response", effect), true
+		return ownHeadersCaveat(headerFinding(r, feat, fl.ResponseHeaders, "http-after-response", effect), fl.ResponseHeaders, "response"), true
 	case translate.FeatureRequestHeaderModifier:
 		if !r.Forwards() {
 			return translate.Finding{}, false
@@ -282,7 +282,7 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 			f.AddCaveats(report.NewCaveat(report.CaveatHostReplacedByRewrite, "hostname", rw.Hostname))
 			f.Message += fmt.Sprintf("; the URLRewrite filter then sets Host to %s, which replaces what this filter did to Host", rw.Hostname)
 		}
-		return f, true
+		return ownHeadersCaveat(f, fl.RequestHeaders, "request"), true
 	case translate.FeatureURLRewrite:
 		if !r.Forwards() {
 			return translate.Finding{}, false
@@ -327,6 +327,34 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 			mirrorTargets(fl.Mirrors)), true
 	}
 	return translate.Finding{}, false
+}
+
+// ownHeaders are the headers HAProxy's HTTP/1 layer writes itself when it
+// forwards a request or a response (TestLiveHeadersHandledByHAProxy,
+// HAProxy 2.6 and 3.0): Connection (a keep-alive value is dropped, close
+// is added beside other values and after a removal, as option
+// http-server-close asks) and the framing headers, which must describe
+// the body HAProxy forwards (a removed Content-Length is replaced by
+// HAProxy's framing, a changed one cuts or breaks the message).
+var ownHeaders = []string{"connection", "content-length", "transfer-encoding"}
+
+// ownHeadersCaveat adds to f, the finding of header modifier hm of the
+// request or the response (what), the caveat naming the ownHeaders hm
+// sets, adds or removes, lower-case in that list's order.
+func ownHeadersCaveat(f translate.Finding, hm *translate.HeaderModifier, what string) translate.Finding {
+	var own []string
+	for _, n := range ownHeaders {
+		if hm.Touches(n) {
+			own = append(own, n)
+		}
+	}
+	if len(own) == 0 {
+		return f
+	}
+	f.AddCaveats(report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(own, ", ")))
+	f.Message += "; but HAProxy writes " + strings.Join(own, ", ") + " itself when it forwards the " + what +
+		", so the change does not arrive as the Gateway API defines (a Connection of keep-alive is dropped, HAProxy adds its own Connection: close beside other values and after a removal, and Content-Length and Transfer-Encoding are HAProxy's framing of the body it forwards)"
+	return f
 }
 
 func headerFinding(r *translate.Rule, feat translate.Feature, hm *translate.HeaderModifier, keyword, effect string) translate.Finding {

@@ -74,7 +74,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		}
 		findings = append(findings, fs...)
 	}
-	findings = append(findings, connFindings(m)...)
+	findings = append(findings, connFindings(m, vs)...)
 	if ck.err != nil {
 		return nil, fmt.Errorf("value not allowed in haproxy.cfg: %w", ck.err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -90,8 +91,12 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 
 func testConnectionTimeouts(t *testing.T, h installedHAProxy) {
 	t.Parallel() // mostly waiting for timers
-	addr := startConnPolicyOn(t, h, proxytest.SilentBackend(t, 6*time.Second),
-		[]translate.Feature{translate.FeatureConnClientTimeout, translate.FeatureConnServerTimeout},
+	honoured := []translate.Feature{translate.FeatureConnClientTimeout}
+	if vs, _ := lookupVersion(h.version); !vs.ServerTimeoutDuringUpload {
+		// 2.6's is approximated: TestLiveServerTimeoutStalledUpload.
+		honoured = append(honoured, translate.FeatureConnServerTimeout)
+	}
+	addr := startConnPolicyOn(t, h, proxytest.SilentBackend(t, 6*time.Second), honoured,
 		"clientTimeout: 1s", "serverTimeout: 3s")
 
 	// serverTimeout: the backend never answers.
@@ -287,6 +292,103 @@ func TestLiveConnectionTimeoutsIdleSides(t *testing.T) {
 		resp.Body.Close()
 		if took := time.Since(start); resp.StatusCode != http.StatusOK || took > 2*time.Second {
 			t.Errorf("complete request: %d after %v, want 200 at once: the delay holds nothing in an HTTP frontend", resp.StatusCode, took)
+		}
+	})
+}
+
+// uploadBackend accepts one connection, reads the request head and
+// whatever body arrives, and never answers; got receives the body bytes
+// read before HAProxy closed the connection, and when.
+func uploadBackend(t *testing.T) (addr string, got chan string, closed chan time.Time) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got, closed = make(chan string, 1), make(chan time.Time, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		br := bufio.NewReader(conn)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		body, _ := io.ReadAll(req.Body) // until the declared length, or HAProxy closes
+		closed <- time.Now()
+		got <- string(body)
+	}()
+	return ln.Addr().String(), got, closed
+}
+
+// TestLiveServerTimeoutStalledUpload proves, on every installed HAProxy,
+// the per-version serverTimeout finding: with serverTimeout 1s and
+// clientTimeout 6s, a client that sends 2 of its 10 body bytes and stalls
+// gets 504 from HAProxy 2.6 after about 1s, and the backend gets the 2
+// bytes and a closed connection (a truncated body), so the 2.6 finding is
+// approximated with ServerTimerRunsDuringUpload; HAProxy 3.0 does not time
+// the server while the upload is unfinished (haproxy/haproxy f4b89f162,
+// 2.8-dev5): no 504, the stall is HAProxy's timeout client's (400 after
+// 6s or later), and its finding stays honoured.
+func TestLiveServerTimeoutStalledUpload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live")
+	}
+	forEachHAProxy(t, func(t *testing.T, h installedHAProxy) {
+		t.Parallel() // mostly waiting for timers
+		vs, _ := lookupVersion(h.version)
+		backend, got, closed := uploadBackend(t)
+		port := proxytest.FreePort(t)
+		m := testmodel.LoadText(t, testmodel.ConnectionPolicy("clientTimeout: 6s", "serverTimeout: 1s"),
+			translate.ResolveOptions{Listen: &translate.Bind{Address: "127.0.0.1", Port: port}}, "svc:8080="+backend)
+		res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: h.version}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var server *translate.Finding
+		for i, f := range res.Report.Findings {
+			if f.Feature == translate.FeatureConnServerTimeout {
+				server = &res.Report.Findings[i]
+			}
+		}
+		c, caveated := report.Caveat{}, false
+		if server != nil {
+			c, caveated = caveatOf(*server, report.CaveatServerTimerRunsDuringUpload)
+		}
+		switch {
+		case server == nil:
+			t.Fatal("no connection.serverTimeout finding")
+		case caveated != vs.ServerTimeoutDuringUpload || (caveated && c.Params["version"] != h.version):
+			t.Errorf("HAProxy %s: serverTimeout caveats %v, want ServerTimerRunsDuringUpload{version %s}: %v", h.full, server.Caveats, h.version, vs.ServerTimeoutDuringUpload)
+		case !caveated && server.Status != translate.Honoured:
+			t.Errorf("HAProxy %s: serverTimeout is %s, want honoured: %v", h.full, server.Status, server.Caveats)
+		}
+		addr := startConnPolicyOn(t, h, backend, nil, "clientTimeout: 6s", "serverTimeout: 1s")
+		start := time.Now()
+		rest, took, _ := proxytest.StallBody(t, addr)
+		var body string
+		var after time.Duration
+		select {
+		case when := <-closed:
+			body, after = <-got, when.Sub(start)
+		case <-time.After(5 * time.Second):
+			after = -1
+		}
+		t.Logf("HAProxy %s: client got %q after %v; backend got body %q, closed after %v", h.full, strings.SplitN(rest, "\r\n", 2)[0], took, body, after)
+		if vs.ServerTimeoutDuringUpload {
+			if !strings.HasPrefix(rest, "HTTP/1.1 504") || took > 4*time.Second || body != "ab" || after < 0 || after > 4*time.Second {
+				t.Errorf("HAProxy %s: client got %q after %v, backend body %q closed after %v; want 504 after serverTimeout (1s) and the backend's body cut at \"ab\"",
+					h.full, rest, took, body, after)
+			}
+			return
+		}
+		if strings.HasPrefix(rest, "HTTP/1.1 504") || took < 5*time.Second {
+			t.Errorf("HAProxy %s: client got %q after %v; want no 504 from serverTimeout (1s), the stall timed by clientTimeout (6s)", h.full, rest, took)
 		}
 	})
 }

@@ -42,6 +42,16 @@ type versionSupport struct {
 	// fresh server connection"), which option http-server-close rules out.
 	// Verified with HAProxy 2.6.12.
 	SilentKeepAliveClose bool
+	// ServerTimeoutDuringUpload: timeout server also runs while the
+	// client is still sending the request body, so a client that stalls
+	// its upload gets 504 once it expires and the backend gets a
+	// truncated body. HAProxy 2.8 stops timing the server then
+	// (haproxy/haproxy f4b89f162, "MEDIUM: mux-h1: Don't expect data from
+	// server as long as request is unfinished", in 2.8-dev5: "never report
+	// a server timeout on receive if the client is still uploading
+	// data"). Seen live with HAProxy 2.6.12 and 3.0.11
+	// (TestLiveServerTimeoutStalledUpload).
+	ServerTimeoutDuringUpload bool
 }
 
 // maxInt32 is C's INT_MAX.
@@ -51,7 +61,7 @@ const maxInt32 = 1<<31 - 1
 // the default.
 func supportTable() []versionSupport {
 	return []versionSupport{
-		{Version: "2.6", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true},
+		{Version: "2.6", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true, ServerTimeoutDuringUpload: true},
 		{Version: "2.8", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true},
 		{Version: "3.0", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, Backported: map[int]string{429: "3.0.4"}},
 		{Version: "3.1", RetryCodes: []int{401, 403, 404, 408, 425, 429, 500, 501, 502, 503, 504}, MaxRetries: maxInt32},

@@ -42,6 +42,8 @@ func TestDecisions(t *testing.T) {
 		return decided{reason: report.ReasonConfigured, configured: fact, caveats: cs}
 	}
 	off := decided{reason: report.ReasonRetriesDisabled, configured: "proxy_next_upstream off"}
+	// Every version in the table is before 1.29: a backend's 1xx is final.
+	interim := cav(report.CaveatInterimResponseIsFinal, "version", "1.28")
 	connErrors := "proxy_next_upstream error timeout invalid_header"
 	for _, tc := range []struct {
 		name    string
@@ -54,14 +56,14 @@ func TestDecisions(t *testing.T) {
 		model: one(get(rule(0, retry(2, 503, 504), translate.Timeouts{}))),
 		want: map[translate.Feature]decided{
 			translate.FeatureRetryAttempts:         configured("proxy_next_upstream_tries 3"),
-			translate.FeatureRetryCodes:            configured("proxy_next_upstream http_503 http_504"),
+			translate.FeatureRetryCodes:            configured("proxy_next_upstream http_503 http_504", interim),
 			translate.FeatureRetryConnectionErrors: configured(connErrors),
 		},
 	}, {
 		name:  "some codes nginx cannot retry",
 		model: one(get(rule(0, retry(1, 418, 503), translate.Timeouts{}))),
 		want: map[translate.Feature]decided{
-			translate.FeatureRetryCodes: configured("proxy_next_upstream http_503", cav(report.CaveatCodesNotRetried, "codes", "418")),
+			translate.FeatureRetryCodes: configured("proxy_next_upstream http_503", cav(report.CaveatCodesNotRetried, "codes", "418"), interim),
 		},
 	}, {
 		name:  "no code nginx can retry",
@@ -94,7 +96,7 @@ func TestDecisions(t *testing.T) {
 		model: one(rule(0, retry(1, 503), translate.Timeouts{})),
 		want: map[translate.Feature]decided{
 			translate.FeatureRetryAttempts:         configured("proxy_next_upstream_tries 2", exempt),
-			translate.FeatureRetryCodes:            configured("proxy_next_upstream http_503", exempt),
+			translate.FeatureRetryCodes:            configured("proxy_next_upstream http_503", interim, exempt),
 			translate.FeatureRetryConnectionErrors: configured(connErrors, exempt),
 		},
 	}, {
@@ -103,7 +105,7 @@ func TestDecisions(t *testing.T) {
 		opts:  translate.Options{RetryNonIdempotent: true},
 		want: map[translate.Feature]decided{
 			translate.FeatureRetryAttempts:         configured("proxy_next_upstream_tries 2"),
-			translate.FeatureRetryCodes:            configured("proxy_next_upstream http_503"),
+			translate.FeatureRetryCodes:            configured("proxy_next_upstream http_503", interim),
 			translate.FeatureRetryConnectionErrors: configured(connErrors),
 		},
 	}, {

@@ -1,10 +1,12 @@
 package nginx
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -492,6 +494,50 @@ func TestJudgeAgreesWithFilterClaims(t *testing.T) {
 			if honoured != want {
 				t.Errorf("%s %s: %d honoured findings, want %d: %+v", layout, v, honoured, want, res.Report.Findings)
 			}
+		}
+	}
+}
+
+// TestJudgeChecksApproximatedCodes: every nginx in the version table takes
+// a backend's 1xx as the final response, so a retry.codes finding is
+// approximated (InterimResponseIsFinal) where it used to be honoured; the
+// caveat changes nothing in the configuration, so the judge still compares
+// the configured proxy_next_upstream codes with the rule's: a code removed
+// or added after generation is caught.
+func TestJudgeChecksApproximatedCodes(t *testing.T) {
+	for _, edit := range []struct{ name, from, to string }{
+		{"a code removed", "http_500 http_502 http_503;", "http_500 http_502;"},
+		{"a code added", "http_500 http_502 http_503;", "http_500 http_502 http_503 http_504;"},
+		{"a code replaced", "http_500 http_502 http_503;", "http_500 http_502 http_404;"},
+	} {
+		for _, v := range New().Versions() {
+			t.Run(edit.name+"/"+v, func(t *testing.T) {
+				b, m := New(), judgeModel(t)
+				opts := translate.Options{Version: v}
+				out, err := b.Generate(m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var codes translate.Finding
+				for _, f := range out.Findings {
+					if f.Rule == 0 && f.Feature == translate.FeatureRetryCodes {
+						codes = f
+					}
+				}
+				want := []report.Caveat{report.NewCaveat(report.CaveatInterimResponseIsFinal, "version", v)}
+				if codes.Status != translate.Approximated || !reflect.DeepEqual(codes.Caveats, want) || !translate.Checked(codes) {
+					t.Fatalf("rule 0 retry.codes: %s with %v (checked %v), want approximated with %v only, and checked", codes.Status, codes.Caveats, translate.Checked(codes), want)
+				}
+				if errs := claimErrors(t, b, m, opts, out); len(errs) > 0 {
+					t.Fatalf("untampered: %v", errs)
+				}
+				tamper(t, out, "", 0, func(conf string) string { return strings.Replace(conf, edit.from, edit.to, 1) }, edit.from)
+				errs := claimErrors(t, b, m, opts, out)
+				if len(errs) == 0 || !strings.Contains(errs[0].Error(), "retry.codes is approximated") {
+					t.Fatalf("the judge did not catch the edited codes of the approximated claim: %v", errs)
+				}
+				t.Log(errs[0])
+			})
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +73,29 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 	if err != nil || took > 8*time.Second {
 		t.Errorf("stalled body: connection closed after %v (%v, read %q), want about 1s", took, err, rest)
 	}
+}
+
+// TestLiveServerTimeoutStalledUpload shows, on every installed nginx, that
+// serverTimeout (proxy_send/read_timeout) does not end an upload the
+// client stalls: nginx reads the whole request body before it contacts the
+// backend, so only clientTimeout (client_body_timeout, 3s here) ends it,
+// closing the connection without an answer, and the backend gets nothing;
+// HAProxy 2.6 answers 504 after serverTimeout instead (the HAProxy
+// backend's TestLiveServerTimeoutStalledUpload). The finding stays
+// honoured.
+func TestLiveServerTimeoutStalledUpload(t *testing.T) {
+	installedNginx(t, func(t *testing.T, bin string, v version) {
+		backend := newRawBackend(t, nil)
+		res, addr := serveRoute(t, bin, v.Name, testmodel.ConnectionPolicy("clientTimeout: 3s", "serverTimeout: 1s"), backend.ln.Addr().String())
+		for _, f := range res.Report.Findings {
+			if f.Feature == translate.FeatureConnServerTimeout && f.Status != translate.Honoured {
+				t.Errorf("nginx %s: %s is %s with %v, want honoured", v.Name, f.Feature, f.Status, f.Caveats)
+			}
+		}
+		rest, took, _ := proxytest.StallBody(t, addr)
+		if strings.HasPrefix(rest, "HTTP/1.1 504") || took < 2500*time.Millisecond || took > 10*time.Second || backend.count("/") != 0 {
+			t.Errorf("nginx %s: client got %q after %v, the backend %d requests; want no 504 from serverTimeout (1s), a close after clientTimeout (3s), and nothing sent to the backend",
+				v.Name, rest, took, backend.count("/"))
+		}
+	})
 }

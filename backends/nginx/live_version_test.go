@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -147,3 +150,59 @@ var headerMatchManifest = testmodel.Route(`
   - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-version, value: v1}]}]
     backendRefs: [{name: svc, port: 8080}]
 `)
+
+// TestLiveInterimResponse proves, on every installed nginx, the
+// InterimResponseIsFinal caveat of retry.codes: before 1.29 nginx takes a
+// backend's informational response (103 Early Hints, 100 Continue) as the
+// final one, so the client gets the 1xx, the listed 500 that follows is
+// not retried and reaches the client inside the body. The finding said
+// honoured (with an info line) while the red team saw this on 1.22 and
+// 1.26.
+func TestLiveInterimResponse(t *testing.T) {
+	replies := map[string]string{
+		"/early-hints": "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno",
+		"/continue":    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno",
+	}
+	installedNginx(t, func(t *testing.T, bin string, v version) {
+		backend := newRawBackend(t, replies)
+		res, addr := serveRoute(t, bin, v.Name, retryOneManifest, backend.ln.Addr().String())
+		var codes *translate.Finding
+		for i, f := range res.Report.Findings {
+			if f.Feature == translate.FeatureRetryCodes {
+				codes = &res.Report.Findings[i]
+			}
+		}
+		if codes == nil {
+			t.Fatal("no retry.codes finding")
+		}
+		want := []report.Caveat{report.NewCaveat(report.CaveatInterimResponseIsFinal, "version", v.Name)}
+		if v.ReadsEarlyHints {
+			want = nil
+		}
+		if !slices.EqualFunc(codes.Caveats, want, func(a, b report.Caveat) bool { return a.Reason == b.Reason && maps.Equal(a.Params, b.Params) }) {
+			t.Errorf("nginx %s: retry.codes caveats %v, want %v", v.Name, codes.Caveats, want)
+		}
+		for path, status := range map[string]string{"/early-hints": "HTTP/1.1 103", "/continue": "HTTP/1.1 100"} {
+			t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+				got, _ := io.ReadAll(bufio.NewReader(c))
+				tries := backend.count(path)
+				if v.ReadsEarlyHints && path == "/early-hints" {
+					if tries != 2 || !strings.Contains(string(got), "HTTP/1.1 200") {
+						t.Errorf("nginx %s: %d tries, client got %q; want the 500 retried", v.Name, tries, got)
+					}
+					return
+				}
+				if tries != 1 || !strings.HasPrefix(string(got), status) || !strings.Contains(string(got), "HTTP/1.1 500 Oops") {
+					t.Errorf("nginx %s: %d tries, client got %q; want 1 try, %s... with the backend's 500 inside the body", v.Name, tries, got, status)
+				}
+			})
+		}
+	})
+}

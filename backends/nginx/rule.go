@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -228,6 +229,18 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 		add(f, d.With(dv.cs...), "%s; but %s", msg, strings.Join(dv.text, "; and "))
 	}
 	caveated := func(f translate.Feature, d report.Decision, msg string) { caveatedBy(caveats, f, d, msg) }
+	// interim adds to dv, for the codes finding, that nginx before 1.29
+	// takes a backend's 1xx as the final response.
+	interim := func(dv deviations) deviations {
+		if v.ReadsEarlyHints {
+			return dv
+		}
+		out := deviations{text: slices.Clone(dv.text), cs: slices.Clone(dv.cs)}
+		out.add(fmt.Sprintf("nginx %s takes a backend's informational response (1xx, such as 103 Early Hints or 100 Continue) as the final one: "+
+			"the client gets it, and a listed code that follows is not retried and reaches the client inside the body (nginx 1.29.0 reads 103 as interim)", v.Name),
+			report.NewCaveat(report.CaveatInterimResponseIsFinal, "version", v.Name))
+		return out
+	}
 	configured := report.Decide(report.ReasonConfigured)
 	disabled := report.Decide(report.ReasonRetriesDisabled).Set("proxy_next_upstream off")
 	for _, f := range r.Features() {
@@ -262,12 +275,12 @@ func findings(r *translate.Rule, v version, attempts int, supported, unsupported
 			case !retrying:
 				add(f, disabled, "attempts is 0: no code is retried")
 			case len(unsupported) == 0:
-				caveated(f, configured.Set(next), next)
+				caveatedBy(interim(caveats), f, configured.Set(next), next)
 			case len(supported) == 0:
 				add(f, report.Decide(report.ReasonCodesNotRetryable, "codes", codeList(unsupported)), "nginx cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): these responses are returned as they are; use a code nginx can retry or another data plane",
 					codeList(unsupported))
 			default:
-				caveated(f, configured.Set(next).With(report.NewCaveat(report.CaveatCodesNotRetried, "codes", codeList(unsupported))),
+				caveatedBy(interim(caveats), f, configured.Set(next).With(report.NewCaveat(report.CaveatCodesNotRetried, "codes", codeList(unsupported))),
 					fmt.Sprintf("nginx retries %s but cannot retry %s (it retries only 403, 404, 429, 500, 502, 503 and 504): those responses are returned as they are",
 						codeList(supported), codeList(unsupported)))
 			}

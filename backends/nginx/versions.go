@@ -35,6 +35,14 @@ type version struct {
 	// before, nginx passes it to the client (seen live on 1.22.1 and
 	// 1.26.3, TestLiveResponseFraming).
 	ChecksResponseFraming bool
+	// ReadsEarlyHints: a backend's 103 (Early Hints) is read as an
+	// interim response and nginx waits for the final one (nginx 1.29.0,
+	// "Upstream: early hints support"); before, nginx takes any 1xx
+	// (103, 100) as the final response, so a listed retry code that
+	// follows is neither retried nor passed on but for the body (seen
+	// live on 1.22.1 and 1.26.3, TestLiveInterimResponse). nginx 1.29
+	// still takes a 100 or 102 as final: it sends no Expect.
+	ReadsEarlyHints bool
 }
 
 // retryCodes are the codes every supported nginx version can retry: 403, 404

@@ -181,7 +181,7 @@ func TestDecisions(t *testing.T) {
 				configured: "mirroring service default_mir_r0", params: report.Params{"share": "1/3", "rounded": "33%"}}}},
 		{"request headers", headers, v36, false,
 			map[translate.Feature]want{translate.FeatureRequestHeaderModifier: {reason: report.ReasonConfigured,
-				caveats:    []report.Reason{report.CaveatHeaderAddReplaces, report.CaveatHopByHopHeaderDropped},
+				caveats:    []report.Reason{report.CaveatHeaderAddReplaces, report.CaveatHeadersHandledByProxy},
 				configured: "headers customRequestHeaders", params: report.Params{"headers": "X-A"}}}},
 		{"redirect 303", redirect, v36, false,
 			map[translate.Feature]want{translate.FeatureRequestRedirect: {reason: report.ReasonConfigured,

@@ -464,7 +464,9 @@ func assessHeaders(r *translate.Rule, hm *translate.HeaderModifier, request bool
 	for _, n := range headerNames(hm) {
 		seen[strings.ToLower(n)]++
 	}
-	var repeated, hop, managed []string
+	// handled are the hop-by-hop request headers Go's reverse proxy
+	// drops and the response headers Go's HTTP server manages itself.
+	var repeated, handled []string
 	for _, n := range sortedKeys(seen) {
 		if seen[n] > 1 {
 			gaps = append(gaps, fmt.Sprintf("%s is in more than one of set, add and remove, and Traefik's header map "+
@@ -485,11 +487,11 @@ func assessHeaders(r *translate.Rule, hm *translate.HeaderModifier, request bool
 			if slices.ContainsFunc(append(hm.Set, hm.Add...), func(h translate.Header) bool { return strings.EqualFold(h.Name, n) }) {
 				gaps = append(gaps, fmt.Sprintf("%s is a hop-by-hop header that Go's reverse proxy removes before the "+
 					"request reaches the backend", n))
-				hop = append(hop, n)
+				handled = append(handled, n)
 			}
 		case !request && slices.Contains(serverManaged, n):
 			gaps = append(gaps, fmt.Sprintf("%s is managed by Go's HTTP server when it writes the response", n))
-			managed = append(managed, n)
+			handled = append(handled, n)
 		}
 	}
 	for _, c := range []struct {
@@ -497,8 +499,7 @@ func assessHeaders(r *translate.Rule, hm *translate.HeaderModifier, request bool
 		names  []string
 	}{
 		{report.CaveatHeaderInSeveralLists, repeated},
-		{report.CaveatHopByHopHeaderDropped, hop},
-		{report.CaveatServerManagedHeader, managed},
+		{report.CaveatHeadersHandledByProxy, handled},
 	} {
 		if len(c.names) > 0 {
 			d = d.With(report.NewCaveat(c.reason, "headers", strings.Join(c.names, ", ")))

@@ -91,11 +91,11 @@ func TestFilterFindingStatuses(t *testing.T) {
 		{"mirror with attempts 0", mirror(1, 1, &translate.Retry{Attempts: 0}), translate.FeatureRequestMirror, nil},
 		{"set X-Forwarded-For", headers(set("X-Forwarded-For"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatForwardedForAppended}},
 		{"remove X-Forwarded-For", headers(&translate.HeaderModifier{Remove: []string{"X-Forwarded-For"}}, false), translate.FeatureRequestHeaderModifier, nil},
-		{"set Connection", headers(set("Connection"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHopByHopHeaderDropped}},
+		{"set Connection", headers(set("Connection"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHeadersHandledByProxy}},
 		{"set Host", headers(set("Host"), false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHostHeaderIsRequestHost}},
 		{"set and remove one name", headers(&translate.HeaderModifier{Set: []translate.Header{{Name: "X-A", Value: "v"}},
 			Remove: []string{"x-a"}}, false), translate.FeatureRequestHeaderModifier, []report.Reason{report.CaveatHeaderInSeveralLists}},
-		{"response Content-Length", headers(set("Content-Length"), true), translate.FeatureResponseHeaderModifier, []report.Reason{report.CaveatServerManagedHeader}},
+		{"response Content-Length", headers(set("Content-Length"), true), translate.FeatureResponseHeaderModifier, []report.Reason{report.CaveatHeadersHandledByProxy}},
 		{"response set", headers(set("X-A"), true), translate.FeatureResponseHeaderModifier, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
