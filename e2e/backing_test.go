@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -196,15 +197,20 @@ func TestBackingCatalogue(t *testing.T) {
 	}
 }
 
-// TestVerdictsReadNoMessage: the judges decide from decision records
-// alone. No file of the e2e package reads or writes a finding's Message.
+// TestVerdictsReadNoMessage: the judges and prove decide from decision
+// records alone. No file of the e2e package or of prove reads or writes
+// a finding's Message.
 func TestVerdictsReadNoMessage(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	proveFiles, err := filepath.Glob(filepath.Join("..", "cmd", "gwretry", "prove*.go"))
+	if err != nil || len(proveFiles) == 0 {
+		t.Fatalf("no prove sources: %v", err)
+	}
 	fset := token.NewFileSet()
-	for _, path := range files {
+	for _, path := range slices.Concat(files, proveFiles) {
 		f, err := parser.ParseFile(fset, path, nil, 0)
 		if err != nil {
 			t.Fatal(err)
