@@ -1,12 +1,11 @@
 package backends
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/internal/testmodel"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 

@@ -324,7 +324,7 @@ func (d *deriver) scenarios() []Scenario {
 	}
 	ep := func(s flaky.Script) []Endpoint { return []Endpoint{{Name: "a", Script: s}} }
 	notRetried := func(f translate.Feature) Claim {
-		return Claim{Feature: f, Facts: postFacts, Otherwise: []Expect{{Hits: AtLeast(2)}}}
+		return Claim{Feature: f, Shortfall: retriedByDefault, Otherwise: []Expect{{Hits: AtLeast(2)}}}
 	}
 
 	// Listed codes: each is retried once.
@@ -336,10 +336,10 @@ func (d *deriver) scenarios() []Scenario {
 		case attempts == 0:
 			add(fmt.Sprintf("code %d with attempts 0 not retried", c), method, Scenario{Endpoints: ep(flaky.FailFirst(1, c)),
 				Test: Test{Spec: Expect{Status: c, Hits: Exactly(1)}, Claims: []Claim{
-					{Feature: translate.FeatureRetryAttempts, Facts: attemptsFacts, Otherwise: []Expect{{Hits: AtLeast(2)}}}}}})
+					{Feature: translate.FeatureRetryAttempts, Shortfall: attemptsShort, Otherwise: []Expect{{Hits: AtLeast(2)}}}}}})
 		case retried:
 			add(fmt.Sprintf("code %d retried", c), method, Scenario{Endpoints: ep(flaky.FailFirst(1, c)),
-				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{codesClaim(c, c)}}})
+				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{codesClaim(c)}}})
 		default:
 			add(fmt.Sprintf("code %d on %s not retried", c, method), method, Scenario{Endpoints: ep(flaky.FailFirst(1, c)),
 				Test: Test{Spec: Expect{Status: c, Hits: Exactly(1)}, Claims: []Claim{notRetried(translate.FeatureRetryCodes)}}})
@@ -351,8 +351,8 @@ func (d *deriver) scenarios() []Scenario {
 			if !slices.Contains(codes, u) {
 				add(fmt.Sprintf("unlisted code %d not retried", u), method, Scenario{Endpoints: ep(flaky.AlwaysFail(u)),
 					Test: Test{Spec: Expect{Status: u, Hits: Exactly(1)}, Claims: []Claim{
-						{Feature: translate.FeatureRetryCodes, Facts: codeFacts(u), Otherwise: []Expect{{Hits: AtLeast(2)}}},
-						{Feature: translate.FeatureRetryAttempts, Facts: attemptsFacts, Otherwise: []Expect{{Hits: AtLeast(2)}}},
+						{Feature: translate.FeatureRetryCodes, Shortfall: Shortfall{Class: UnlistedCodeRetried, Code: u}, Otherwise: []Expect{{Hits: AtLeast(2)}}},
+						{Feature: translate.FeatureRetryAttempts, Shortfall: Shortfall{Class: UnlistedCodeRetried, Code: u}, Otherwise: []Expect{{Hits: AtLeast(2)}}},
 					}}})
 				break
 			}
@@ -362,7 +362,7 @@ func (d *deriver) scenarios() []Scenario {
 	if len(codes) > 0 && attempts >= 1 && attempts <= maxDerivedAttempts && retried {
 		add(fmt.Sprintf("code %d every time: %s", codes[0], plural(attempts, "retry", "retries")), method, Scenario{Endpoints: ep(flaky.AlwaysFail(codes[0])),
 			Test: Test{Spec: Expect{Status: codes[0], Hits: Exactly(attempts + 1)}, Claims: []Claim{
-				codesClaim(codes[0], codes[0]), attemptsClaim(attempts)}}})
+				codesClaim(codes[0]), attemptsClaim(attempts)}}})
 	}
 	// Connections closed before an answer, and refused.
 	if rt != nil {
@@ -370,16 +370,16 @@ func (d *deriver) scenarios() []Scenario {
 		case attempts == 0:
 			add("connection closed with attempts 0 not retried", method, Scenario{Endpoints: ep(flaky.CloseFirst(1)),
 				Test: Test{Spec: Expect{Failed: true, Hits: Exactly(1)}, Claims: []Claim{
-					{Feature: translate.FeatureRetryAttempts, Facts: attemptsFacts, Otherwise: []Expect{{Hits: AtLeast(2)}}}}}})
+					{Feature: translate.FeatureRetryAttempts, Shortfall: attemptsShort, Otherwise: []Expect{{Hits: AtLeast(2)}}}}}})
 		case retried:
 			add("connection closed retried", method, Scenario{Endpoints: ep(flaky.CloseFirst(1)),
 				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{
-					{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Facts: connFacts,
+					{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Shortfall: closedShort,
 						Otherwise: []Expect{{Hits: Exactly(1), Failed: true}}}}}})
 			add("connection refused retried on another endpoint", method, Scenario{
 				Endpoints: []Endpoint{{Name: "broken", Refused: true}, {Name: "healthy"}}, Requests: 4,
 				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(1), LastEndpoint: "healthy"}, Claims: []Claim{
-					{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Facts: connFacts,
+					{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Shortfall: refusedShort,
 						Otherwise: []Expect{{Failed: true}}}}}})
 		default:
 			add(fmt.Sprintf("connection closed on %s not retried", method), method, Scenario{Endpoints: ep(flaky.CloseFirst(1)),
@@ -398,8 +398,8 @@ func (d *deriver) scenarios() []Scenario {
 			n := min(2, attempts)
 			add(fmt.Sprintf("backoff of %s between tries", rt.Backoff.Text), method, Scenario{Endpoints: ep(flaky.FailFirst(n, codes[0])),
 				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(n + 1), MinGap: b}, Claims: []Claim{
-					codesClaim(codes[0], codes[0]),
-					{Feature: translate.FeatureRetryBackoff, InEffect: true, Facts: backoffFacts, Otherwise: []Expect{{ShortGap: b}}}}}})
+					codesClaim(codes[0]),
+					{Feature: translate.FeatureRetryBackoff, InEffect: true, Shortfall: Shortfall{Class: NoDelay, Timer: b}, Otherwise: []Expect{{ShortGap: b}}}}}})
 		}
 	}
 	d.timeouts(method, retried, attempts, add)
@@ -412,7 +412,7 @@ func (d *deriver) scenarios() []Scenario {
 			add(fmt.Sprintf("POST with a 4 KiB body, code %d retried", codes[0]), http.MethodPost, Scenario{
 				Endpoints: ep(flaky.FailFirst(1, codes[0])), BodyBytes: 4 << 10,
 				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2)}, Claims: []Claim{
-					{Feature: translate.FeatureRetryCodes, InEffect: true, Facts: bodyFacts,
+					{Feature: translate.FeatureRetryCodes, InEffect: true, Shortfall: bodyShort,
 						Otherwise: []Expect{{Status: codes[0], Hits: Exactly(1)}}}}}})
 		} else {
 			add(fmt.Sprintf("POST with a 4 KiB body, code %d not retried", codes[0]), http.MethodPost, Scenario{
@@ -428,15 +428,15 @@ func (d *deriver) scenarios() []Scenario {
 			add("kept-alive connection closed, attempts 0", method, Scenario{KeepAlive: true,
 				Endpoints: ep(flaky.Script{Then: flaky.Action{CloseIfReused: true}}),
 				Test: Test{Spec: Expect{Answered: true, Hits: Exactly(1)}, Claims: []Claim{
-					{Feature: translate.FeatureRetryAttempts, Facts: reuseFacts, Otherwise: []Expect{{Hits: AtLeast(2)}}},
-					{Feature: translate.FeatureRetryConnectionErrors, Facts: reuseFacts, Otherwise: []Expect{{NoAnswer: true}}}}}})
+					{Feature: translate.FeatureRetryAttempts, Shortfall: resentShort, Otherwise: []Expect{{Hits: AtLeast(2)}}},
+					{Feature: translate.FeatureRetryConnectionErrors, Shortfall: closedUnanswered, Otherwise: []Expect{{NoAnswer: true}}}}}})
 		case retried:
 			add("kept-alive connection closed, retried", method, Scenario{KeepAlive: true,
 				Endpoints: ep(flaky.Script{First: []flaky.Action{{}, {CloseIfReused: true}}}),
 				Test: Test{Spec: Expect{Status: 200, Hits: Between(1, 2)}, Claims: []Claim{
-					{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Facts: connFacts,
+					{Feature: translate.FeatureRetryConnectionErrors, InEffect: true, Shortfall: closedShort,
 						Otherwise: []Expect{{Hits: Exactly(1), Failed: true}}},
-					{Feature: translate.FeatureRetryAttempts, Facts: reuseFacts, Otherwise: []Expect{{Hits: AtLeast(3)}}}}}})
+					{Feature: translate.FeatureRetryAttempts, Shortfall: resentShort, Otherwise: []Expect{{Hits: AtLeast(3)}}}}}})
 		}
 	}
 	return out
@@ -466,16 +466,16 @@ func (d *deriver) timeouts(method string, retried bool, attempts int, add func(s
 			add(fmt.Sprintf("slow first try cut after %s and retried", t.BackendRequest.Text), method, Scenario{
 				Endpoints: ep(flaky.DelayFirst(1, slow)),
 				Test: Test{Spec: Expect{Status: 200, Hits: Exactly(2), FirstCut: cutWindow(be), Duration: &Window{Max: slow}}, Claims: []Claim{
-					{Feature: translate.FeatureBackendRequestTimeout, InEffect: true, Facts: cutFacts,
+					{Feature: translate.FeatureBackendRequestTimeout, InEffect: true, Shortfall: Shortfall{Class: TryNotCut, Timer: be},
 						Otherwise: []Expect{{Duration: &Window{Min: slow}}}},
-					{Feature: translate.FeatureRetryBackendTimeout, InEffect: true, Facts: retryCutFacts,
+					{Feature: translate.FeatureRetryBackendTimeout, InEffect: true, Shortfall: cutTryShort,
 						Otherwise: []Expect{{Hits: Exactly(1)}}}}}})
 		default:
 			d.skip(translate.FeatureRetryBackendTimeout, "the rule does not retry "+method+" requests")
 			add(fmt.Sprintf("slow try cut after %s", t.BackendRequest.Text), method, Scenario{
 				Endpoints: ep(flaky.DelayAlways(slow)),
 				Test: Test{Spec: Expect{Status: 504, Hits: Exactly(1), FirstCut: cutWindow(be)}, Claims: []Claim{
-					{Feature: translate.FeatureBackendRequestTimeout, InEffect: true, Facts: cutFacts,
+					{Feature: translate.FeatureBackendRequestTimeout, InEffect: true, Shortfall: Shortfall{Class: TryNotCut, Timer: be},
 						Otherwise: []Expect{{Status: 200}}}}}})
 		}
 	}
@@ -490,7 +490,7 @@ func (d *deriver) timeouts(method string, retried bool, attempts int, add func(s
 			add(fmt.Sprintf("slow backend: request ends after %s", t.Request.Text), method, Scenario{
 				Endpoints: ep(flaky.DelayAlways(slow)),
 				Test: Test{Spec: Expect{Status: 504, Hits: Exactly(1), Duration: cutWindow(req)}, Claims: []Claim{
-					{Feature: translate.FeatureRequestTimeout, InEffect: true, Facts: requestFacts,
+					{Feature: translate.FeatureRequestTimeout, InEffect: true, Shortfall: Shortfall{Class: RequestNotCut, Timer: req},
 						Otherwise: []Expect{{Status: 200}}}}}})
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -215,7 +216,7 @@ func waitReadyT(t *testing.T, addr string) {
 func formatFindings(fs []translate.Finding) string {
 	var lines []string
 	for _, f := range fs {
-		lines = append(lines, fmt.Sprintf("    %s = %s %q", f.Feature, f.Status, f.Message))
+		lines = append(lines, fmt.Sprintf("    %s = %s (%s)", f.Feature, f.Status, recordText(f.Decision)))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -233,7 +234,7 @@ func TestHarnessCatchesALieOnRealNginx(t *testing.T) {
 	found := false
 	for i, f := range lie {
 		if f.Feature == translate.FeatureRetryBackoff {
-			lie[i].Status, lie[i].Message, found = translate.Honoured, "retries wait at least 200ms", true
+			lie[i].Status, lie[i].Decision, found = translate.Honoured, report.Decide(report.ReasonConfigured).Set("retries wait at least 200ms"), true
 		}
 	}
 	if !found {

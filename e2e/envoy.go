@@ -24,6 +24,7 @@ import (
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -342,27 +343,6 @@ func stringMatches(sm *matcherv3.StringMatcher, s string) (bool, error) {
 	return false, fmt.Errorf("unsupported string match %T", sm.GetMatchPattern())
 }
 
-// factsFor is what an approximated Envoy finding must state, per feature.
-func factsFor(f translate.Feature) *regexp.Regexp {
-	switch f {
-	case translate.FeatureRetryAttempts:
-		return attemptsFacts
-	case translate.FeatureRetryConnectionErrors:
-		return connFacts
-	case translate.FeatureRetryBackendTimeout:
-		return retryCutFacts
-	case translate.FeatureRetryBackoff:
-		return backoffFacts
-	case translate.FeatureBackendRequestTimeout:
-		return cutFacts
-	case translate.FeatureRequestTimeout:
-		return requestFacts
-	case translate.FeatureBackendRefs:
-		return deadFacts
-	}
-	return regexp.MustCompile(`\d{3}`)
-}
-
 // nonIdempotent are the methods gwretry does not retry by default.
 func nonIdempotent(method string) bool {
 	return method == http.MethodPost || method == http.MethodPatch || method == "LOCK"
@@ -395,16 +375,18 @@ type envoyCheck struct {
 	method string
 	optIn  bool
 	tokens []string
-	// stated are the exemptions an approximated message states: the body
-	// buffer limit, and num_retries other than attempts (a clamp).
+	// stated are the exemptions an approximated finding's caveats state:
+	// the body buffer limit (BodyBufferLimit), and num_retries other than
+	// attempts (AttemptsClamped).
 	statedBody, statedClamp bool
 }
 
 // JudgeEnvoy checks the generated Envoy configuration of a scenario field
-// by field against each finding of its rule: honoured must be configured
-// as the Gateway API needs, approximated must be configured and state what
-// differs, unsupported must not be configured. It returns one verdict per
-// finding.
+// by field against each finding's decision record: honoured must be
+// configured as the Gateway API needs, approximated must be configured and
+// carry the caveats that state what differs (with the parameters the
+// configuration has), unsupported must not be configured. It returns one
+// verdict per finding. No finding's message is read.
 func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []translate.Finding) []Verdict {
 	in, err := sc.Intent()
 	if err != nil {
@@ -427,8 +409,8 @@ func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []t
 		if len(problems) > 0 {
 			v.Outcome = Contradicted
 			routeJSON, _ := protojson.Marshal(t.Route)
-			v.Reason = fmt.Sprintf("REPORT AND GENERATED ENVOY CONFIG DISAGREE\n  finding: envoy %s rule %d %s = %s %q\n  config: %s\n  route %s: %s",
-				f.Route, f.Rule, f.Feature, f.Status, f.Message, strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
+			v.Reason = fmt.Sprintf("REPORT AND GENERATED ENVOY CONFIG DISAGREE\n  finding: envoy %s rule %d %s = %s (%s)\n  config: %s\n  route %s: %s",
+				f.Route, f.Rule, f.Feature, f.Status, recordText(f.Decision), strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
 		}
 		verdicts = append(verdicts, v)
 	}
@@ -447,11 +429,11 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 		if !configured {
 			bad("approximated, but nothing is configured for it (%s)", why)
 		}
-		if !factsFor(f.Feature).MatchString(f.Message) {
-			bad("the approximated message does not say what differs (matching %v)", factsFor(f.Feature))
+		if !statesShortfall(f.Feature, f.Decision) {
+			bad("approximated, but no reason or caveat of the record says what differs (%s)", recordText(f.Decision))
 		}
 		if c.retrying && slices.Contains(bodyRetryFeatures, f.Feature) {
-			problems = append(problems, c.statesBodyLimit(f.Message)...)
+			problems = append(problems, c.statesBodyLimit(f.Decision)...)
 		}
 		problems = append(problems, c.approximated(f)...)
 	case translate.Unsupported:
@@ -468,11 +450,11 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 			said := false
 			for _, g := range all {
 				if g.Feature == translate.FeatureRetryAttempts || g.Feature == translate.FeatureRetryCodes {
-					said = said || postFacts.MatchString(g.Message)
+					said = said || c.exempts(g.Decision)
 				}
 			}
 			if !said {
-				bad("%s is not retried by default after it reached the backend, but neither the attempts nor the codes finding says so", c.method)
+				bad("%s is not retried by default after it reached the backend, but neither the attempts nor the codes finding has caveat %s naming it", c.method, report.CaveatNonIdempotentExempt)
 			}
 		}
 	}
@@ -480,17 +462,40 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 }
 
 // statesBodyLimit: an approximated retry finding on a retrying route must
-// say that bodies above Envoy's buffer limit are not retried, with the
-// configured limit.
-func (c envoyCheck) statesBodyLimit(msg string) []string {
+// carry caveat BodyBufferLimit (bodies above Envoy's buffer limit are not
+// retried) with the configured limit.
+func (c envoyCheck) statesBodyLimit(d report.Decision) []string {
 	limit := c.t.bufferLimit()
-	if !bodyFacts.MatchString(msg) {
-		return []string{fmt.Sprintf("Envoy does not retry a body larger than its buffer limit (%d bytes), but the message does not say so", limit)}
+	cv, ok := caveat(d, report.CaveatBodyBufferLimit)
+	if !ok {
+		return []string{fmt.Sprintf("Envoy does not retry a body larger than its buffer limit (%d bytes), but the record has no caveat %s", limit, report.CaveatBodyBufferLimit)}
 	}
-	if !strings.Contains(msg, fmt.Sprint(limit)) && !strings.Contains(msg, translate.ByteSize(limit)) {
-		return []string{fmt.Sprintf("the buffer limit is %d bytes (%s), but the message names another limit", limit, translate.ByteSize(limit))}
+	if got, ok := parseByteSize(cv.Params["limit"]); !ok || got != limit {
+		return []string{fmt.Sprintf("the buffer limit is %d bytes (%s), but caveat %s says %q", limit, translate.ByteSize(limit), report.CaveatBodyBufferLimit, cv.Params["limit"])}
 	}
 	return nil
+}
+
+// exempts: d has caveat NonIdempotentExempt naming the request's method.
+func (c envoyCheck) exempts(d report.Decision) bool {
+	cv, ok := caveat(d, report.CaveatNonIdempotentExempt)
+	return ok && slices.Contains(paramList(cv.Params["methods"]), c.method)
+}
+
+// clamped: d has caveat AttemptsClamped with the route's num_retries.
+func (c envoyCheck) clamped(d report.Decision) bool {
+	cv, ok := caveat(d, report.CaveatAttemptsClamped)
+	return ok && cv.Params["configured"] == fmt.Sprint(c.retries())
+}
+
+// caveat returns d's caveat of reason r.
+func caveat(d report.Decision, r report.Reason) (report.Caveat, bool) {
+	for _, cv := range d.Caveats {
+		if cv.Reason == r {
+			return cv, true
+		}
+	}
+	return report.Caveat{}, false
 }
 
 func (c envoyCheck) has(tokens ...string) bool {
@@ -559,8 +564,9 @@ func (c envoyCheck) configured(f translate.Feature) (bool, string) {
 }
 
 // approximated checks an approximated retry finding: everything the
-// Gateway API asks must be configured except the exemptions its message
-// states (bodies above the buffer limit, a clamped num_retries). POST,
+// Gateway API asks must be configured except the exemptions its caveats
+// state (bodies above the buffer limit, a clamped num_retries), and the
+// num_retries of its configured fact must be the route's. POST,
 // PATCH and LOCK without the opt-in take the safe policy instead, checked
 // with the attempts finding.
 func (c envoyCheck) approximated(f translate.Finding) []string {
@@ -573,24 +579,23 @@ func (c envoyCheck) approximated(f translate.Finding) []string {
 		return nil
 	}
 	var problems []string
-	if m := numRetriesText.FindStringSubmatch(f.Message); m != nil && m[1] != fmt.Sprint(c.retries()) {
-		problems = append(problems, fmt.Sprintf("the message says num_retries %s, the route has %d", m[1], c.retries()))
+	if m := numRetriesFact.FindStringSubmatch(f.Configured); m != nil && m[1] != fmt.Sprint(c.retries()) {
+		problems = append(problems, fmt.Sprintf("the finding says it configured num_retries %s, the route has %d", m[1], c.retries()))
 	}
 	if nonIdempotent(c.method) && !c.optIn {
-		if f.Feature == translate.FeatureRetryAttempts && c.retries() != uint32(c.in.Attempts) && !clampText.MatchString(f.Message) {
+		if f.Feature == translate.FeatureRetryAttempts && c.retries() != uint32(c.in.Attempts) && !c.clamped(f.Decision) {
 			problems = append(problems, fmt.Sprintf("num_retries %d, want attempts %d", c.retries(), c.in.Attempts))
 		}
 		return problems
 	}
-	c.statedBody = bodyFacts.MatchString(f.Message)
-	c.statedClamp = clampText.MatchString(f.Message)
+	_, c.statedBody = caveat(f.Decision, report.CaveatBodyBufferLimit)
+	c.statedClamp = c.clamped(f.Decision)
 	return append(problems, c.honoured(f.Feature)...)
 }
 
-var (
-	numRetriesText = regexp.MustCompile(`num_retries (\d+)`)
-	clampText      = regexp.MustCompile(`(?i)clamp|largest|at most`)
-)
+// numRetriesFact reads num_retries from a finding's configured fact
+// ("num_retries 2"), which is data of the record, not its message.
+var numRetriesFact = regexp.MustCompile(`\bnum_retries (\d+)\b`)
 
 // retriedExactly returns why the request is not retried exactly as often
 // as attempts asks, for every request the rule matches.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -73,14 +74,17 @@ func TestJudgeEnvoy(t *testing.T) {
 	backoffScenario := scenarioNamed(t, "backoff-between-tries")
 	postScenario := scenarioNamed(t, "post-not-retried-by-default")
 	h, a := translate.Honoured, translate.Approximated
-	const body = "; bodies above per_request_buffer_limit_bytes 1048576 (1 MiB) are not retried"
+	body := report.NewCaveat(report.CaveatBodyBufferLimit, "limit", "1 MiB")
+	post := report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", "POST, PATCH, LOCK")
 	findings := func(backoff, attempts translate.Status) []translate.Finding {
-		return []translate.Finding{
-			finding(translate.FeatureRetryAttempts, attempts, "num_retries 2, but POST, PATCH and LOCK requests are retried only before they reach the backend"+body),
-			finding(translate.FeatureRetryBackoff, backoff, "base_interval 200ms, fully jittered: a retry can start at once"),
-			finding(translate.FeatureRetryCodes, a, "retriable-status-codes [500], but POST is not retried on them"+body),
-			finding(translate.FeatureRetryConnectionErrors, a, "connect-failure,refused-stream,reset: refused connections and resets"+body),
+		fs := []translate.Finding{
+			finding(translate.FeatureRetryAttempts, attempts, body, post),
+			finding(translate.FeatureRetryBackoff, backoff, report.NewCaveat(report.CaveatFullJitterBackoff)),
+			finding(translate.FeatureRetryCodes, a, body, post),
+			finding(translate.FeatureRetryConnectionErrors, a, body, post),
 		}
+		fs[0].Configured = "num_retries 2"
+		return fs
 	}
 	tests := []struct {
 		name     string
@@ -106,7 +110,7 @@ func TestJudgeEnvoy(t *testing.T) {
 			want: map[translate.Feature]Outcome{translate.FeatureRetryBackoff: Contradicted}},
 		{name: "attempts claimed honoured", sc: backoffScenario, backoff: a, attempts: h,
 			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted}},
-		{name: "smaller buffer than the message says", sc: backoffScenario, old: "name: retrying\n                per_request_buffer_limit_bytes: 1048576",
+		{name: "smaller buffer than the caveat says", sc: backoffScenario, old: "name: retrying\n                per_request_buffer_limit_bytes: 1048576",
 			new: "name: retrying\n                per_request_buffer_limit_bytes: 65536", backoff: a,
 			want: map[translate.Feature]Outcome{translate.FeatureRetryAttempts: Contradicted, translate.FeatureRetryCodes: Contradicted,
 				translate.FeatureRetryConnectionErrors: Contradicted}},
@@ -188,9 +192,9 @@ func TestJudgeEnvoyDeadRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			fs := []translate.Finding{
-				finding(translate.FeatureBackendRefs, tc.refs, "backendRefs[0] is not a Service: direct_response 500"),
-				finding(translate.FeatureRetryAttempts, tc.retry, "never takes effect: Envoy answers 500 itself"),
-				finding(translate.FeatureRetryCodes, tc.retry, "never takes effect: Envoy answers 500 itself"),
+				finding(translate.FeatureBackendRefs, tc.refs),
+				finding(translate.FeatureRetryAttempts, tc.retry),
+				finding(translate.FeatureRetryCodes, tc.retry),
 			}
 			for _, v := range JudgeEnvoy(bs, sc, false, fs) {
 				want := Backed

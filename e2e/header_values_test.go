@@ -50,7 +50,7 @@ func TestFilterHeaderValuesLive(t *testing.T) {
 					continue
 				}
 				if f.Status == translate.Unsupported {
-					t.Errorf("rule %d: %s is unsupported: %s", f.Rule, f.Feature, f.Message)
+					t.Errorf("rule %d: %s is unsupported: %s", f.Rule, f.Feature, recordText(f.Decision))
 				}
 				if f.Feature == translate.FeatureRequestHeaderModifier {
 					addsHonoured[f.Rule] = f.Status == translate.Honoured

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 // Result is what the client and the backend saw for one request.
 type Result struct {
 	Method, Path string
+	// BodyBytes is the size of the request body.
+	BodyBytes int
 	// Status is the HTTP status the client got; 0 when it got no answer.
 	Status int
 	// Complete is true when the whole body arrived (and, for a slow body,
@@ -267,12 +268,13 @@ type Claim struct {
 	Feature translate.Feature
 	// Otherwise lists observations of a data plane that does not do what
 	// the Gateway API says for this feature. A request matching one of them
-	// contradicts "honoured", and an "approximated" message must then state
-	// Facts. Empty when the scenario cannot show the feature failing.
+	// contradicts "honoured", and an "approximated" finding's decision
+	// record must then back Shortfall (see backing). Empty when the
+	// scenario cannot show the feature failing.
 	Otherwise []Expect
-	// Facts is what an approximated finding's message must say when an
-	// Otherwise observation is seen.
-	Facts *regexp.Regexp
+	// Shortfall is what an Otherwise observation shows, with the rule's
+	// values that the record's parameters are checked against.
+	Shortfall Shortfall
 	// InEffect means that seeing the Gateway API behaviour proves the
 	// feature worked, so an "unsupported" finding is wrong.
 	InEffect bool
@@ -322,7 +324,10 @@ type Verdict struct {
 //     backed; unsupported is contradicted when the claim is InEffect.
 //   - Otherwise the first claim whose Otherwise was seen explains it:
 //     honoured is contradicted, unsupported backed, approximated backed when
-//     its message states the claim's Facts. Claims after it are not judged.
+//     its decision record's reason or a caveat backs the claim's Shortfall
+//     with parameters that agree with the request seen (the backing
+//     table). Claims after it are not judged. No finding's message is
+//     read.
 //   - An observation that nothing explains contradicts every claim.
 func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
 	byFeature := map[translate.Feature]translate.Finding{}
@@ -365,7 +370,7 @@ func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
 		specMisses = append(specMisses, "no request was sent")
 	}
 	if test.SomeRequest != nil {
-		if _, ok := matchAny([]Expect{*test.SomeRequest}, obs); !ok {
+		if _, _, ok := matchAny([]Expect{*test.SomeRequest}, obs); !ok {
 			specMisses = append(specMisses, "no request saw "+test.SomeRequest.String())
 		}
 	}
@@ -391,7 +396,7 @@ func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
 		if !judged[i] {
 			continue
 		}
-		seen, ok := matchAny(c.Otherwise, obs)
+		seen, r, ok := matchAny(c.Otherwise, obs)
 		if !ok {
 			verdicts[i].Reason = "not the explanation: none of its shortfalls was seen"
 			continue
@@ -406,12 +411,13 @@ func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
 			verdicts[i].Outcome = Backed
 			verdicts[i].Reason = "indeed not in effect: " + seen
 		default:
-			if c.Facts != nil && c.Facts.MatchString(f.Message) {
+			if by, ok := backedBy(c.Shortfall, f.Decision, r); ok {
 				verdicts[i].Outcome = Backed
-				verdicts[i].Reason = fmt.Sprintf("the message states what happened (%s): %s", c.Facts, seen)
+				verdicts[i].Reason = fmt.Sprintf("the decision record states %s (%s): %s", c.Shortfall, paramText(by.Reason, by.Params), seen)
 			} else {
 				verdicts[i].Outcome = Contradicted
-				verdicts[i].Reason = contradiction(f, why+fmt.Sprintf("; the message should say so (matching %v)", c.Facts), obs)
+				verdicts[i].Reason = contradiction(f, why+fmt.Sprintf("; that is %s, which no reason or caveat of the record backs (want one of %v, with parameters that agree)",
+					c.Shortfall, backers(c.Shortfall)), obs)
 			}
 		}
 		for j := i + 1; j < len(test.Claims); j++ {
@@ -432,21 +438,21 @@ func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
 }
 
 // matchAny returns the first Otherwise expectation that some request
-// meets.
-func matchAny(otherwise []Expect, obs Observation) (string, bool) {
+// meets, and that request.
+func matchAny(otherwise []Expect, obs Observation) (string, Result, bool) {
 	for _, e := range otherwise {
 		for i, r := range obs {
 			if len(e.Mismatches(r)) == 0 {
-				return fmt.Sprintf("request %d saw %s", i+1, e), true
+				return fmt.Sprintf("request %d saw %s", i+1, e), r, true
 			}
 		}
 	}
-	return "", false
+	return "", Result{}, false
 }
 
 func contradiction(f translate.Finding, why string, obs Observation) string {
-	return fmt.Sprintf("REPORT AND PROXY DISAGREE\n  finding: %s %s rule %d %s = %s %q\n  proxy: %s\n  observed:\n%s",
-		f.Target, f.Route, f.Rule, f.Feature, f.Status, f.Message, why, obs)
+	return fmt.Sprintf("REPORT AND PROXY DISAGREE\n  finding: %s %s rule %d %s = %s (%s)\n  proxy: %s\n  observed:\n%s",
+		f.Target, f.Route, f.Rule, f.Feature, f.Status, recordText(f.Decision), why, obs)
 }
 
 func hasContradiction(vs []Verdict) bool {

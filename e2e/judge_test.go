@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/internal/flaky"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -26,8 +27,15 @@ func tries(n int, d, gap time.Duration) []flaky.Hit {
 	return hits
 }
 
-func finding(f translate.Feature, s translate.Status, msg string) translate.Finding {
-	return translate.Finding{Target: "nginx", Route: "e2e/p", Feature: f, Status: s, Message: msg}
+// finding is a finding of the nginx target whose decision record has
+// reason Configured (NotExpressible when unsupported) and the caveats
+// given; its status is s, as a lying or a truthful report may say.
+func finding(f translate.Feature, s translate.Status, caveats ...report.Caveat) translate.Finding {
+	d := report.Decide(report.ReasonConfigured)
+	if s == translate.Unsupported {
+		d = report.Decide(report.ReasonNotExpressible)
+	}
+	return translate.Finding{Target: "nginx", Route: "e2e/p", Feature: f, Status: s, Decision: d.With(caveats...)}
 }
 
 // TestHarnessFailsOnAWrongClaim is the harness's own proof: a report that
@@ -36,11 +44,12 @@ func finding(f translate.Feature, s translate.Status, msg string) translate.Find
 func TestHarnessFailsOnAWrongClaim(t *testing.T) {
 	sc := scenarioNamed(t, "backoff-between-tries")
 	lying := []translate.Finding{
-		finding(translate.FeatureRetryAttempts, translate.Honoured, "proxy_next_upstream_tries 3"),
-		finding(translate.FeatureRetryBackoff, translate.Honoured, "retries wait 200ms"),
-		finding(translate.FeatureRetryCodes, translate.Honoured, "proxy_next_upstream http_500"),
-		finding(translate.FeatureRetryConnectionErrors, translate.Honoured, "error timeout"),
+		finding(translate.FeatureRetryAttempts, translate.Honoured),
+		finding(translate.FeatureRetryBackoff, translate.Honoured),
+		finding(translate.FeatureRetryCodes, translate.Honoured),
+		finding(translate.FeatureRetryConnectionErrors, translate.Honoured),
 	}
+	lying[1].Configured = "retries wait 200ms"
 	// What nginx does: three tries, no gap.
 	obs := Observation{{Method: "GET", Path: sc.Path(), Status: 200, Complete: true, Hits: tries(3, time.Millisecond, 0)}}
 
@@ -49,7 +58,7 @@ func TestHarnessFailsOnAWrongClaim(t *testing.T) {
 	if len(rec.errors) != 1 {
 		t.Fatalf("the harness reported %d failures for a report that lies about backoff, want 1:\n%s", len(rec.errors), strings.Join(rec.errors, "\n"))
 	}
-	for _, want := range []string{"REPORT AND PROXY DISAGREE", "retry.backoff = honoured", `"retries wait 200ms"`,
+	for _, want := range []string{"REPORT AND PROXY DISAGREE", "retry.backoff = honoured", `Configured, configured "retries wait 200ms"`,
 		"gap 1 is 0s, want at least 200ms", "3 hit(s)"} {
 		if !strings.Contains(rec.errors[0], want) {
 			t.Errorf("the failure does not show %q:\n%s", want, rec.errors[0])
@@ -58,7 +67,7 @@ func TestHarnessFailsOnAWrongClaim(t *testing.T) {
 
 	// The truthful report passes on the same observation.
 	honest := append([]translate.Finding(nil), lying...)
-	honest[1] = finding(translate.FeatureRetryBackoff, translate.Unsupported, "nginx has no delay between tries; retries are immediate")
+	honest[1] = finding(translate.FeatureRetryBackoff, translate.Unsupported)
 	rec = &recordingTB{TB: t}
 	reportVerdicts(rec, "nginx", Judge(sc.Test, honest, obs))
 	if len(rec.errors) != 0 {
@@ -80,9 +89,9 @@ func (r *recordingTB) Errorf(format string, args ...any) {
 
 func TestJudge(t *testing.T) {
 	spec := Expect{Status: 200, Hits: Exactly(2)}
-	codes := Claim{Feature: translate.FeatureRetryCodes, InEffect: true, Facts: regexp.MustCompile(`500`),
+	codes := Claim{Feature: translate.FeatureRetryCodes, InEffect: true, Shortfall: Shortfall{Class: ListedCodeNotRetried, Code: 500},
 		Otherwise: []Expect{{Status: 500, Hits: Exactly(1)}}}
-	attempts := Claim{Feature: translate.FeatureRetryAttempts, InEffect: true, Facts: regexp.MustCompile(`peer`),
+	attempts := Claim{Feature: translate.FeatureRetryAttempts, InEffect: true, Shortfall: Shortfall{Class: AttemptsNotKept},
 		Otherwise: []Expect{{Status: 500}}}
 	weak := Claim{Feature: translate.FeatureRetryCodes, Otherwise: []Expect{{Hits: AtLeast(3)}}}
 	needsConn := Claim{Feature: translate.FeatureRetryAttempts, Requires: []translate.Feature{translate.FeatureRetryConnectionErrors},
@@ -92,6 +101,9 @@ func TestJudge(t *testing.T) {
 	retriedOnce := Observation{{Status: 500, Hits: tries(2, 0, 0)}}
 	weird := Observation{{Status: 418, Hits: tries(1, 0, 0)}}
 	h, a, u := translate.Honoured, translate.Approximated, translate.Unsupported
+	idle := report.NewCaveat(report.CaveatIdleTimer)
+	not500 := report.NewCaveat(report.CaveatCodesNotRetried, "codes", "429, 500")
+	not503 := report.NewCaveat(report.CaveatCodesNotRetried, "codes", "503")
 	tests := []struct {
 		name     string
 		test     Test
@@ -99,30 +111,31 @@ func TestJudge(t *testing.T) {
 		obs      Observation
 		want     []Outcome
 	}{
-		{"honoured, as the API says", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, h, "")}, good, []Outcome{Backed}},
-		{"approximated, as the API says", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, "x")}, good, []Outcome{Backed}},
-		{"unsupported, but in effect", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, u, "x")}, good, []Outcome{Contradicted}},
-		{"unsupported, cannot tell", Test{spec, nil, []Claim{weak}}, []translate.Finding{finding(weak.Feature, u, "x")}, good, []Outcome{NotJudged}},
-		{"honoured, not in effect", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, h, "")}, notRetried, []Outcome{Contradicted}},
-		{"unsupported, not in effect", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, u, "x")}, notRetried, []Outcome{Backed}},
-		{"approximated, message says it", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, "500 is not retried")}, notRetried, []Outcome{Backed}},
-		{"approximated, message silent", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, "something else")}, notRetried, []Outcome{Contradicted}},
+		{"honoured, as the API says", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, h)}, good, []Outcome{Backed}},
+		{"approximated, as the API says", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, idle)}, good, []Outcome{Backed}},
+		{"unsupported, but in effect", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, u)}, good, []Outcome{Contradicted}},
+		{"unsupported, cannot tell", Test{spec, nil, []Claim{weak}}, []translate.Finding{finding(weak.Feature, u)}, good, []Outcome{NotJudged}},
+		{"honoured, not in effect", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, h)}, notRetried, []Outcome{Contradicted}},
+		{"unsupported, not in effect", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, u)}, notRetried, []Outcome{Backed}},
+		{"approximated, a caveat names the code", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, not500)}, notRetried, []Outcome{Backed}},
+		{"approximated, another caveat", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, idle)}, notRetried, []Outcome{Contradicted}},
+		{"approximated, the caveat names another code", Test{spec, nil, []Claim{codes}}, []translate.Finding{finding(codes.Feature, a, not503)}, notRetried, []Outcome{Contradicted}},
 		{"the gate hides later claims", Test{spec, nil, []Claim{codes, attempts}},
-			[]translate.Finding{finding(codes.Feature, u, "x"), finding(attempts.Feature, h, "")}, notRetried, []Outcome{Backed, NotJudged}},
+			[]translate.Finding{finding(codes.Feature, u), finding(attempts.Feature, h)}, notRetried, []Outcome{Backed, NotJudged}},
 		{"a later claim explains", Test{spec, nil, []Claim{codes, attempts}},
-			[]translate.Finding{finding(codes.Feature, h, ""), finding(attempts.Feature, h, "")}, retriedOnce, []Outcome{NotJudged, Contradicted}},
+			[]translate.Finding{finding(codes.Feature, h), finding(attempts.Feature, h)}, retriedOnce, []Outcome{NotJudged, Contradicted}},
 		{"unexplained behaviour", Test{spec, nil, []Claim{codes, attempts}},
-			[]translate.Finding{finding(codes.Feature, u, "x"), finding(attempts.Feature, a, "x")}, weird, []Outcome{Contradicted, Contradicted}},
+			[]translate.Finding{finding(codes.Feature, u), finding(attempts.Feature, a, idle)}, weird, []Outcome{Contradicted, Contradicted}},
 		{"missing finding", Test{spec, nil, []Claim{codes}}, nil, good, []Outcome{Contradicted}},
 		{"required feature unsupported", Test{spec, nil, []Claim{needsConn}},
-			[]translate.Finding{finding(needsConn.Feature, h, ""), finding(translate.FeatureRetryConnectionErrors, u, "x")}, notRetried, []Outcome{NotJudged}},
+			[]translate.Finding{finding(needsConn.Feature, h), finding(translate.FeatureRetryConnectionErrors, u)}, notRetried, []Outcome{NotJudged}},
 		{"required feature supported", Test{spec, nil, []Claim{needsConn}},
-			[]translate.Finding{finding(needsConn.Feature, h, ""), finding(translate.FeatureRetryConnectionErrors, a, "x")}, notRetried, []Outcome{Contradicted}},
+			[]translate.Finding{finding(needsConn.Feature, h), finding(translate.FeatureRetryConnectionErrors, a, idle)}, notRetried, []Outcome{Contradicted}},
 		{"some request must fail, none did", Test{Expect{}, &Expect{Failed: true}, []Claim{attempts}},
-			[]translate.Finding{finding(attempts.Feature, h, "")}, Observation{{Status: 200}, {Status: 200}}, []Outcome{Contradicted}},
+			[]translate.Finding{finding(attempts.Feature, h)}, Observation{{Status: 200}, {Status: 200}}, []Outcome{Contradicted}},
 		{"some request must fail, one did", Test{Expect{}, &Expect{Failed: true}, []Claim{attempts}},
-			[]translate.Finding{finding(attempts.Feature, h, "")}, Observation{{Status: 200}, {Status: 502}}, []Outcome{Backed}},
-		{"no request", Test{spec, nil, []Claim{attempts}}, []translate.Finding{finding(attempts.Feature, h, "")}, nil, []Outcome{Contradicted}},
+			[]translate.Finding{finding(attempts.Feature, h)}, Observation{{Status: 200}, {Status: 502}}, []Outcome{Backed}},
+		{"no request", Test{spec, nil, []Claim{attempts}}, []translate.Finding{finding(attempts.Feature, h)}, nil, []Outcome{Contradicted}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,8 +200,8 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("%s judges no feature", s.Name)
 		}
 		for _, c := range s.Claims {
-			if len(c.Otherwise) > 0 && c.Facts == nil {
-				t.Errorf("%s %s: a shortfall without the facts an approximated message must state", s.Name, c.Feature)
+			if _, ok := backing[c.Shortfall.Class]; len(c.Otherwise) > 0 && !ok {
+				t.Errorf("%s %s: shortfalls of class %q, which the backing table does not have", s.Name, c.Feature, c.Shortfall.Class)
 			}
 		}
 		if !strings.Contains(s.Manifest(), "value: "+s.Path()+"}") {

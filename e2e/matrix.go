@@ -123,7 +123,7 @@ the cache). Do not edit by hand.
 Each line is what ` + "`gwretry`" + ` reports for a feature of a rule on one data plane version, and
 the end-to-end scenarios (listed below) that **passed** with that finding: the real proxy was
 started on the generated configuration and did what the finding says. *honoured* means it
-behaved as the Gateway API defines the feature; *approximated* means the message describes what
+behaved as the Gateway API defines the feature; *approximated* means a caveat of its record states what
 happened; *unsupported* means the feature was indeed not in effect. A feature can have more than
 one status on a target when it depends on the values (for example which status codes are listed).
 

@@ -314,7 +314,7 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 		if err != nil {
 			return nil, err
 		}
-		r := Result{Method: sc.method(), Path: sc.Path()}
+		r := Result{Method: sc.method(), Path: sc.Path(), BodyBytes: len(sc.body())}
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {

@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"bytes"
 	"errors"
 	"fmt"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // Backend turns a Model into one data plane's configuration. Each data plane

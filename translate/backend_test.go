@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"errors"
 	"fmt"
 	"reflect"
@@ -11,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // fakeBackend returns canned output, to test Run's contract checks.

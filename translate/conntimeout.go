@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"cmp"
 	"fmt"
 	"maps"
@@ -15,6 +13,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // ConnectionTimeoutPolicyAPIVersion and ConnectionTimeoutPolicyKind name

@@ -1,10 +1,10 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"fmt"
 	"strings"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // Filters are the HTTPRoute filters of a rule, or of one of its

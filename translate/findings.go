@@ -1,11 +1,11 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // The report's vocabulary lives in package report; these names keep the

@@ -1,12 +1,12 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // meshServices are the Services of the mesh tests: cart (ports 80 "http"

@@ -1,10 +1,10 @@
 package translate
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"strconv"
 	"strings"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // RuleEffective is one rule's entry in report.json's "effective": the

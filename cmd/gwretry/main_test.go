@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 

@@ -19,6 +19,7 @@ import (
 	"github.com/gwretry/gwretry/backends"
 	"github.com/gwretry/gwretry/e2e"
 	"github.com/gwretry/gwretry/internal/dataplane"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -58,7 +59,14 @@ Requests match the rule: its path, method, headers, query parameters and hostnam
 made from the rule's first match that prove can invert, on the first listener and hostname
 that serve it: a rule with several matches or hostnames is proven on that one request only,
 and each of its claims says so (coverage). Features that no scenario can test (a path regular expression, a timeout longer than prove waits) are
-listed as not exercised, with the reason.
+listed as not exercised, with the reason. Every finding of a rule under test is listed, exercised
+or not, with its decision record: reason, configured fact and caveats.
+
+A claim holds when the proxy did what the Gateway API defines, or when what it did instead is
+stated by the finding's record: an unsupported reason, or a reason or caveat that names the
+shortfall with parameters that agree with what was seen (a code not retried needs
+CodesNotRetried naming that code, a POST not retried NonIdempotentExempt naming POST, a body not
+retried a buffer limit below its size). Messages are never read.
 
 The proxy runs on loopback only: --listen and every Service's endpoints are rewritten to
 127.0.0.1. Every process is stopped by its pid when its scenario ends; --scenario-timeout
@@ -105,6 +113,11 @@ found), 5 a claim was contradicted, 70 an internal error (also: a scenario could
 	return cmd
 }
 
+// proveSchemaVersion is 2 since each claim carries its finding's
+// decision record (reason, params, configured, caveats) instead of its
+// message.
+const proveSchemaVersion = 2
+
 // proveJSON is prove's --report json.
 type proveJSON struct {
 	SchemaVersion int          `json:"schemaVersion"`
@@ -118,14 +131,18 @@ type proveJSON struct {
 	NotExercised  int          `json:"notExercised"`
 }
 
-// proveClaim is one claim of the report and what the scenarios made of it.
+// proveClaim is one claim of the report, a finding of a rule under test,
+// and what the scenarios made of it.
 type proveClaim struct {
 	Route    string            `json:"route"`
 	Rule     int               `json:"rule"`
 	RuleName string            `json:"ruleName,omitempty"`
 	Feature  translate.Feature `json:"feature"`
 	Status   translate.Status  `json:"status,omitempty"`
-	Message  string            `json:"message,omitempty"`
+	// Decision is the finding's record: reason, parameters, configured
+	// fact and caveats, as in the report. The verdicts read it; nothing
+	// reads the finding's message.
+	report.Decision
 	// Outcome is held, contradicted or not exercised.
 	Outcome string `json:"outcome"`
 	Why     string `json:"why,omitempty"`
@@ -308,7 +325,7 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 			}
 			for _, f := range run.Findings {
 				if f.Feature == v.Feature {
-					c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
+					c.Status, c.Decision, c.RuleName = f.Status, f.Decision, f.RuleName
 				}
 			}
 			check := proveCheck{Scenario: sc.Name, Outcome: string(v.Outcome), Reason: v.Reason}
@@ -324,7 +341,7 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 			c.Scenarios = append(c.Scenarios, check)
 		}
 	}
-	out := proveJSON{SchemaVersion: 1, Target: live.Name, Version: live.Version, Binary: live.Bin, BinaryVersion: live.Full, Claims: []proveClaim{}}
+	out := proveJSON{SchemaVersion: proveSchemaVersion, Target: live.Name, Version: live.Version, Binary: live.Bin, BinaryVersion: live.Full, Claims: []proveClaim{}}
 	for _, k := range order {
 		out.Claims = append(out.Claims, *claims[k])
 	}
@@ -332,9 +349,11 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 	return out, runErrs
 }
 
-// addUnexercised adds the claims no scenario tests, with their findings.
-// The claims and findings are indexed once: a scan of either per
-// unexercised feature would grow with the square of the rules.
+// addUnexercised adds the claims no scenario tests, with their findings,
+// then every other finding of the rules under test (those with a claim):
+// the report's whole record of each rule is listed, exercised or not, with
+// its reason. The claims and findings are indexed once: a scan of either
+// per unexercised feature would grow with the square of the rules.
 func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.Finding) {
 	claims := make(map[claimKey]int, len(out.Claims))
 	for i, c := range out.Claims {
@@ -356,10 +375,34 @@ func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.
 		}
 		c := proveClaim{Route: u.Route, Rule: u.Rule, Feature: u.Feature, Outcome: claimNotExercised, Why: u.Why}
 		if f := found[k]; f != nil {
-			c.Status, c.Message, c.RuleName = f.Status, f.Message, f.RuleName
+			c.Status, c.Decision, c.RuleName = f.Status, f.Decision, f.RuleName
 		}
 		claims[k] = len(out.Claims)
 		out.Claims = append(out.Claims, c)
+	}
+	type ruleKey struct {
+		route string
+		rule  int
+	}
+	underTest := map[ruleKey]bool{}
+	for _, c := range out.Claims {
+		underTest[ruleKey{c.Route, c.Rule}] = true
+	}
+	for i, f := range findings {
+		k := claimKey{f.Route, f.Rule, f.Feature}
+		if f.Target != out.Target || f.Gateway != "" || !underTest[ruleKey{f.Route, f.Rule}] {
+			continue
+		}
+		if j, ok := claims[k]; ok {
+			if c := &out.Claims[j]; c.Reason == "" {
+				c.Status, c.Decision, c.RuleName = f.Status, f.Decision, f.RuleName
+			}
+			continue
+		}
+		claims[k] = len(out.Claims)
+		out.Claims = append(out.Claims, proveClaim{Route: f.Route, Rule: f.Rule, RuleName: f.RuleName, Feature: f.Feature,
+			Status: f.Status, Decision: findings[i].Decision, Outcome: claimNotExercised,
+			Why: fmt.Sprintf("prove derives no scenario for %s: the finding is listed with its reason, not checked on the data plane", f.Feature)})
 	}
 	out.finish()
 }
@@ -641,7 +684,14 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 		if status == "" {
 			status = "-"
 		}
-		fmt.Fprintf(&b, "%-13s %s %s = %s\n", strings.ToUpper(c.Outcome), rule, c.Feature, status)
+		fmt.Fprintf(&b, "%-13s %s %s = %s", strings.ToUpper(c.Outcome), rule, c.Feature, status)
+		if c.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", paramsText(c.Reason, c.Params))
+		}
+		b.WriteString("\n")
+		if rec := recordLine(c.Decision); rec != "" {
+			fmt.Fprintf(&b, "    %s\n", rec)
+		}
 		switch c.Outcome {
 		case claimHeld:
 			var names []string
@@ -655,9 +705,6 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 				fmt.Fprintf(&b, "    %s\n", c.Coverage)
 			}
 		case claimContradicted:
-			if c.Message != "" {
-				fmt.Fprintf(&b, "    finding: %q\n", c.Message)
-			}
 			for _, s := range c.Scenarios {
 				if s.Outcome == string(e2e.Contradicted) {
 					fmt.Fprintf(&b, "    contradicted by: %s\n      %s\n", scenarioLabel(s.Scenario), indent(s.Reason, "      "))
@@ -673,6 +720,40 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 	fmt.Fprintf(&b, "\n%d held, %d contradicted, %d not exercised\n", out.Held, out.Contradicted, out.NotExercised)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// recordLine shows what a finding's record says beyond its reason: the
+// configured fact and the caveats with their parameters.
+func recordLine(d report.Decision) string {
+	var parts []string
+	if d.Configured != "" {
+		parts = append(parts, "configured: "+d.Configured)
+	}
+	if len(d.Caveats) > 0 {
+		var cs []string
+		for _, c := range d.Caveats {
+			cs = append(cs, paramsText(c.Reason, c.Params))
+		}
+		parts = append(parts, "caveats: "+strings.Join(cs, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// paramsText is a reason with its parameters ("CodesNotRetried{codes=501}").
+func paramsText(r report.Reason, p report.Params) string {
+	if len(p) == 0 {
+		return string(r)
+	}
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	kv := make([]string, 0, len(keys))
+	for _, k := range keys {
+		kv = append(kv, k+"="+p[k])
+	}
+	return string(r) + "{" + strings.Join(kv, ", ") + "}"
 }
 
 // scenarioLabel drops the rule from a derived scenario's name.

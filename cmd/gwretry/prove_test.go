@@ -3,14 +3,16 @@
 package main
 
 import (
-	"github.com/gwretry/gwretry/report"
-
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/gwretry/gwretry/backends/nginx"
 	"github.com/gwretry/gwretry/e2e"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -166,6 +169,98 @@ func TestProveCatchesALie(t *testing.T) {
 	}
 }
 
+// tamperedNginx is nginx whose generated nginx.conf is edited after
+// gwretry wrote it and before the proxy starts, each old string replaced by
+// its new one; the report is nginx's own, untouched. It is no
+// translate.Judge, so only the real proxy can catch it.
+type tamperedNginx struct {
+	nginx *nginx.Backend
+	edits [][2]string
+	// applied counts the configurations each edit changed.
+	applied []atomic.Int32
+}
+
+func (b *tamperedNginx) Name() string           { return b.nginx.Name() }
+func (b *tamperedNginx) Versions() []string     { return b.nginx.Versions() }
+func (b *tamperedNginx) Scope() translate.Scope { return b.nginx.Scope() }
+
+func (b *tamperedNginx) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	out, err := b.nginx.Generate(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range out.Files {
+		if path.Base(f.Path) != "nginx.conf" {
+			continue
+		}
+		conf := string(f.Data)
+		for j, e := range b.edits {
+			if strings.Contains(conf, e[0]) {
+				conf = strings.ReplaceAll(conf, e[0], e[1])
+				b.applied[j].Add(1)
+			}
+		}
+		out.Files[i].Data, out.Files[i].Parsed = []byte(conf), nil
+	}
+	return out, nil
+}
+
+// TestProveCatchesATamperedConfig: the example's nginx.conf is edited
+// before nginx starts (one retry fewer, and a read timeout of 3s instead of
+// backendRequest 1s) while the report stays the one gwretry wrote for the
+// real configuration. The records' caveats (NonIdempotentExempt, which
+// names POST, not the GET that was sent; IdleTimer, which does not let a
+// silent try run past the timer) do not back what nginx did, so prove
+// exits 5 and names both claims.
+func TestProveCatchesATamperedConfig(t *testing.T) {
+	bin := proxytest.Require(t, "nginx")
+	tmp := privateTemp(t)
+	tampered := &tamperedNginx{nginx: nginx.New(), edits: [][2]string{
+		{"proxy_next_upstream_tries 3;", "proxy_next_upstream_tries 2;"},
+		{"proxy_read_timeout 1000ms;", "proxy_read_timeout 3000ms;"},
+	}, applied: make([]atomic.Int32, 2)}
+	o := &proveOptions{limits: translate.DefaultLimits(), target: "nginx@1.22", proxy: bin, report: "json", channel: "standard",
+		timeout: 3 * time.Minute, scenarioTimeout: 30 * time.Second,
+		available: func(backends.Settings) ([]translate.Backend, error) {
+			return []translate.Backend{tampered}, nil
+		}}
+	var stdout, stderr bytes.Buffer
+	err := runProve(o, []string{example}, strings.NewReader(""), &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != exitContradicted {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitContradicted, stdout.String(), stderr.String())
+	}
+	for i, e := range tampered.edits {
+		if tampered.applied[i].Load() == 0 {
+			t.Errorf("the edit %q -> %q changed no configuration", e[0], e[1])
+		}
+	}
+	var out proveJSON
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("--report json: %v\n%s", err, stdout.String())
+	}
+	contradicted := map[translate.Feature]proveClaim{}
+	for _, c := range out.Claims {
+		if c.Outcome == claimContradicted {
+			if c.Route != "shop/storefront" || c.Rule != 0 {
+				t.Errorf("%s rule %d %s contradicted; only the catalogue rule was tampered with", c.Route, c.Rule, c.Feature)
+			}
+			contradicted[c.Feature] = c
+		}
+	}
+	for _, f := range []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureBackendRequestTimeout} {
+		c, ok := contradicted[f]
+		switch {
+		case !ok:
+			t.Errorf("%s of the catalogue rule was not contradicted; contradicted: %v\n%s", f, slices.Collect(maps.Keys(contradicted)), stdout.String())
+		case c.Status != translate.Approximated || c.Reason != report.ReasonConfigured || len(c.Caveats) == 0:
+			t.Errorf("%s: status %s, record %+v; want the approximated record gwretry wrote", f, c.Status, c.Decision)
+		}
+	}
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
 // TestProveTimeCap: when --timeout is up, the remaining scenarios are not
 // run, prove says so and exits 70, promptly and with nothing left running.
 func TestProveTimeCap(t *testing.T) {
@@ -277,8 +372,14 @@ spec:
 
 // TestProveAddUnexercised: an unexercised feature becomes a claim with
 // its target's finding, or gives its reason to a claim that no scenario
-// decided; a held claim keeps its outcome.
+// decided; a held claim keeps its outcome. Every other finding of a rule
+// under test is listed with its record, not exercised; the findings of
+// other targets, other rules and Gateways are not.
 func TestProveAddUnexercised(t *testing.T) {
+	configured := report.Decide(report.ReasonConfigured)
+	answers500 := report.Decide(report.ReasonAnswers500)
+	exempt := report.Decide(report.ReasonConfigured).Set("proxy_next_upstream http_500").
+		With(report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", "POST, PATCH, LOCK"))
 	out := proveJSON{Target: "nginx", Claims: []proveClaim{
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld},
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Outcome: claimNotExercised},
@@ -289,18 +390,36 @@ func TestProveAddUnexercised(t *testing.T) {
 		{Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Why: "regex"},
 		{Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Why: "twice"},
 	}, []translate.Finding{
-		{Target: "haproxy", Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Status: translate.Unsupported, Message: "other target"},
-		{Target: "nginx", Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, RuleName: "r"},
+		{Target: "haproxy", Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Status: translate.Unsupported, Decision: report.Decide(report.ReasonNotExpressible)},
+		{Target: "nginx", Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, RuleName: "r", Decision: configured},
+		{Target: "nginx", Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Status: translate.Approximated, Decision: exempt},
+		{Target: "nginx", Route: "ns/a", Rule: 0, Feature: translate.FeatureBackendRefs, Status: translate.Honoured, Decision: answers500},
+		{Target: "nginx", Route: "ns/c", Rule: 0, Feature: translate.FeatureBackendRefs, Status: translate.Honoured, Decision: answers500},
+		{Target: "nginx", Gateway: "ns/gw", Feature: translate.FeatureConnClientTimeout, Status: translate.Honoured, Decision: configured},
 	})
 	want := []proveClaim{
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureBackendRefs, Status: translate.Honoured, Decision: answers500, Outcome: claimNotExercised,
+			Why: "prove derives no scenario for backendRefs: the finding is listed with its reason, not checked on the data plane"},
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Outcome: claimNotExercised, Why: "too long"},
-		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld},
-		{Route: "ns/b", Rule: 1, RuleName: "r", Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, Outcome: claimNotExercised, Why: "regex"},
+		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Status: translate.Approximated, Decision: exempt, Outcome: claimHeld},
+		{Route: "ns/b", Rule: 1, RuleName: "r", Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, Decision: configured, Outcome: claimNotExercised, Why: "regex"},
 	}
 	if diff := cmp.Diff(want, out.Claims); diff != "" {
 		t.Errorf("claims (-want +got):\n%s", diff)
 	}
-	if out.Held != 1 || out.NotExercised != 2 {
-		t.Errorf("held %d, not exercised %d; want 1, 2", out.Held, out.NotExercised)
+	if out.Held != 1 || out.NotExercised != 3 {
+		t.Errorf("held %d, not exercised %d; want 1, 3", out.Held, out.NotExercised)
+	}
+	var text bytes.Buffer
+	if err := writeProve(&text, "text", out, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"NOT EXERCISED ns/a rule 0 backendRefs = honoured (Answers500)\n    prove derives no scenario for backendRefs",
+		"HELD          ns/a rule 0 retry.codes = approximated (Configured)\n    configured: proxy_next_upstream http_500; caveats: NonIdempotentExempt{methods=POST, PATCH, LOCK}\n",
+	} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("text output lacks %q:\n%s", line, text.String())
+		}
 	}
 }

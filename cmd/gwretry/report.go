@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/gwretry/gwretry/report"
 	"io"
 	"os"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
