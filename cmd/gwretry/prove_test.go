@@ -18,6 +18,7 @@ import (
 	"github.com/gwretry/gwretry/backends/nginx"
 	"github.com/gwretry/gwretry/e2e"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -127,7 +128,8 @@ func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*tran
 	}
 	for i, f := range out.Findings {
 		if f.Feature == translate.FeatureRetryBackoff {
-			out.Findings[i].Status, out.Findings[i].Message = translate.Honoured, "retries wait the backoff"
+			out.Findings[i].Decide(report.Decide(report.ReasonConfigured))
+			out.Findings[i].Message = "retries wait the backoff"
 		}
 	}
 	return out, nil
