@@ -18,6 +18,12 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 
+# The targets, and those with a data plane binary (comma-separated), as the
+# registry (backends/registry.go) lists them; evaluated only by the rules
+# that use them.
+TARGETS      = $(shell $(GO) run ./tools/targets)
+LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
+
 .PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions fmt vet check-fmt clean
 
 all: build
@@ -54,7 +60,7 @@ e2e: deps
 ## matrix: run the end-to-end scenarios with gwretry prove on every installed
 ## data plane version and write docs/matrix.md from the verdicts.
 matrix: deps build
-	./bin/gwretry prove --suite --target nginx,haproxy,traefik,envoy --matrix docs/matrix.md
+	./bin/gwretry prove --suite --target $(LIVE_TARGETS) --matrix docs/matrix.md
 
 ## docs: write docs/cli.md (every command's --help) from the cobra commands.
 docs:
@@ -80,7 +86,7 @@ corpus:
 ## its configuration back; then Go's fuzzer on loading and resolution.
 FUZZTIME ?= 10m
 fuzz:
-	for t in envoy nginx haproxy traefik; do \
+	for t in $(TARGETS); do \
 		$(GO) test -count=1 -timeout 0 -run '^TestRandomModels$$' ./backends/ -v \
 			-random-for=$(FUZZTIME) -random-target=$$t || exit 1; \
 	done

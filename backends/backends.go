@@ -1,52 +1,45 @@
 // Package backends lists the data planes gwretry generates configuration
-// for. Adding a data plane means adding its package and one line here.
+// for: one row of the registry (registry.go) per target. Adding a data
+// plane means adding its package and one row there; the commands, the
+// end-to-end suite and the tests read the rows and name no target.
 package backends
 
 import (
-	"github.com/gwretry/gwretry/backends/envoy"
-	"github.com/gwretry/gwretry/backends/grpc"
-	"github.com/gwretry/gwretry/backends/haproxy"
-	"github.com/gwretry/gwretry/backends/linkerd"
-	"github.com/gwretry/gwretry/backends/nginx"
-	"github.com/gwretry/gwretry/backends/openshift"
-	"github.com/gwretry/gwretry/backends/traefik"
+	"fmt"
+
 	"github.com/gwretry/gwretry/translate"
 )
 
 // All returns every backend with its default settings, in the order
 // --target all runs them.
 func All() []translate.Backend {
-	return []translate.Backend{envoy.New(), grpc.New(), haproxy.New(), linkerd.New(), nginx.New(), openshift.New(), traefik.New()}
+	var out []translate.Backend
+	for _, t := range registry {
+		b, err := t.New(nil)
+		if err != nil {
+			// The defaults are the registry's own: a target whose
+			// defaults it refuses is a bug that TestRegistry catches.
+			panic(fmt.Sprintf("backends: %s refuses its default settings: %v", t.Name, err))
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
-// Settings are the choices that concern one data plane's output files
-// rather than the report (translate.Options holds those).
-type Settings struct {
-	// NginxLayout is nginx.LayoutFull ("", the default) or
-	// nginx.LayoutConfD.
-	NginxLayout string
-	// TraefikDynamicFile is where traefik.yaml loads dynamic.yaml from;
-	// "" keeps the default.
-	TraefikDynamicFile string
-	// GRPCRetryThrottling is the gRPC service config's retryThrottling,
-	// "MAXTOKENS,TOKENRATIO"; "" for none.
-	GRPCRetryThrottling string
-}
+// Settings are the values of the targets' own flags (Target.Flags), by
+// flag name. A flag that is absent, or "", has its default.
+type Settings map[string]string
 
 // Configured returns every backend with the given settings, in the order
 // of All.
 func Configured(s Settings) ([]translate.Backend, error) {
-	ngx, err := nginx.NewWithConfig(nginx.Config{Layout: s.NginxLayout})
-	if err != nil {
-		return nil, err
+	var out []translate.Backend
+	for _, t := range registry {
+		b, err := t.New(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
 	}
-	tr, err := traefik.NewWithConfig(traefik.Config{DynamicFile: s.TraefikDynamicFile})
-	if err != nil {
-		return nil, err
-	}
-	g, err := grpc.NewWithConfig(grpc.Config{RetryThrottling: s.GRPCRetryThrottling})
-	if err != nil {
-		return nil, err
-	}
-	return []translate.Backend{envoy.New(), g, haproxy.New(), linkerd.New(), ngx, openshift.New(), tr}, nil
+	return out, nil
 }

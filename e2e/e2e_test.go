@@ -26,24 +26,28 @@ type liveTarget struct {
 	name string
 	// optional targets skip when absent, even in CI.
 	optional bool
+	kind     *dataplane.Kind
 }
 
+// liveTargets are the binaries gwretry runs (dataplane.Kinds), in prove's
+// order.
 func liveTargets() []liveTarget {
-	return []liveTarget{{name: "nginx"}, {name: "haproxy"}, {name: "traefik"}, {name: "envoy", optional: true}}
+	var out []liveTarget
+	for _, k := range dataplane.Kinds() {
+		out = append(out, liveTarget{name: k.Name, optional: k.Optional, kind: k})
+	}
+	return out
 }
 
 // version returns the MAJOR.MINOR passed to --target and a description
 // of the binary.
 func (tg liveTarget) version(t *testing.T, bin string) (string, string) {
 	t.Helper()
-	short, full, err := dataplane.Version(context.Background(), tg.name, bin)
+	short, full, err := tg.kind.Version(context.Background(), bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg.name == "traefik" {
-		full = "v" + full
-	}
-	return short, tg.name + " " + full + ", live"
+	return short, tg.kind.Describe(full) + ", live"
 }
 
 // start runs the generated configuration in out and returns the address

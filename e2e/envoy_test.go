@@ -17,7 +17,7 @@ func checkEnvoyConfigs(t *testing.T, scenarios []Scenario, matrix *Matrix) {
 		matrix.Row("envoy", version, "generated configuration only")
 		for _, sc := range scenarios {
 			t.Run(version+"/"+sc.Name, func(t *testing.T) {
-				verdicts, err := CheckEnvoyConfig(context.Background(), version, sc, cliGenerator, t.TempDir())
+				verdicts, err := CheckConfig(context.Background(), "envoy", version, sc, cliGenerator, t.TempDir())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -167,55 +167,15 @@ const StrayEndpoint = "elsewhere"
 // startProxy starts the real data plane on the configuration in out and
 // returns it with the address to send requests to.
 func startProxy(ctx context.Context, live Live, out, listen, dir string, ports *dataplane.Ports) (*dataplane.Proxy, string, error) {
-	switch live.Name {
-	case "nginx":
-		p, err := dataplane.StartNginx(live.Bin, filepath.Join(out, "nginx", "nginx.conf"), listen)
-		return p, listen, err
-	case "haproxy":
-		p, err := dataplane.StartHAProxy(live.Bin, filepath.Join(out, "haproxy", "haproxy.cfg"), listen)
-		return p, listen, err
-	case "envoy":
-		conf := filepath.Join(out, "envoy", "envoy.yaml")
-		if err := dataplane.ValidateEnvoy(ctx, live.Bin, conf); err != nil {
-			return nil, "", err
+	k := dataplane.KindOf(live.Name)
+	if k == nil {
+		var names []string
+		for _, k := range dataplane.Kinds() {
+			names = append(names, k.Name)
 		}
-		p, err := dataplane.StartEnvoy(live.Bin, conf, listen)
-		return p, listen, err
-	case "traefik":
-		static, err := os.ReadFile(filepath.Join(out, "traefik", "traefik.yaml"))
-		if err != nil {
-			return nil, "", err
-		}
-		dynamic, err := os.ReadFile(filepath.Join(out, "traefik", "dynamic.yaml"))
-		if err != nil {
-			return nil, "", err
-		}
-		tdir := filepath.Join(dir, "traefik-run")
-		if err := os.MkdirAll(tdir, 0o755); err != nil {
-			return nil, "", err
-		}
-		cfg, err := dataplane.WriteTraefikConfig(tdir, static, dynamic, nil, ports)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(cfg.EntryPoints) != 1 {
-			return nil, "", fmt.Errorf("traefik.yaml has entry points %v, want one", cfg.EntryPoints)
-		}
-		var addr string
-		for _, a := range cfg.EntryPoints {
-			addr = a
-		}
-		p, err := dataplane.StartTraefik(live.Bin, cfg.StaticPath, cfg.API)
-		if err != nil {
-			return nil, "", err
-		}
-		if err := cfg.WaitLoaded(p, dataplane.ReadyTimeout); err != nil {
-			p.Stop()
-			return nil, "", fmt.Errorf("Traefik did not load the configuration: %w\n%s", err, p.Output())
-		}
-		return p, addr, nil
+		return nil, "", fmt.Errorf("no live runs of %s: choose %s", live.Name, strings.Join(names, ", "))
 	}
-	return nil, "", fmt.Errorf("no live runs of %s: choose nginx, haproxy, traefik or envoy", live.Name)
+	return k.StartOutput(ctx, live.Bin, out, listen, dir, ports)
 }
 
 // RuleFindings returns the findings of rule of route on target.
@@ -372,11 +332,43 @@ func configText(out, target string) string {
 	return b.String()
 }
 
-// CheckEnvoyConfig generates sc for envoy@version with gen and judges the
-// generated route, retry policy and cluster field by field against the
-// findings (JudgeEnvoy). No Envoy binary is needed.
-func CheckEnvoyConfig(ctx context.Context, version string, sc Scenario, gen Generator, tmp string) ([]Verdict, error) {
-	dir, err := os.MkdirTemp(tmp, "gwretry-envoy-")
+// configJudge reads one target's generated configuration back and judges
+// it field by field against a scenario's findings, without its binary.
+type configJudge struct {
+	// file is the configuration, relative to the output directory.
+	file  string
+	judge func(data []byte, sc Scenario, findings []translate.Finding) ([]Verdict, error)
+}
+
+// configJudges are the targets whose configuration the suite judges
+// without running it (CheckConfig), by target name.
+var configJudges = map[string]configJudge{
+	"envoy": {file: "envoy/envoy.yaml", judge: func(data []byte, sc Scenario, findings []translate.Finding) ([]Verdict, error) {
+		bs, err := DecodeEnvoy(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, data)
+		}
+		return JudgeEnvoy(bs, sc, sc.RetryNonIdempotent, findings), nil
+	}},
+}
+
+// ConfigJudged reports whether CheckConfig can judge target's generated
+// configuration without its binary.
+func ConfigJudged(target string) bool {
+	_, ok := configJudges[target]
+	return ok
+}
+
+// CheckConfig generates sc for target@version with gen and judges the
+// generated configuration field by field against the findings (for
+// Envoy: the route, retry policy and cluster, JudgeEnvoy). No binary is
+// needed.
+func CheckConfig(ctx context.Context, target, version string, sc Scenario, gen Generator, tmp string) ([]Verdict, error) {
+	j, ok := configJudges[target]
+	if !ok {
+		return nil, fmt.Errorf("no judge of %s's configuration without its binary", target)
+	}
+	dir, err := os.MkdirTemp(tmp, "gwretry-config-")
 	if err != nil {
 		return nil, err
 	}
@@ -385,23 +377,19 @@ func CheckEnvoyConfig(ctx context.Context, version string, sc Scenario, gen Gene
 	for i := range sc.endpoints() {
 		addrs = append(addrs, fmt.Sprintf("127.0.0.%d:8080", i+1))
 	}
-	report, err := gen(ctx, dir, sc, "envoy@"+version, "127.0.0.1:10080", []string{
+	report, err := gen(ctx, dir, sc, target+"@"+version, "127.0.0.1:10080", []string{
 		fmt.Sprintf("%s.%s:8080=%s", sc.Name, Namespace, strings.Join(addrs, ",")),
 		fmt.Sprintf("ready.%s:8080=127.0.0.9:8080", Namespace)})
 	if err != nil {
 		return nil, err
 	}
-	findings := RuleFindings(report, "envoy", sc.Route(), sc.RuleIndex())
+	findings := RuleFindings(report, target, sc.Route(), sc.RuleIndex())
 	if len(findings) == 0 {
-		return nil, fmt.Errorf("the report has no envoy finding for %s", sc.Route())
+		return nil, fmt.Errorf("the report has no %s finding for %s", target, sc.Route())
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "out", "envoy", "envoy.yaml"))
+	data, err := os.ReadFile(filepath.Join(dir, "out", filepath.FromSlash(j.file)))
 	if err != nil {
 		return nil, err
 	}
-	bs, err := DecodeEnvoy(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, data)
-	}
-	return JudgeEnvoy(bs, sc, sc.RetryNonIdempotent, findings), nil
+	return j.judge(data, sc, findings)
 }

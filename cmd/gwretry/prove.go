@@ -37,8 +37,21 @@ type proveOptions struct {
 	available func(backends.Settings) ([]translate.Backend, error)
 }
 
-// liveTargetNames are the data planes prove can start.
-func liveTargetNames() []string { return []string{"nginx", "haproxy", "traefik", "envoy"} }
+// liveTargetNames are the data planes prove can start: the targets with
+// a binary in the registry (backends.Live).
+func liveTargetNames() []string {
+	var names []string
+	for _, t := range backends.Live() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// liveKind is the binary of the target named name, or nil.
+func liveKind(name string) *dataplane.Kind {
+	t, _ := backends.Lookup(name)
+	return t.Live
+}
 
 func newProveCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &proveOptions{limits: translate.DefaultLimits(), available: backends.Configured}
@@ -196,7 +209,7 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 		return &exitError{code: exitUsage, err: err}
 	}
 	for _, t := range targets {
-		if !slices.Contains(liveTargetNames(), t.Backend.Name()) {
+		if liveKind(t.Backend.Name()) == nil {
 			return usageErrorf("--target %q: prove runs %s", o.target, strings.Join(liveTargetNames(), ", "))
 		}
 	}
@@ -208,13 +221,14 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	}
 	target := targets[0]
 	name := target.Backend.Name()
+	kind := liveKind(name)
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 
 	bin := o.proxy
 	if bin == "" {
-		if bin = dataplane.Find(name); bin == "" {
-			return usageErrorf("no %s binary found (on PATH, in /usr/sbin or as %s): install it or pass --proxy BINARY", name, dataplane.EnvVar(name))
+		if bin = kind.Find(); bin == "" {
+			return usageErrorf("no %s binary found (on PATH, in /usr/sbin or as %s): install it or pass --proxy BINARY", name, kind.EnvVar)
 		}
 	} else if !dataplane.IsExecutable(bin) {
 		return usageErrorf("--proxy %q is not an executable file", bin)
@@ -255,7 +269,7 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 // gwretry must know.
 func liveOf(target translate.Target, bin string, versionGiven bool) (e2e.Live, error) {
 	name := target.Backend.Name()
-	short, full, err := dataplane.Version(context.Background(), name, bin)
+	short, full, err := liveKind(name).Version(context.Background(), bin)
 	if err != nil {
 		return e2e.Live{}, usageErrorf("%s: %v", bin, err)
 	}
@@ -480,7 +494,8 @@ func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel,
 	var runErrs []string
 	for _, t := range targets {
 		name := t.Backend.Name()
-		bins := dataplane.Installed(name)
+		kind := liveKind(name)
+		bins := kind.Installed()
 		if o.proxy != "" {
 			if len(targets) != 1 {
 				return usageErrorf("--proxy names one binary: give one --target with it")
@@ -496,11 +511,7 @@ func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel,
 			if err != nil {
 				return err
 			}
-			desc := live.Full
-			if name == "traefik" {
-				desc = "v" + desc
-			}
-			matrix.Row(name, live.Version, name+" "+desc+", live")
+			matrix.Row(name, live.Version, kind.Describe(live.Full)+", live")
 			start := time.Now()
 			out, errs := proveLive(ctx, o, live, scenarios, gen, matrix)
 			fmt.Fprintf(stderr, "prove: %s %s: %d held, %d contradicted, %d not exercised in %s\n", name, live.Full,
@@ -508,16 +519,16 @@ func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel,
 			outs = append(outs, out)
 			runErrs = append(runErrs, errs...)
 		}
-		if name == "envoy" && o.matrix != "" && len(bins) == 0 {
+		if o.matrix != "" && len(bins) == 0 && e2e.ConfigJudged(name) {
 			for _, version := range t.Backend.Versions() {
-				matrix.Row("envoy", version, "generated configuration only")
+				matrix.Row(name, version, "generated configuration only")
 				for _, sc := range scenarios {
-					verdicts, err := e2e.CheckEnvoyConfig(ctx, version, sc, gen, "")
+					verdicts, err := e2e.CheckConfig(ctx, name, version, sc, gen, "")
 					if err != nil {
-						runErrs = append(runErrs, fmt.Sprintf("envoy %s %s: %v", version, sc.Name, err))
+						runErrs = append(runErrs, fmt.Sprintf("%s %s %s: %v", name, version, sc.Name, err))
 						continue
 					}
-					matrix.Add("envoy", version, sc.Name, verdicts)
+					matrix.Add(name, version, sc.Name, verdicts)
 				}
 			}
 		}

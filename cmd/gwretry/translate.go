@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
-	"github.com/gwretry/gwretry/backends/nginx"
-	"github.com/gwretry/gwretry/backends/traefik"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -33,7 +31,9 @@ type options struct {
 	tlsDir             string
 	listenTLS          string
 	channel            string
-	settings           backends.Settings
+	// settings hold the values of the targets' own flags
+	// (backends.Flags), by flag name.
+	settings map[string]*string
 	// available builds the backends from settings: backends.Configured,
 	// or a test's own.
 	available func(backends.Settings) ([]translate.Backend, error)
@@ -144,9 +144,10 @@ func (o *options) addInputFlags(cmd *cobra.Command) {
 	f.StringVar(&o.tlsDir, "tls-dir", "", "generate HTTPS listeners with the certificate of Secret NS/NAME in `DIR`/NS/NAME/tls.crt and tls.key")
 	f.StringVar(&o.listenTLS, "listen-https", "", "`HOST:PORT` every generated HTTPS listener binds (with --listen, which then applies to HTTP listeners)")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
-	f.StringVar(&o.settings.NginxLayout, "nginx-layout", nginx.LayoutFull, "nginx output: full (nginx/nginx.conf, a whole configuration) or conf.d (nginx/gwretry.conf, what goes inside http {}, for include /etc/nginx/conf.d/*.conf)")
-	f.StringVar(&o.settings.TraefikDynamicFile, "traefik-dynamic-file", traefik.DynamicFile, "`PATH` traefik.yaml loads dynamic.yaml from (providers.file.filename)")
-	f.StringVar(&o.settings.GRPCRetryThrottling, "grpc-retry-throttling", "", "`MAXTOKENS,TOKENRATIO` of the gRPC service config's retryThrottling (e.g. 10,0.1); none by default")
+	o.settings = map[string]*string{}
+	for _, fl := range backends.Flags() {
+		o.settings[fl.Name] = f.String(fl.Name, fl.Default, fl.Usage)
+	}
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
@@ -203,7 +204,11 @@ func (o *options) targets() ([]translate.Target, error) {
 	if o.target == "" {
 		return nil, usageErrorf("--target is required: %s, a comma list of them, NAME@VERSION, or all", strings.Join(backendNames(), ", "))
 	}
-	available, err := o.available(o.settings)
+	settings := backends.Settings{}
+	for name, v := range o.settings {
+		settings[name] = *v
+	}
+	available, err := o.available(settings)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

@@ -2,10 +2,15 @@
 // HAProxy, Traefik, Envoy) on loopback: the process control that
 // `gwretry prove` and the tests share. Every process it starts runs in its
 // own process group and is stopped by its pid (Proxy.Stop); on Linux the
-// kernel also kills it when the process that started it dies.
+// kernel also kills it when the process that started it dies. What differs
+// from one binary to the next (its environment variable, how it states its
+// version, how it runs a generated configuration) is a row of kinds
+// (kind.go); nothing else here switches on a binary's name.
 package dataplane
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,22 +19,11 @@ import (
 	"strings"
 )
 
-// TraefikVersion is the Traefik release built from the Go module proxy as a
-// test oracle (see tools/traefik and the Makefile).
-const TraefikVersion = "v3.6.12"
-
 // EnvVar returns the environment variable that can point at a data plane
-// binary ("GWRETRY_NGINX"), or "" for an unknown name.
+// binary ("GWRETRY_NGINX"), or "" for a name that is no Kind.
 func EnvVar(name string) string {
-	switch name {
-	case "nginx":
-		return "GWRETRY_NGINX"
-	case "haproxy":
-		return "GWRETRY_HAPROXY"
-	case "traefik":
-		return "GWRETRY_TRAEFIK"
-	case "envoy":
-		return "GWRETRY_ENVOY"
+	if k := KindOf(name); k != nil {
+		return k.EnvVar
 	}
 	return ""
 }
@@ -46,18 +40,18 @@ func CacheDir() string {
 }
 
 // Find returns the path of a data plane binary, or "" when it is not
-// installed. It looks at the GWRETRY_<NAME> environment variable, then (for
-// traefik) the cached test build, then PATH and /usr/sbin.
+// installed: Kind.Find for a Kind's name, else the binary on PATH or in
+// /usr/sbin.
 func Find(name string) string {
-	if v := EnvVar(name); v != "" && os.Getenv(v) != "" {
-		return os.Getenv(v)
+	if k := KindOf(name); k != nil {
+		return k.Find()
 	}
-	var candidates []string
-	if name == "traefik" {
-		if dir := CacheDir(); dir != "" {
-			candidates = append(candidates, filepath.Join(dir, "traefik-"+TraefikVersion))
-		}
-	}
+	return firstExecutable(name, nil)
+}
+
+// firstExecutable returns the first executable of candidates, name on
+// PATH and /usr/sbin/name, or "".
+func firstExecutable(name string, candidates []string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		candidates = append(candidates, p)
 	}
@@ -76,10 +70,19 @@ func IsExecutable(path string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// Installed returns every binary of a data plane that the tests run: Find's,
-// then the versions built into the cache (CacheDir()/NAME-VERSION/sbin/NAME,
-// see tools/build-debian-source.sh), in version order, each once.
+// Installed returns every binary of a data plane that the tests run:
+// Kind.Installed for a Kind's name, else Find's.
 func Installed(name string) []string {
+	if k := KindOf(name); k != nil {
+		return k.Installed()
+	}
+	return installed(Find(name), name, false)
+}
+
+// installed returns found, then with sourceBuilds the versions built into
+// the cache (CacheDir()/NAME-VERSION/sbin/NAME, see
+// tools/build-debian-source.sh), in version order, each once.
+func installed(found, name string, sourceBuilds bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -92,8 +95,8 @@ func Installed(name string) []string {
 			out = append(out, p)
 		}
 	}
-	add(Find(name))
-	if dir := CacheDir(); dir != "" && name != "traefik" {
+	add(found)
+	if dir := CacheDir(); dir != "" && sourceBuilds {
 		matches, _ := filepath.Glob(filepath.Join(dir, name+"-*", "sbin", name))
 		slices.SortFunc(matches, compareVersionPaths)
 		for _, m := range matches {
@@ -121,4 +124,14 @@ func versionOf(path string) string {
 	dir := filepath.Base(filepath.Dir(filepath.Dir(path)))
 	_, v, _ := strings.Cut(dir, "-")
 	return v
+}
+
+// Version runs bin, a binary of the Kind named name, and returns its
+// version (Kind.Version).
+func Version(ctx context.Context, name, bin string) (short, full string, err error) {
+	k := KindOf(name)
+	if k == nil {
+		return "", "", fmt.Errorf("no live runs of %s", name)
+	}
+	return k.Version(ctx, bin)
 }

@@ -4,16 +4,13 @@ package dataplane
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -320,37 +317,63 @@ func (b *tailBuffer) String() string {
 	return string(b.data)
 }
 
-// Version runs bin and returns its version: MAJOR.MINOR, and the whole
-// version as the binary states it ("1.22.1"). name is the data plane
-// (nginx, haproxy, traefik or envoy).
-func Version(ctx context.Context, name, bin string) (short, full string, err error) {
-	var arg, re string
-	switch name {
-	case "nginx":
-		arg, re = "-v", `nginx/(\d+\.\d+)(\.\d+)?`
-	case "haproxy":
-		arg, re = "-v", `HAProxy version (\d+\.\d+)(\.\d+)?`
-	case "envoy":
-		arg, re = "--version", `version: [0-9a-f]+/(\d+\.\d+)(\.\d+)?`
-	case "traefik":
-		arg, re = "version", `Version:\s+v?(\d+\.\d+)(\.\d+)?`
-	default:
-		return "", "", fmt.Errorf("no live runs of %s", name)
+// The Kinds' ways of running their binary on a generated configuration
+// (Kind.StartOutput).
+
+func startNginxOutput(_ context.Context, bin string, files []string, listen, _ string, _ *Ports) (*Proxy, string, error) {
+	p, err := StartNginx(bin, files[0], listen)
+	return p, listen, err
+}
+
+func startHAProxyOutput(_ context.Context, bin string, files []string, listen, _ string, _ *Ports) (*Proxy, string, error) {
+	p, err := StartHAProxy(bin, files[0], listen)
+	return p, listen, err
+}
+
+// startEnvoyOutput checks the bootstrap with `envoy --mode validate`
+// first.
+func startEnvoyOutput(ctx context.Context, bin string, files []string, listen, _ string, _ *Ports) (*Proxy, string, error) {
+	if err := ValidateEnvoy(ctx, bin, files[0]); err != nil {
+		return nil, "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, runErr := exec.CommandContext(ctx, bin, arg).CombinedOutput()
-	m := regexp.MustCompile(re).FindStringSubmatch(string(out))
-	if m != nil {
-		return m[1], m[1] + m[2], nil
+	p, err := StartEnvoy(bin, files[0], listen)
+	return p, listen, err
+}
+
+// startTraefikOutput runs a copy of the static and dynamic files, written
+// to work, whose one entry point listens on a port from ports, and waits
+// until Traefik's API shows the dynamic configuration loaded.
+func startTraefikOutput(_ context.Context, bin string, files []string, _, work string, ports *Ports) (*Proxy, string, error) {
+	static, err := os.ReadFile(files[0])
+	if err != nil {
+		return nil, "", err
 	}
-	if name == "traefik" && runErr == nil && strings.Contains(string(out), "Version:") {
-		// The test build from the module proxy says "dev".
-		v := strings.TrimPrefix(TraefikVersion, "v")
-		return v[:strings.LastIndex(v, ".")], v, nil
+	dynamic, err := os.ReadFile(files[1])
+	if err != nil {
+		return nil, "", err
 	}
-	if runErr != nil {
-		return "", "", fmt.Errorf("%s %s: %w\n%s", bin, arg, runErr, out)
+	tdir := filepath.Join(work, "traefik-run")
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return nil, "", err
 	}
-	return "", "", errors.New(bin + " " + arg + ": no version in " + strconv.Quote(string(out)))
+	cfg, err := WriteTraefikConfig(tdir, static, dynamic, nil, ports)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(cfg.EntryPoints) != 1 {
+		return nil, "", fmt.Errorf("traefik.yaml has entry points %v, want one", cfg.EntryPoints)
+	}
+	var addr string
+	for _, a := range cfg.EntryPoints {
+		addr = a
+	}
+	p, err := StartTraefik(bin, cfg.StaticPath, cfg.API)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cfg.WaitLoaded(p, ReadyTimeout); err != nil {
+		p.Stop()
+		return nil, "", fmt.Errorf("Traefik did not load the configuration: %w\n%s", err, p.Output())
+	}
+	return p, addr, nil
 }
