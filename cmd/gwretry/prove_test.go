@@ -135,7 +135,6 @@ func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*tran
 			// A whole lie: the record says configured, so the contract
 			// holds and only the real proxy can catch it.
 			out.Findings[i].Decide(report.Decide(report.ReasonConfigured).Set("a backoff"))
-			out.Findings[i].Message = "retries wait the backoff"
 		}
 	}
 	return out, nil
