@@ -174,8 +174,8 @@ var backing = map[Class][]backer{
 	BodyNotCut: slices.Concat([]backer{
 		{report.CaveatIdleTimer, nil},
 		{report.CaveatIdleTimerSpansRequest, nil},
-		{report.CaveatTryTimerStopsAtHeaders, nil},
-		{report.CaveatTryTimerEndsAtHeaders, nil},
+		{report.CaveatTimerEndsAtResponseHeaders, nil},
+		{report.CaveatTimerEndsAtResponseHeaders, nil},
 		{report.CaveatTimerEndsAtResponseHeaders, nil},
 	}, timerChanged),
 	RequestNotCut: slices.Concat([]backer{

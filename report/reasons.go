@@ -2,40 +2,44 @@ package report
 
 // Shared reasons and caveats (docs/report.md explains each).
 const (
-	ReasonConfigured                  Reason = "Configured"
-	ReasonRetriesDisabled             Reason = "RetriesDisabled"
-	ReasonTimeoutDisabled             Reason = "TimeoutDisabled"
-	ReasonAnswers500                  Reason = "Answers500"
-	ReasonRuleForwardsNothing         Reason = "RuleForwardsNothing"
-	ReasonNotTranslated               Reason = "NotTranslated"
-	ReasonNotExpressible              Reason = "NotExpressible"
-	ReasonNoBackoff                   Reason = "NoBackoff"
-	ReasonCodesNotRetryable           Reason = "CodesNotRetryable"
-	ReasonListenerNotGenerated        Reason = "ListenerNotGenerated"
-	ReasonRuleNotTranslated           Reason = "RuleNotTranslated"
-	ReasonPolicyBlocked               Reason = "PolicyBlocked"
-	ReasonMeshAttachmentOnly          Reason = "MeshAttachmentOnly"
-	ReasonGatewayAttachmentOnly       Reason = "GatewayAttachmentOnly"
-	ReasonRoutesNotServed             Reason = "RoutesNotServed"
-	ReasonNoProxyConnections          Reason = "NoProxyConnections"
-	CaveatNonIdempotentExempt         Reason = "NonIdempotentExempt"
-	CaveatBodyBufferLimit             Reason = "BodyBufferLimit"
-	CaveatAttemptsClamped             Reason = "AttemptsClamped"
-	CaveatDefaultRouteTimeout         Reason = "DefaultRouteTimeout"
-	CaveatIdleTimer                   Reason = "IdleTimer"
-	CaveatNoAnswerAfterHeaders        Reason = "NoAnswerAfterHeaders"
-	CaveatCodesNotRetried             Reason = "CodesNotRetried"
-	CaveatNoTotalRequestTimeout       Reason = "NoTotalRequestTimeout"
-	CaveatFullJitterBackoff           Reason = "FullJitterBackoff"
-	CaveatTimeoutClamped              Reason = "TimeoutClamped"
-	CaveatSourceOnly                  Reason = "SourceOnly"
-	CaveatNoRuleTakesIt               Reason = "NoRuleTakesIt"
-	CaveatHeaderInSeveralLists        Reason = "HeaderInSeveralLists"
-	CaveatHeadersHandledByProxy       Reason = "HeadersHandledByProxy"
-	CaveatMirrorShareRounded          Reason = "MirrorShareRounded"
-	CaveatPolicyConflict              Reason = "PolicyConflict"
-	CaveatInterimResponseIsFinal      Reason = "InterimResponseIsFinal"
-	CaveatServerTimerRunsDuringUpload Reason = "ServerTimerRunsDuringUpload"
+	ReasonConfigured                      Reason = "Configured"
+	ReasonRetriesDisabled                 Reason = "RetriesDisabled"
+	ReasonTimeoutDisabled                 Reason = "TimeoutDisabled"
+	ReasonAnswers500                      Reason = "Answers500"
+	ReasonRuleForwardsNothing             Reason = "RuleForwardsNothing"
+	ReasonNotTranslated                   Reason = "NotTranslated"
+	ReasonNotExpressible                  Reason = "NotExpressible"
+	ReasonNoBackoff                       Reason = "NoBackoff"
+	ReasonCodesNotRetryable               Reason = "CodesNotRetryable"
+	ReasonListenerNotGenerated            Reason = "ListenerNotGenerated"
+	ReasonRuleNotTranslated               Reason = "RuleNotTranslated"
+	ReasonPolicyBlocked                   Reason = "PolicyBlocked"
+	ReasonMeshAttachmentOnly              Reason = "MeshAttachmentOnly"
+	ReasonGatewayAttachmentOnly           Reason = "GatewayAttachmentOnly"
+	ReasonRoutesNotServed                 Reason = "RoutesNotServed"
+	ReasonNoProxyConnections              Reason = "NoProxyConnections"
+	CaveatNonIdempotentExempt             Reason = "NonIdempotentExempt"
+	CaveatBodyBufferLimit                 Reason = "BodyBufferLimit"
+	CaveatAttemptsClamped                 Reason = "AttemptsClamped"
+	CaveatDefaultRouteTimeout             Reason = "DefaultRouteTimeout"
+	CaveatIdleTimer                       Reason = "IdleTimer"
+	CaveatNoAnswerAfterHeaders            Reason = "NoAnswerAfterHeaders"
+	CaveatCodesNotRetried                 Reason = "CodesNotRetried"
+	CaveatNoTotalRequestTimeout           Reason = "NoTotalRequestTimeout"
+	CaveatFullJitterBackoff               Reason = "FullJitterBackoff"
+	CaveatTimeoutClamped                  Reason = "TimeoutClamped"
+	CaveatSourceOnly                      Reason = "SourceOnly"
+	CaveatNoRuleTakesIt                   Reason = "NoRuleTakesIt"
+	CaveatHeaderInSeveralLists            Reason = "HeaderInSeveralLists"
+	CaveatHeadersHandledByProxy           Reason = "HeadersHandledByProxy"
+	CaveatMirrorShareRounded              Reason = "MirrorShareRounded"
+	ReasonInvalidBackendsUnweighted       Reason = "InvalidBackendsUnweighted"
+	CaveatTimerEndsAtResponseHeaders      Reason = "TimerEndsAtResponseHeaders"
+	CaveatNotCheckedByJudge               Reason = "NotCheckedByJudge"
+	ReasonPrefixRewriteWithoutPrefixMatch Reason = "PrefixRewriteWithoutPrefixMatch"
+	CaveatPolicyConflict                  Reason = "PolicyConflict"
+	CaveatInterimResponseIsFinal          Reason = "InterimResponseIsFinal"
+	CaveatServerTimerRunsDuringUpload     Reason = "ServerTimerRunsDuringUpload"
 )
 
 // CaveatUpgradedConnectionIdle: a timeout's timer also ends upgraded
@@ -72,6 +76,10 @@ func findingReasons() []Entry {
 			Text: "the rule is not translated (see the warning)"},
 		{Reason: ReasonPolicyBlocked, Status: Unsupported,
 			Text: "the policy's value cannot take effect on this target (see the message)"},
+
+		{Reason: ReasonInvalidBackendsUnweighted, Status: Honoured, Text: "the backendRefs that cannot receive traffic have weight 0: no request is meant for them"},
+
+		{Reason: ReasonPrefixRewriteWithoutPrefixMatch, Status: Unsupported, Text: "ReplacePrefixMatch needs the rule to match by one PathPrefix, which it does not: the path is left unchanged"},
 
 		// Not applicable: outside what the target serves (its Scope).
 		{Reason: ReasonMeshAttachmentOnly, Status: NotApplicable,
@@ -116,6 +124,8 @@ func caveats() []Entry {
 			Text: "the data plane writes, drops or handles {headers} itself, so changing them does not act as the Gateway API defines"},
 		{Reason: CaveatMirrorShareRounded, Params: []string{"share", "rounded"},
 			Text: "the mirrored share {share} is rounded to {rounded}, the nearest the data plane can write"},
+		{Reason: CaveatTimerEndsAtResponseHeaders, Text: "the timer stops when a try's response headers arrive: a body that stalls or trickles later is not cut by it"},
+		{Reason: CaveatNotCheckedByJudge, Text: "gwretry's judge does not read this back from the configuration, so the claim is not checked"},
 		{Reason: CaveatPolicyConflict,
 			Text: "the policies of the rule's backends or listeners disagree on this field: one value is written for the whole rule"},
 		{Reason: CaveatInterimResponseIsFinal, Params: []string{"version"},

@@ -4,9 +4,7 @@ package report
 // explains the shared ones).
 const (
 	ReasonRuleOnNoListener           Reason = "RuleOnNoListener"
-	ReasonInvalidBackendsUnweighted  Reason = "InvalidBackendsUnweighted"
 	ReasonNoTunnels                  Reason = "NoTunnels"
-	CaveatTryTimerStopsAtHeaders     Reason = "TryTimerStopsAtHeaders"
 	CaveatHeaderNotModifiable        Reason = "HeaderNotModifiable"
 	CaveatServerHeaderOverwritten    Reason = "ServerHeaderOverwritten"
 	CaveatCertificateByRouteHostname Reason = "CertificateByRouteHostname"
@@ -23,16 +21,12 @@ const (
 func envoyReasons() []Entry {
 	return []Entry{
 		// Finding reasons.
-		{Reason: ReasonInvalidBackendsUnweighted, Status: Honoured,
-			Text: "the backendRefs that cannot receive traffic have weight 0: no request is meant for them"},
 		{Reason: ReasonRuleOnNoListener, Status: Unsupported,
 			Text: "no listener of the generated configuration serves the rule there: no request reaches it"},
 		{Reason: ReasonNoTunnels, Status: Unsupported,
 			Text: "the generated configuration opens no WebSocket or CONNECT tunnel, so there is none to time"},
 
 		// Caveats.
-		{Reason: CaveatTryTimerStopsAtHeaders,
-			Text: "the per-try timeout ends when a try's response headers reach the client: a body that stalls later is not cut by it"},
 		{Reason: CaveatHeaderNotModifiable, Params: []string{"headers"},
 			Text: "the data plane refuses route changes to {headers}: they are left out"},
 		{Reason: CaveatServerHeaderOverwritten,

@@ -3,26 +3,25 @@ package report
 // Reasons and caveats first needed by the grpc target (a proxyless gRPC
 // client configured by a service config).
 const (
-	ReasonNotAnswered500             Reason = "NotAnswered500"
-	ReasonTrafficNotSplit            Reason = "TrafficNotSplit"
-	ReasonUnusableBackendsWeightZero Reason = "UnusableBackendsWeightZero"
-	ReasonClientHasNoListeners       Reason = "ClientHasNoListeners"
-	ReasonNoNameSelectsCalls         Reason = "NoNameSelectsCalls"
-	ReasonNoPerTryTimeout            Reason = "NoPerTryTimeout"
-	CaveatRequestsNotRouted          Reason = "RequestsNotRouted"
-	CaveatMatchesNotSelectable       Reason = "MatchesNotSelectable"
-	CaveatCallsTakenByOtherRule      Reason = "CallsTakenByOtherRule"
-	CaveatNotRetriedAfterHeaders     Reason = "NotRetriedAfterHeaders"
-	CaveatRetriesThrottled           Reason = "RetriesThrottled"
-	CaveatUnlistedCodesRetried       Reason = "UnlistedCodesRetried"
-	CaveatUnknownStatusRetried       Reason = "UnknownStatusRetried"
-	CaveatInternalStatusRetried      Reason = "InternalStatusRetried"
-	CaveatServerStatusesRetried      Reason = "ServerStatusesRetried"
-	CaveatResetStreamsNotRetried     Reason = "ResetStreamsNotRetried"
-	CaveatExponentialBackoff         Reason = "ExponentialBackoff"
-	CaveatPushbackOverridesBackoff   Reason = "PushbackOverridesBackoff"
-	CaveatDeadlineExceededNot504     Reason = "DeadlineExceededNot504"
-	CaveatApplicationDeadlineWins    Reason = "ApplicationDeadlineWins"
+	ReasonNotAnswered500           Reason = "NotAnswered500"
+	ReasonTrafficNotSplit          Reason = "TrafficNotSplit"
+	ReasonClientHasNoListeners     Reason = "ClientHasNoListeners"
+	ReasonNoNameSelectsCalls       Reason = "NoNameSelectsCalls"
+	ReasonNoPerTryTimeout          Reason = "NoPerTryTimeout"
+	CaveatRequestsNotRouted        Reason = "RequestsNotRouted"
+	CaveatMatchesNotSelectable     Reason = "MatchesNotSelectable"
+	CaveatCallsTakenByOtherRule    Reason = "CallsTakenByOtherRule"
+	CaveatNotRetriedAfterHeaders   Reason = "NotRetriedAfterHeaders"
+	CaveatRetriesThrottled         Reason = "RetriesThrottled"
+	CaveatUnlistedCodesRetried     Reason = "UnlistedCodesRetried"
+	CaveatUnknownStatusRetried     Reason = "UnknownStatusRetried"
+	CaveatInternalStatusRetried    Reason = "InternalStatusRetried"
+	CaveatServerStatusesRetried    Reason = "ServerStatusesRetried"
+	CaveatResetStreamsNotRetried   Reason = "ResetStreamsNotRetried"
+	CaveatExponentialBackoff       Reason = "ExponentialBackoff"
+	CaveatPushbackOverridesBackoff Reason = "PushbackOverridesBackoff"
+	CaveatDeadlineExceededNot504   Reason = "DeadlineExceededNot504"
+	CaveatApplicationDeadlineWins  Reason = "ApplicationDeadlineWins"
 )
 
 // grpcReasons are the reasons and caveats first needed by the grpc target.
@@ -31,8 +30,6 @@ const (
 func grpcReasons() []Entry {
 	return []Entry{
 		// Finding reasons.
-		{Reason: ReasonUnusableBackendsWeightZero, Status: Honoured,
-			Text: "the backendRefs that cannot receive traffic have weight 0: no request is meant for them"},
 		{Reason: ReasonNotAnswered500, Status: Unsupported,
 			Text: "the data plane cannot answer a request itself: requests the Gateway API answers 500 go to the target the client dials"},
 		{Reason: ReasonTrafficNotSplit, Status: Unsupported, Params: []string{"weight"},

@@ -2,20 +2,18 @@ package report
 
 // Reasons and caveats first needed by the haproxy target.
 const (
-	ReasonPrefixRewriteWithoutPrefixMatch Reason = "PrefixRewriteWithoutPrefixMatch"
-	CaveatRetryBufferLimitedByHeaders     Reason = "RetryBufferLimitedByHeaders"
-	CaveatKeepAliveClosedUnanswered       Reason = "KeepAliveClosedUnanswered"
-	CaveatDisabledTimeoutIsLargest        Reason = "DisabledTimeoutIsLargest"
-	CaveatBufferedBodyReadTimeout         Reason = "BufferedBodyReadTimeout"
-	CaveatTimerPerTry                     Reason = "TimerPerTry"
-	CaveatHeaderRulesUndoEachOther        Reason = "HeaderRulesUndoEachOther"
-	CaveatHostReplacedByRewrite           Reason = "HostReplacedByRewrite"
-	CaveatWildcardSNIOneLabel             Reason = "WildcardSNIOneLabel"
-	CaveatMisdirectedRequestRouted        Reason = "MisdirectedRequestRouted"
-	CaveatNotCheckedByJudge               Reason = "NotCheckedByJudge"
-	CaveatNoEffectSeenLive                Reason = "NoEffectSeenLive"
-	CaveatDelayBoundsDecryptedRequest     Reason = "DelayBoundsDecryptedRequest"
-	CaveatDelayNeverHoldsRequest          Reason = "DelayNeverHoldsRequest"
+	CaveatRetryBufferLimitedByHeaders Reason = "RetryBufferLimitedByHeaders"
+	CaveatKeepAliveClosedUnanswered   Reason = "KeepAliveClosedUnanswered"
+	CaveatDisabledTimeoutIsLargest    Reason = "DisabledTimeoutIsLargest"
+	CaveatBufferedBodyReadTimeout     Reason = "BufferedBodyReadTimeout"
+	CaveatTimerPerTry                 Reason = "TimerPerTry"
+	CaveatHeaderRulesUndoEachOther    Reason = "HeaderRulesUndoEachOther"
+	CaveatHostReplacedByRewrite       Reason = "HostReplacedByRewrite"
+	CaveatWildcardSNIOneLabel         Reason = "WildcardSNIOneLabel"
+	CaveatMisdirectedRequestRouted    Reason = "MisdirectedRequestRouted"
+	CaveatNoEffectSeenLive            Reason = "NoEffectSeenLive"
+	CaveatDelayBoundsDecryptedRequest Reason = "DelayBoundsDecryptedRequest"
+	CaveatDelayNeverHoldsRequest      Reason = "DelayNeverHoldsRequest"
 )
 
 // haproxyReasons are the reasons and caveats first needed by the haproxy target.
@@ -23,8 +21,6 @@ const (
 // may give any reason of the catalogue.
 func haproxyReasons() []Entry {
 	return []Entry{
-		{Reason: ReasonPrefixRewriteWithoutPrefixMatch, Status: Unsupported,
-			Text: "ReplacePrefixMatch needs the rule's one PathPrefix match, which it lacks: the path is left unchanged"},
 
 		{Reason: CaveatRetryBufferLimitedByHeaders, Params: []string{"bufsize", "maxrewrite"},
 			Text: "a request whose headers and body exceed {bufsize} bytes less {maxrewrite} is retried only after a connection failure"},
@@ -44,8 +40,6 @@ func haproxyReasons() []Entry {
 			Text: "SNI names more than one label below {hostnames} get the listener's default certificate"},
 		{Reason: CaveatMisdirectedRequestRouted,
 			Text: "a request whose Host and SNI name select different hostnames is routed by its Host, not answered 421"},
-		{Reason: CaveatNotCheckedByJudge,
-			Text: "not claimed honoured: gwretry's shared judge cannot check this yet"},
 		{Reason: CaveatNoEffectSeenLive, Params: []string{"version"},
 			Text: "no live test sees the timer act on HTTP traffic (tried with version {version})"},
 		{Reason: CaveatDelayBoundsDecryptedRequest,

@@ -10,10 +10,8 @@ const (
 	ReasonConnectionFailuresNotRetryable  Reason = "ConnectionFailuresNotRetryable"
 	ReasonFixedBackoff                    Reason = "FixedBackoff"
 	CaveatFailedShareStatusUnknown        Reason = "FailedShareStatusUnknown"
-	CaveatNotReadBackByJudge              Reason = "NotReadBackByJudge"
 	CaveatConnectionFailuresNotRetried    Reason = "ConnectionFailuresNotRetried"
 	CaveatTryTimerSkipsLargeBodies        Reason = "TryTimerSkipsLargeBodies"
-	CaveatTryTimerEndsAtHeaders           Reason = "TryTimerEndsAtHeaders"
 	CaveatServiceAnnotationsApply         Reason = "ServiceAnnotationsApply"
 )
 
@@ -39,14 +37,10 @@ func linkerdReasons() []Entry {
 
 		{Reason: CaveatFailedShareStatusUnknown,
 			Text: "the share of unusable backendRefs fails with the data plane's own error response, not known to be 500"},
-		{Reason: CaveatNotReadBackByJudge,
-			Text: "gwretry's judge does not read this back from the configuration, so the claim is not checked"},
 		{Reason: CaveatConnectionFailuresNotRetried,
 			Text: "connection failures (refused, reset, closed) are not retried"},
 		{Reason: CaveatTryTimerSkipsLargeBodies, Params: []string{"limit"},
 			Text: "the try timer is part of the retry policy, which skips requests whose body exceeds {limit}: their tries may run on"},
-		{Reason: CaveatTryTimerEndsAtHeaders,
-			Text: "the try timer stops when the response headers arrive: a slow response body is not cut"},
 		{Reason: CaveatServiceAnnotationsApply, Params: []string{"services", "annotations"},
 			Text: "{annotations} of {services} also apply: the route sets no retry policy or no timeout of its own"},
 	}

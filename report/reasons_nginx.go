@@ -2,22 +2,21 @@ package report
 
 // Reasons and caveats first needed by the nginx target.
 const (
-	ReasonNoMatchExpressible             Reason = "NoMatchExpressible"
-	ReasonNotServedOverHTTPS             Reason = "NotServedOverHTTPS"
-	ReasonReplacePrefixWithoutPathPrefix Reason = "ReplacePrefixWithoutPathPrefix"
-	ReasonPrefixNotWritable              Reason = "PrefixNotWritable"
-	ReasonTimeNotWritable                Reason = "TimeNotWritable"
-	CaveatInvalidShareToValidBackends    Reason = "InvalidShareToValidBackends"
-	CaveatIdleTimerNotRearmed            Reason = "IdleTimerNotRearmed"
-	CaveatOSConnectLimit                 Reason = "OSConnectLimit"
-	CaveatRoundedUp                      Reason = "RoundedUp"
-	CaveatClientHeaderDropped            Reason = "ClientHeaderDropped"
-	CaveatRepeatedHeaderFirstLineOnly    Reason = "RepeatedHeaderFirstLineOnly"
-	CaveatLongestPrefixReplaced          Reason = "LongestPrefixReplaced"
-	CaveatMirrorGetsClientPath           Reason = "MirrorGetsClientPath"
-	CaveatHostNotCheckedAgainstSNI       Reason = "HostNotCheckedAgainstSNI"
-	CaveatStalledBodyClosesConnection    Reason = "StalledBodyClosesConnection"
-	CaveatHandshakeTimedApart            Reason = "HandshakeTimedApart"
+	ReasonNoMatchExpressible          Reason = "NoMatchExpressible"
+	ReasonNotServedOverHTTPS          Reason = "NotServedOverHTTPS"
+	ReasonPrefixNotWritable           Reason = "PrefixNotWritable"
+	ReasonTimeNotWritable             Reason = "TimeNotWritable"
+	CaveatInvalidShareToValidBackends Reason = "InvalidShareToValidBackends"
+	CaveatIdleTimerNotRearmed         Reason = "IdleTimerNotRearmed"
+	CaveatOSConnectLimit              Reason = "OSConnectLimit"
+	CaveatRoundedUp                   Reason = "RoundedUp"
+	CaveatClientHeaderDropped         Reason = "ClientHeaderDropped"
+	CaveatRepeatedHeaderFirstLineOnly Reason = "RepeatedHeaderFirstLineOnly"
+	CaveatLongestPrefixReplaced       Reason = "LongestPrefixReplaced"
+	CaveatMirrorGetsClientPath        Reason = "MirrorGetsClientPath"
+	CaveatHostNotCheckedAgainstSNI    Reason = "HostNotCheckedAgainstSNI"
+	CaveatStalledBodyClosesConnection Reason = "StalledBodyClosesConnection"
+	CaveatHandshakeTimedApart         Reason = "HandshakeTimedApart"
 )
 
 // nginxReasons are the reasons and caveats first needed by the nginx target.
@@ -30,8 +29,6 @@ func nginxReasons() []Entry {
 			Text: "none of the rule's matches can be expressed in the data plane: no request reaches the rule"},
 		{Reason: ReasonNotServedOverHTTPS, Status: Unsupported,
 			Text: "the rule is on HTTPS listeners, but no generated HTTPS server routes to it"},
-		{Reason: ReasonReplacePrefixWithoutPathPrefix, Status: Unsupported,
-			Text: "ReplacePrefixMatch on a rule with a match that is not a PathPrefix: the filter is not applied"},
 		{Reason: ReasonPrefixNotWritable, Status: Unsupported, Params: []string{"prefix"},
 			Text: "the prefix {prefix} cannot be written in the data plane's configuration: the path is proxied unchanged"},
 		{Reason: ReasonTimeNotWritable, Status: Unsupported, Params: []string{"value"},

@@ -2,21 +2,19 @@ package report
 
 // Reasons and caveats first needed by the traefik target.
 const (
-	ReasonNeedsNewerVersion          Reason = "NeedsNewerVersion"
-	ReasonOnlyExemptMethods          Reason = "OnlyExemptMethods"
-	ReasonTimedOutTryNeedsCode       Reason = "TimedOutTryNeedsCode"
-	ReasonRetriesImmediate           Reason = "RetriesImmediate"
-	ReasonNoTrafficToInvalidBackends Reason = "NoTrafficToInvalidBackends"
-	ReasonRedirectBesideBackends     Reason = "RedirectBesideBackends"
-	ReasonPrefixRewriteNeedsPrefix   Reason = "PrefixRewriteNeedsPrefixMatch"
-	ReasonNoRequestReachesRule       Reason = "NoRequestReachesRule"
+	ReasonNeedsNewerVersion        Reason = "NeedsNewerVersion"
+	ReasonOnlyExemptMethods        Reason = "OnlyExemptMethods"
+	ReasonTimedOutTryNeedsCode     Reason = "TimedOutTryNeedsCode"
+	ReasonRetriesImmediate         Reason = "RetriesImmediate"
+	ReasonRedirectBesideBackends   Reason = "RedirectBesideBackends"
+	ReasonPrefixRewriteNeedsPrefix Reason = "PrefixRewriteNeedsPrefixMatch"
+	ReasonNoRequestReachesRule     Reason = "NoRequestReachesRule"
 
 	CaveatSentRequestNotRetried       Reason = "SentRequestNotRetried"
 	CaveatLateRetriesDropped          Reason = "LateRetriesDropped"
 	CaveatInferredFromSource          Reason = "InferredFromSource"
 	CaveatRandomizedBackoff           Reason = "RandomizedBackoff"
 	CaveatBackoffIntervalCapped       Reason = "BackoffIntervalCapped"
-	CaveatTimerEndsAtResponseHeaders  Reason = "TimerEndsAtResponseHeaders"
 	CaveatReadTimeoutCutsUpload       Reason = "ReadTimeoutCutsUpload"
 	CaveatStatusRewriteCoversRule     Reason = "StatusRewriteCoversRule"
 	CaveatHeaderAddReplaces           Reason = "HeaderAddReplaces"
@@ -49,8 +47,6 @@ func traefikReasons() []Entry {
 			Text: "a try cut by its timeout ends in {code}, which is retried only when {code} is in codes"},
 		{Reason: ReasonRetriesImmediate, Status: Honoured,
 			Text: "backoff is 0s: retries are immediate"},
-		{Reason: ReasonNoTrafficToInvalidBackends, Status: Honoured,
-			Text: "the backendRefs that cannot receive traffic have weight 0: no request is meant for them"},
 		{Reason: ReasonRedirectBesideBackends, Status: Unsupported,
 			Text: "the Gateway API allows no redirect beside backendRefs: no redirect is written and requests are forwarded"},
 		{Reason: ReasonPrefixRewriteNeedsPrefix, Status: Unsupported, Params: []string{"match"},
@@ -69,8 +65,6 @@ func traefikReasons() []Entry {
 			Text: "each wait is drawn between {min} and {max}, not the backoff itself"},
 		{Reason: CaveatBackoffIntervalCapped, Params: []string{"max"},
 			Text: "the interval is capped at {max}: later waits can be shorter than the backoff"},
-		{Reason: CaveatTimerEndsAtResponseHeaders,
-			Text: "the timer runs from the end of sending the request to the response headers: a slow body is not cut"},
 		{Reason: CaveatReadTimeoutCutsUpload, Params: []string{"timeout"},
 			Text: "the listener's read timeout ({timeout}) cuts a request whose head and body are not all read by then"},
 		{Reason: CaveatStatusRewriteCoversRule, Params: []string{"status"},

@@ -31,7 +31,7 @@ func TestDecisions(t *testing.T) {
 	var (
 		configured = report.ReasonConfigured
 		exempt     = []report.Reason{body, methods}
-		headers    = []report.Reason{report.CaveatNoAnswerAfterHeaders, report.CaveatTryTimerStopsAtHeaders}
+		headers    = []report.Reason{report.CaveatNoAnswerAfterHeaders, report.CaveatTimerEndsAtResponseHeaders}
 	)
 	only := func(methodList ...string) func(*translate.Rule, *translate.Model) {
 		return func(r *translate.Rule, m *translate.Model) {
@@ -102,8 +102,8 @@ func TestDecisions(t *testing.T) {
 		}, false, []want{
 			{feature: translate.FeatureRetryAttempts, reason: configured, caveats: []report.Reason{body, report.CaveatDefaultRouteTimeout, methods}, configured: "num_retries 1",
 				params: map[report.Reason]report.Params{report.CaveatDefaultRouteTimeout: {"timeout": "15s"}}},
-			{feature: translate.FeatureRetryBackendTimeout, reason: configured, caveats: []report.Reason{body, report.CaveatDefaultRouteTimeout, report.CaveatNoAnswerAfterHeaders, methods, report.CaveatTryTimerStopsAtHeaders}, configured: "per_try_timeout 20s"},
-			{feature: translate.FeatureBackendRequestTimeout, reason: configured, caveats: []report.Reason{report.CaveatDefaultRouteTimeout, report.CaveatNoAnswerAfterHeaders, report.CaveatTryTimerStopsAtHeaders}, configured: "per_try_timeout 20s"},
+			{feature: translate.FeatureRetryBackendTimeout, reason: configured, caveats: []report.Reason{body, report.CaveatDefaultRouteTimeout, report.CaveatNoAnswerAfterHeaders, methods, report.CaveatTimerEndsAtResponseHeaders}, configured: "per_try_timeout 20s"},
+			{feature: translate.FeatureBackendRequestTimeout, reason: configured, caveats: []report.Reason{report.CaveatDefaultRouteTimeout, report.CaveatNoAnswerAfterHeaders, report.CaveatTimerEndsAtResponseHeaders}, configured: "per_try_timeout 20s"},
 			{feature: translate.FeatureRetryBackoff, reason: configured, caveats: []report.Reason{report.CaveatFullJitterBackoff}, configured: "retry_back_off base_interval 100ms"},
 		}},
 		{"request 0s", func(t *testing.T) *translate.Model {
@@ -118,7 +118,7 @@ func TestDecisions(t *testing.T) {
 			return one(t, &translate.Retry{Attempts: 1}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "1s")})
 		}, false, []want{
 			// Nothing cuts a body that stalls after the headers.
-			{feature: translate.FeatureBackendRequestTimeout, reason: configured, caveats: []report.Reason{report.CaveatTryTimerStopsAtHeaders}, configured: "per_try_timeout 1s"},
+			{feature: translate.FeatureBackendRequestTimeout, reason: configured, caveats: []report.Reason{report.CaveatTimerEndsAtResponseHeaders}, configured: "per_try_timeout 1s"},
 			{feature: translate.FeatureRequestTimeout, reason: report.ReasonTimeoutDisabled, configured: "route timeout 0s"},
 		}},
 		{"backendRequest 0s alone", func(t *testing.T) *translate.Model {

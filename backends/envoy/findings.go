@@ -90,7 +90,7 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) (report.Decis
 	defaultCutsTry := retrying && req == nil && be != nil && !be.IsZero() && be.Value >= g.cap.defaultRouteTimeout
 	cutsTry := fmt.Sprintf("per_try_timeout %s, but timeouts.request is unset, so Envoy's default route timeout of %s ends the request before a try reaches %s: answered 504 %s; set timeouts.request (\"0s\" disables it)",
 		textOf(be), formatDuration(g.cap.defaultRouteTimeout), textOf(be), afterHeadersStall)
-	cutsTryCaveats := []report.Caveat{defaultTimeout, report.NewCaveat(report.CaveatTryTimerStopsAtHeaders), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)}
+	cutsTryCaveats := []report.Caveat{defaultTimeout, report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)}
 	perTry := func() report.Decision { return configured("per_try_timeout " + formatDuration(be.Value)) }
 	// exempt lists the requests the rule matches that a retry feature does
 	// not cover as configured; any of them makes the feature approximated.
@@ -241,7 +241,7 @@ func (g *generator) headersStarted(r *translate.Rule) string {
 // stops at the response headers, and what is left (a route timeout, the
 // default one when timeouts.request is unset) resets the stream.
 func (g *generator) headersCaveats(r *translate.Rule) []report.Caveat {
-	cs := []report.Caveat{report.NewCaveat(report.CaveatTryTimerStopsAtHeaders)}
+	cs := []report.Caveat{report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders)}
 	req := r.Timeouts.Request
 	switch {
 	case req == nil:

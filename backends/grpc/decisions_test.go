@@ -104,7 +104,7 @@ func TestDecisions(t *testing.T) {
 		{8, translate.FeatureRetryAttempts, want{report.ReasonConfigured, []report.Reason{report.CaveatBodyBufferLimit,
 			report.CaveatMatchesNotSelectable, report.CaveatNotRetriedAfterHeaders}, "maxAttempts 2"}},
 		// Invalid backendRefs, without and with weight.
-		{9, translate.FeatureBackendRefs, want{report.ReasonUnusableBackendsWeightZero, []report.Reason{report.CaveatRequestsNotRouted}, ""}},
+		{9, translate.FeatureBackendRefs, want{report.ReasonInvalidBackendsUnweighted, []report.Reason{report.CaveatRequestsNotRouted}, ""}},
 		{10, translate.FeatureBackendRefs, want{report.ReasonTrafficNotSplit, nil, ""}},
 		// A name rule 0 holds.
 		{11, translate.FeatureRetryAttempts, want{report.ReasonNoNameSelectsCalls, nil, ""}},

@@ -122,7 +122,7 @@ func backendRefsFinding(r *translate.Rule) translate.Finding {
 		reasons[i] = fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason)
 	}
 	if r.InvalidWeight() == 0 {
-		d := report.Decide(report.ReasonUnusableBackendsWeightZero).With(report.NewCaveat(report.CaveatRequestsNotRouted))
+		d := report.Decide(report.ReasonInvalidBackendsUnweighted).With(report.NewCaveat(report.CaveatRequestsNotRouted))
 		return translate.Decided(r, f, d, "the invalid backendRefs (%s) have weight 0, "+
 			"so no call is meant for them; but a service config does not route: the client sends every call "+
 			"to the target it dials, not to the rule's backendRefs", strings.Join(reasons, "; "))

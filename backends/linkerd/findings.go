@@ -197,7 +197,7 @@ func filterFinding(p rulePlan, f translate.Feature) translate.Finding {
 		base := translate.Feature(f[len("backendRefs."):])
 		switch base {
 		case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
-			d := report.Decide(report.ReasonConfigured).Set("backendRef " + filterName(base) + " filter").With(report.NewCaveat(report.CaveatNotReadBackByJudge))
+			d := report.Decide(report.ReasonConfigured).Set("backendRef " + filterName(base) + " filter").With(report.NewCaveat(report.CaveatNotCheckedByJudge))
 			return translate.Decided(r, f, d, "the route is written back with the filter, which Linkerd applies to the requests sent to that backend; gwretry's judge does not read backendRef filters back, so it does not claim more")
 		}
 		return translate.Decided(r, f, report.Decide(report.ReasonBackendFilterInvalidatesBackend, "filter", filterName(base)), "Linkerd does not support the %s filter on a backendRef: it treats that backend as invalid and fails its share of the requests", filterName(base))
@@ -260,7 +260,7 @@ func retryFinding(p rulePlan, f translate.Feature) translate.Finding {
 			d := set(annRetryTimeout).With(report.NewCaveat(report.CaveatTryTimerSkipsLargeBodies, "limit", bodyLimit))
 			return decided(d, "%s %q cuts each try, but it is part of Linkerd's retry policy, which does not take requests whose body is larger than 64 KiB: gwretry does not know such a request's try to be cut", annRetryTimeout, p.ann[annRetryTimeout])
 		}
-		d := set(annResponseTimeout).With(report.NewCaveat(report.CaveatTryTimerEndsAtHeaders))
+		d := set(annResponseTimeout).With(report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders))
 		return decided(d, "%s %q waits for the response headers only, not for the whole response: retry.linkerd.io/timeout would be a total per try but always comes with a retry policy, which the rule does not ask for", annResponseTimeout, p.ann[annResponseTimeout])
 	case translate.FeatureRequestTimeout:
 		switch {

@@ -122,7 +122,7 @@ spec:
 			"shop/a#0 timeouts.backendRequest": `Configured "retry.linkerd.io/timeout 1s" [TryTimerSkipsLargeBodies{limit=64 KiB}]`,
 		}},
 		{"backendRequest without retry, request (2.20)", base + gammaRoute("a", rule("/x", "    timeouts: {request: 10s, backendRequest: 1s}\n")), "2.20", false, map[string]string{
-			"shop/a#0 timeouts.backendRequest": `Configured "timeout.linkerd.io/response 1s" [TryTimerEndsAtHeaders]`,
+			"shop/a#0 timeouts.backendRequest": `Configured "timeout.linkerd.io/response 1s" [TimerEndsAtResponseHeaders]`,
 			"shop/a#0 timeouts.request":        `Configured "timeouts.request 10s" []`,
 		}},
 		{"request before 2.20", base + gammaRoute("a", rule("/x", "    timeouts: {request: 10s}\n")), "2.19", false, map[string]string{
@@ -145,7 +145,7 @@ spec:
 			strings.Replace(rule("/z", ""), "{name: cart, port: 80}", "{name: cart, port: 80, filters: [{type: RequestMirror, requestMirror: {backendRef: {name: cart, port: 80}}}]}", 1),
 			rule("/w", retry2+"    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /v}}}]\n")), "", false, map[string]string{
 			"shop/a#0 filters.requestHeaderModifier":              `Configured "RequestHeaderModifier filter" []`,
-			"shop/a#1 backendRefs.filters.responseHeaderModifier": `Configured "backendRef ResponseHeaderModifier filter" [NotReadBackByJudge]`,
+			"shop/a#1 backendRefs.filters.responseHeaderModifier": `Configured "backendRef ResponseHeaderModifier filter" [NotCheckedByJudge]`,
 			"shop/a#2 backendRefs.filters.requestMirror":          `BackendFilterInvalidatesBackend{filter=RequestMirror} "" []`,
 			"shop/a#3 filters.urlRewrite":                         `RouteRefusedForFilter{filter=URLRewrite} "" []`,
 			"shop/a#3 retry.attempts":                             `RouteRefusedForFilter{filter=URLRewrite} "" []`,

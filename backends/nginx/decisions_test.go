@@ -256,7 +256,7 @@ func TestDecisions(t *testing.T) {
 			return model("", []*translate.Rule{r}, translate.Match{PathType: translate.PathExact, Path: "/a"})
 		},
 		want: map[translate.Feature]decided{
-			translate.FeatureURLRewrite: {reason: report.ReasonReplacePrefixWithoutPathPrefix},
+			translate.FeatureURLRewrite: {reason: report.ReasonPrefixRewriteWithoutPrefixMatch},
 		},
 	}, {
 		name: "mirror of a third, with a rewrite",

@@ -387,7 +387,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
-				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestRedirect, report.Decide(report.ReasonReplacePrefixWithoutPathPrefix),
+				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestRedirect, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch),
 					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx answers 500 (return 500)"))
 				p.Location = crossplane.Directives{directive("return", "500")}
 				return
@@ -457,7 +457,7 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
-				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, report.Decide(report.ReasonReplacePrefixWithoutPathPrefix),
+				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch),
 					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx proxies the path unchanged"))
 				return
 			}

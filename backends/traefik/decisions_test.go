@@ -174,7 +174,7 @@ func TestDecisions(t *testing.T) {
 				caveats: []report.Reason{report.CaveatStatusRewriteCoversRule}, configured: "noop@internal weight 2, errors 418 to 500",
 				params: report.Params{"status": "418"}}}},
 		{"invalid backendRefs of weight 0", zeroWeight, v36, false,
-			map[translate.Feature]want{translate.FeatureBackendRefs: {reason: report.ReasonNoTrafficToInvalidBackends}}},
+			map[translate.Feature]want{translate.FeatureBackendRefs: {reason: report.ReasonInvalidBackendsUnweighted}}},
 		{"mirror", mirror, v36, false,
 			map[translate.Feature]want{translate.FeatureRequestMirror: {reason: report.ReasonConfigured,
 				caveats:    []report.Reason{report.CaveatMirrorShareRounded, report.CaveatRetriesMirroredAgain},

@@ -216,7 +216,7 @@ func assessBackendRefs(r *translate.Rule) (report.Decision, string) {
 				"provider has no direct-response service)", r.DeadReason(), noopService, noopStatus,
 				answerName(r), noopStatus)
 	case r.InvalidWeight() == 0:
-		return report.Decide(report.ReasonNoTrafficToInvalidBackends),
+		return report.Decide(report.ReasonInvalidBackendsUnweighted),
 			"the invalid backendRefs have weight 0, so no request is meant for them; " +
 				"the valid ones get all the traffic"
 	}
