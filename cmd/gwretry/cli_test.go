@@ -457,3 +457,31 @@ func TestTranslateWarnsOfLeftovers(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckIgnoresRewordedMessages: report.json that differs only in its
+// findings' messages (a newer gwretry's prose) is not drift; a changed
+// record is.
+func TestCheckIgnoresRewordedMessages(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	p := filepath.Join(dir, "report.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reworded := strings.Replace(string(data), `"message": "nginx has no delay between tries`, `"message": "reworded: nginx has no delay between tries`, 1)
+	if reworded == string(data) {
+		t.Fatal("no message to reword")
+	}
+	write(t, p, reworded)
+	code, stdout, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-o", dir, "--check")
+	if code != exitOK || !strings.Contains(stderr, "differs only in the findings' messages") {
+		t.Errorf("a reworded message: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	write(t, p, strings.Replace(reworded, `"reason": "NoBackoff"`, `"reason": "NotExpressible"`, 1))
+	if code, _, _ := gwretry(t, "", "translate", example, "--target", "nginx", "-o", dir, "--check", "-q"); code != exitDrift {
+		t.Errorf("a changed reason: exit %d, want %d", code, exitDrift)
+	}
+}
