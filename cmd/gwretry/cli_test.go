@@ -280,7 +280,7 @@ func TestWriteFormat(t *testing.T) {
 			var buf bytes.Buffer
 			err := writeFormat(&buf, "x", tt.format, tt.files)
 			var stderr bytes.Buffer
-			if code := exitCode(err, &stderr); code != tt.code {
+			if code := exitCode(err, "gwretry", &stderr); code != tt.code {
 				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr.String())
 			}
 			if buf.String() != tt.want {

@@ -55,6 +55,10 @@ func runAs(name string, args []string, stdin io.Reader, stdout, stderr io.Writer
 		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gwretry"}
 	}
 	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return exitCode(err, stderr)
+	ran, err := cmd.ExecuteC()
+	path := cmd.CommandPath()
+	if ran != nil {
+		path = ran.CommandPath()
+	}
+	return exitCode(err, path, stderr)
 }

@@ -101,7 +101,7 @@ func TestExitCodes(t *testing.T) {
 // report of a run that prints nothing.
 func TestFormatUsageErrorAlone(t *testing.T) {
 	code, stdout, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-o", "yaml")
-	want := "gwretry: -o yaml: nginx writes nginx/nginx.conf in its own syntax, neither YAML nor JSON; leave out -o to print it, or give -o a directory (./yaml for one named yaml)\nRun 'gwretry --help' for usage.\n"
+	want := "gwretry: -o yaml: nginx writes nginx/nginx.conf in its own syntax, neither YAML nor JSON; leave out -o to print it, or give -o a directory (./yaml for one named yaml)\nRun 'gwretry translate --help' for usage.\n"
 	if code != exitUsage || stdout != "" || stderr != want {
 		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s\nwant stderr:\n%s", code, exitUsage, stdout, stderr, want)
 	}
@@ -235,7 +235,7 @@ func TestInternalErrorExitCode(t *testing.T) {
 		available: func(backends.Settings) ([]translate.Backend, error) { return []translate.Backend{lyingBackend{}}, nil }}
 	var stdout, stderr bytes.Buffer
 	err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
-	if code := exitCode(err, &stderr); code != exitInternal {
+	if code := exitCode(err, "gwretry", &stderr); code != exitInternal {
 		t.Fatalf("exit %d, want %d (internal error); stderr:\n%s", code, exitInternal, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "internal error") || !strings.Contains(stderr.String(), "claims more than the configuration") {

@@ -152,7 +152,7 @@ func TestProveCatchesALie(t *testing.T) {
 		}}
 	var stdout, stderr bytes.Buffer
 	err := runProve(o, []string{example}, strings.NewReader(""), &stdout, &stderr)
-	if code := exitCode(err, &stderr); code != exitContradicted {
+	if code := exitCode(err, "gwretry", &stderr); code != exitContradicted {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitContradicted, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
@@ -225,7 +225,7 @@ func TestProveCatchesATamperedConfig(t *testing.T) {
 		}}
 	var stdout, stderr bytes.Buffer
 	err := runProve(o, []string{example}, strings.NewReader(""), &stdout, &stderr)
-	if code := exitCode(err, &stderr); code != exitContradicted {
+	if code := exitCode(err, "gwretry", &stderr); code != exitContradicted {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitContradicted, stdout.String(), stderr.String())
 	}
 	for i, e := range tampered.edits {

@@ -22,8 +22,10 @@ func usageErrorf(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// exitCode prints err (if any) and maps it to an exit code.
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints err (if any) and maps it to an exit code. command is
+// the path of the command that ran ("gwretry translate"), whose --help a
+// usage error points at.
+func exitCode(err error, command string, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
@@ -37,7 +39,7 @@ func exitCode(err error, stderr io.Writer) int {
 		code = exitUsage
 	}
 	if code == exitUsage {
-		fmt.Fprintf(stderr, "gwretry: %v\nRun 'gwretry --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "gwretry: %v\nRun '%s --help' for usage.\n", err, command)
 	} else {
 		fmt.Fprintf(stderr, "gwretry: %v\n", err)
 	}

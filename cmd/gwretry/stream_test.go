@@ -72,7 +72,7 @@ func TestOutputDirUntouchedOnInternalError(t *testing.T) {
 			o := &options{limits: translate.DefaultLimits(), target: "nginx,grpc,liar", report: "none", failOn: "none", outDir: dir, available: available}
 			var stdout, stderr bytes.Buffer
 			err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
-			if code := exitCode(err, &stderr); code != exitInternal {
+			if code := exitCode(err, "gwretry", &stderr); code != exitInternal {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitInternal, stderr.String())
 			}
 			if after := tree(t, root); after != before {
