@@ -367,33 +367,16 @@ func statesShortfall(f translate.Feature, d report.Decision) bool {
 // reason, configured fact and caveats with their parameters.
 func recordText(d report.Decision) string {
 	var b strings.Builder
-	b.WriteString(paramText(d.Reason, d.Params))
+	b.WriteString(report.WithParams(d.Reason, d.Params))
 	if d.Configured != "" {
 		fmt.Fprintf(&b, ", configured %q", d.Configured)
 	}
 	if len(d.Caveats) > 0 {
 		var cs []string
 		for _, c := range d.Caveats {
-			cs = append(cs, paramText(c.Reason, c.Params))
+			cs = append(cs, report.WithParams(c.Reason, c.Params))
 		}
 		fmt.Fprintf(&b, ", caveats %s", strings.Join(cs, ", "))
 	}
 	return b.String()
-}
-
-// paramText is a reason with its parameters ("CodesNotRetried{codes=501}").
-func paramText(r report.Reason, p report.Params) string {
-	if len(p) == 0 {
-		return string(r)
-	}
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var kv []string
-	for _, k := range keys {
-		kv = append(kv, k+"="+p[k])
-	}
-	return string(r) + "{" + strings.Join(kv, ", ") + "}"
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/internal/flaky"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -413,7 +414,7 @@ func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
 		default:
 			if by, ok := backedBy(c.Shortfall, f.Decision, r); ok {
 				verdicts[i].Outcome = Backed
-				verdicts[i].Reason = fmt.Sprintf("the decision record states %s (%s): %s", c.Shortfall, paramText(by.Reason, by.Params), seen)
+				verdicts[i].Reason = fmt.Sprintf("the decision record states %s (%s): %s", c.Shortfall, report.WithParams(by.Reason, by.Params), seen)
 			} else {
 				verdicts[i].Outcome = Contradicted
 				verdicts[i].Reason = contradiction(f, why+fmt.Sprintf("; that is %s, which no reason or caveat of the record backs (want one of %v, with parameters that agree)",

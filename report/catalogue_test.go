@@ -93,3 +93,12 @@ func TestRender(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestWithParams(t *testing.T) {
+	if got := WithParams("CodesNotRetried", Params{"codes": "501", "a": "x"}); got != "CodesNotRetried{a=x, codes=501}" {
+		t.Errorf("got %q", got)
+	}
+	if got := WithParams("IdleTimer", nil); got != "IdleTimer" {
+		t.Errorf("got %q", got)
+	}
+}

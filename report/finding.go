@@ -2,7 +2,9 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"slices"
+	"strings"
 )
 
 // Status is how far a target honours a feature.
@@ -76,6 +78,20 @@ func pairs(kv []string) Params {
 		p[kv[len(kv)-1]] = ""
 	}
 	return p
+}
+
+// WithParams writes a reason with its parameters, sorted by name, as
+// tools and failure messages show it: "CodesNotRetried{codes=501}", or
+// the bare reason when it has none.
+func WithParams(r Reason, p Params) string {
+	if len(p) == 0 {
+		return string(r)
+	}
+	kv := make([]string, 0, len(p))
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		kv = append(kv, k+"="+p[k])
+	}
+	return string(r) + "{" + strings.Join(kv, ", ") + "}"
 }
 
 // Decision is the record a target's planner writes for one feature of

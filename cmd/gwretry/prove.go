@@ -697,7 +697,7 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 		}
 		fmt.Fprintf(&b, "%-13s %s %s = %s", strings.ToUpper(c.Outcome), rule, c.Feature, status)
 		if c.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", paramsText(c.Reason, c.Params))
+			fmt.Fprintf(&b, " (%s)", report.WithParams(c.Reason, c.Params))
 		}
 		b.WriteString("\n")
 		if rec := recordLine(c.Decision); rec != "" {
@@ -743,28 +743,11 @@ func recordLine(d report.Decision) string {
 	if len(d.Caveats) > 0 {
 		var cs []string
 		for _, c := range d.Caveats {
-			cs = append(cs, paramsText(c.Reason, c.Params))
+			cs = append(cs, report.WithParams(c.Reason, c.Params))
 		}
 		parts = append(parts, "caveats: "+strings.Join(cs, ", "))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// paramsText is a reason with its parameters ("CodesNotRetried{codes=501}").
-func paramsText(r report.Reason, p report.Params) string {
-	if len(p) == 0 {
-		return string(r)
-	}
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	kv := make([]string, 0, len(keys))
-	for _, k := range keys {
-		kv = append(kv, k+"="+p[k])
-	}
-	return string(r) + "{" + strings.Join(kv, ", ") + "}"
 }
 
 // scenarioLabel drops the rule from a derived scenario's name.
