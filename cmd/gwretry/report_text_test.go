@@ -40,3 +40,15 @@ func TestReportTextOneLinePerFinding(t *testing.T) {
 		t.Errorf("--report wide: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestAssumedVersionSaid: a target without @VERSION gets the newest
+// version gwretry knows, and an info line says which.
+func TestAssumedVersionSaid(t *testing.T) {
+	_, _, stderr := gwretry(t, "", "check", example, "--target", "haproxy,nginx@1.22")
+	if !strings.Contains(stderr, "info: no version given: writing for haproxy@3.2,") || strings.Contains(stderr, "nginx@1.28") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if _, _, stderr := gwretry(t, "", "check", example, "--target", "haproxy@2.6"); strings.Contains(stderr, "no version given") {
+		t.Errorf("a pinned version is said to be assumed:\n%s", stderr)
+	}
+}

@@ -304,7 +304,7 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	// The notes are all that is left to use of the input: the decoded
 	// documents the model does not keep are not held while the targets
 	// generate.
-	inNotes := in.Notes
+	inNotes := append(in.Notes, assumedVersions(o.target, targets)...)
 	prog.set("generating and reading back %d target(s) for %d rules", len(targets), len(m.Rules))
 	// Each target's files go where they are going as soon as the target
 	// is done (translate.RunTo), rather than all held to the end: -o DIR
@@ -608,4 +608,28 @@ func (o *options) checkFailOn(r *translate.Report) error {
 		return &exitError{code: exitFailOn, err: fmt.Errorf("--fail-on %s: %d finding(s) at or above that level", o.failOn, n)}
 	}
 	return nil
+}
+
+// assumedVersions says, in one info line, which targets got no version on
+// the command line and which version was assumed for them: the newest
+// gwretry knows, which may not be the one the user runs (or one the live
+// tests ran: docs/matrix.md).
+func assumedVersions(spec string, targets []translate.Target) []translate.Note {
+	given := map[string]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(item), "@"); ok {
+			given[name] = true
+		}
+	}
+	var assumed []string
+	for _, t := range targets {
+		if !given[t.Backend.Name()] {
+			assumed = append(assumed, t.Backend.Name()+"@"+t.Version)
+		}
+	}
+	if len(assumed) == 0 {
+		return nil
+	}
+	return []translate.Note{translate.Info("", "no version given: writing for %s, the newest each target knows; pass --target NAME@VERSION for the version you run (docs/matrix.md lists the versions the live tests ran)",
+		strings.Join(assumed, ", "))}
 }
