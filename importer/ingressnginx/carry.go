@@ -72,7 +72,7 @@ func carryInto(rule *gwv1.HTTPRouteRule, owner *ingress, ings []*ingress, route 
 			f.Ingress, f.Route, f.Rule = ig.key, route, index
 			name := strings.TrimPrefix(strings.TrimPrefix(f.Annotation, Prefix), "configmap:")
 			if ig != owner && ig.s.values[name].raw != owner.s.values[name].raw {
-				f.Status = NotCarried
+				f.Reason = ReasonOtherIngressServes
 				f.Message = fmt.Sprintf("ingress-nginx served this host and path with the settings of Ingress %s (%s), and so does the rule: this Ingress's value (%s) is not carried: the rule has %s", owner.key, orderRule, ig.s.values[name].raw, owner.s.values[name].raw)
 			}
 			res.Report.Findings = append(res.Report.Findings, f)
@@ -83,56 +83,56 @@ func carryInto(rule *gwv1.HTTPRouteRule, owner *ingress, ings []*ingress, route 
 // findings says, setting by setting, what the plan carries of s.
 func findings(s *settings, p plan) []Finding {
 	var out []Finding
-	add := func(name string, st Status, format string, args ...any) {
+	add := func(name string, r Reason, format string, args ...any) {
 		v := s.values[name]
 		ann := Prefix + name
 		if name == RetryNonIdempotent {
 			ann = "configmap:" + name
 		}
-		out = append(out, Finding{Annotation: ann, Source: v.source, Value: v.raw, Status: st, Message: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Annotation: ann, Source: v.source, Value: v.raw, Reason: r, Message: fmt.Sprintf(format, args...)})
 	}
-	st, msg := nextUpstreamFinding(s, p)
-	add(NextUpstream, st, "%s", msg)
-	st, msg = triesFinding(s, p)
-	add(NextUpstreamTries, st, "%s", msg)
+	r, msg := nextUpstreamFinding(s, p)
+	add(NextUpstream, r, "%s", msg)
+	r, msg = triesFinding(s, p)
+	add(NextUpstreamTries, r, "%s", msg)
 	switch {
 	case s.nextTimeout == 0:
-		add(NextUpstreamTimeout, Carried, "0 is no limit: timeouts.request is not set")
+		add(NextUpstreamTimeout, ReasonNoLimit, "0 is no limit: timeouts.request is not set")
 	case p.attempts == 0:
-		add(NextUpstreamTimeout, Carried, "nothing is retried, so there is nothing to limit: timeouts.request is not set")
+		add(NextUpstreamTimeout, ReasonNothingRetried, "nothing is retried, so there is nothing to limit: timeouts.request is not set")
 	case p.request > 0:
-		add(NextUpstreamTimeout, Approximated, "timeouts.request %s: ingress-nginx stopped starting new tries after %s but let the try in flight run on (up to proxy-read-timeout of silence); timeouts.request ends the whole request at %s with 504, retries included",
+		add(NextUpstreamTimeout, ReasonRequestTimeoutEndsAll, "timeouts.request %s: ingress-nginx stopped starting new tries after %s but let the try in flight run on (up to proxy-read-timeout of silence); timeouts.request ends the whole request at %s with 504, retries included",
 			seconds(p.request), seconds(p.request), seconds(p.request))
 	default:
-		add(NextUpstreamTimeout, NotCarried, "timeouts.request is not set: it must be at least timeouts.backendRequest (%s, from proxy-read-timeout), and %s would cut tries that ingress-nginx let run; retries are bounded by retry.attempts only",
+		add(NextUpstreamTimeout, ReasonRetryWindowDropped, "timeouts.request is not set: it must be at least timeouts.backendRequest (%s, from proxy-read-timeout), and %s would cut tries that ingress-nginx let run; retries are bounded by retry.attempts only",
 			seconds(p.backendRequest), seconds(s.nextTimeout))
 	}
-	add(ConnectTimeout, NotCarried, "the Gateway API has no connect timeout: the data plane's own applies; a connection that fails is retried as a connection error when the rule retries")
-	add(ReadTimeout, Approximated, "timeouts.backendRequest %s: ingress-nginx cut a try after %s of silence between two reads from the backend; backendRequest cuts a try %s after it starts, however much the backend is sending, so a response that takes longer in total is cut (504)",
+	add(ConnectTimeout, ReasonNoConnectTimeout, "the Gateway API has no connect timeout: the data plane's own applies; a connection that fails is retried as a connection error when the rule retries")
+	add(ReadTimeout, ReasonIdleTimerBecomesTotal, "timeouts.backendRequest %s: ingress-nginx cut a try after %s of silence between two reads from the backend; backendRequest cuts a try %s after it starts, however much the backend is sending, so a response that takes longer in total is cut (504)",
 		seconds(p.backendRequest), seconds(s.read), seconds(p.backendRequest))
-	add(SendTimeout, NotCarried, "the Gateway API has no timer on sending the request: timeouts.backendRequest (%s, from proxy-read-timeout) bounds the whole try, sending included", seconds(p.backendRequest))
+	add(SendTimeout, ReasonNoSendTimeout, "the Gateway API has no timer on sending the request: timeouts.backendRequest (%s, from proxy-read-timeout) bounds the whole try, sending included", seconds(p.backendRequest))
 	if v, ok := s.values[RetryNonIdempotent]; ok && v.source == FromConfigMap {
 		if s.nonIdempotent && p.attempts > 0 {
-			add(RetryNonIdempotent, Carried, "ingress-nginx adds non_idempotent to proxy-next-upstream: see proxy-next-upstream")
+			add(RetryNonIdempotent, ReasonSeeNextUpstream, "ingress-nginx adds non_idempotent to proxy-next-upstream: see proxy-next-upstream")
 		} else {
-			add(RetryNonIdempotent, Carried, "POST, LOCK and PATCH are not retried once sent: see proxy-next-upstream")
+			add(RetryNonIdempotent, ReasonSeeNextUpstream, "POST, LOCK and PATCH are not retried once sent: see proxy-next-upstream")
 		}
 	}
 	return out
 }
 
-func nextUpstreamFinding(s *settings, p plan) (Status, string) {
+func nextUpstreamFinding(s *settings, p plan) (Reason, string) {
 	switch {
 	case s.has("off"):
 		msg := "off: retry.attempts 0, nothing is retried"
 		if len(s.tokens) > 1 {
 			msg += " (with off, nginx ignores the other conditions)"
 		}
-		return Carried, msg
+		return ReasonRetriesOff, msg
 	case !s.retries():
-		return Carried, "no retry condition (error, timeout, invalid_header or http_NNN): retry.attempts 0, nothing is retried"
+		return ReasonNothingRetried, "no retry condition (error, timeout, invalid_header or http_NNN): retry.attempts 0, nothing is retried"
 	case p.attempts == 0:
-		return Carried, "proxy-next-upstream-tries 1 allows no retry: retry.attempts 0"
+		return ReasonNothingRetried, "proxy-next-upstream-tries 1 allows no retry: retry.attempts 0"
 	}
 	var carried, changed []string
 	if codes := p.codes; len(codes) > 0 {
@@ -161,22 +161,22 @@ func nextUpstreamFinding(s *settings, p plan) (Status, string) {
 		changed = append(changed, "without non_idempotent ingress-nginx did not retry POST, LOCK and PATCH requests once sent; the Gateway API retries every method (gwretry translate keeps the exemption unless given --retry-non-idempotent, and its report says so)")
 	}
 	if len(changed) == 0 {
-		return Carried, "carries " + strings.Join(carried, "; ")
+		return ReasonConditionsCarried, "carries " + strings.Join(carried, "; ")
 	}
 	if len(carried) == 0 {
-		return Approximated, "retry.attempts only, no condition maps exactly: " + strings.Join(changed, "; ")
+		return ReasonConditionsChange, "retry.attempts only, no condition maps exactly: " + strings.Join(changed, "; ")
 	}
-	return Approximated, "carries " + strings.Join(carried, "; ") + "; but " + strings.Join(changed, "; ")
+	return ReasonConditionsChange, "carries " + strings.Join(carried, "; ") + "; but " + strings.Join(changed, "; ")
 }
 
-func triesFinding(s *settings, p plan) (Status, string) {
+func triesFinding(s *settings, p plan) (Reason, string) {
 	switch {
 	case !s.retries():
-		return Carried, "nothing is retried (proxy-next-upstream): retry.attempts 0"
+		return ReasonNothingRetried, "nothing is retried (proxy-next-upstream): retry.attempts 0"
 	case s.tries == 0:
-		return Approximated, "0 is no limit: ingress-nginx retried until a try succeeded or proxy-next-upstream-timeout ran out; the Gateway API has no unlimited attempts, so retry.attempts is 1 (its default): raise it to the bound you want"
+		return ReasonUnlimitedTries, "0 is no limit: ingress-nginx retried until a try succeeded or proxy-next-upstream-timeout ran out; the Gateway API has no unlimited attempts, so retry.attempts is 1 (its default): raise it to the bound you want"
 	case s.tries == 1:
-		return Carried, "1 try in all: retry.attempts 0"
+		return ReasonNothingRetried, "1 try in all: retry.attempts 0"
 	}
-	return Carried, fmt.Sprintf("%d tries in all: retry.attempts %d (attempts counts the retries after the first try); the count does not depend on the number of endpoints: ingress-nginx's Lua balancer asks nginx for one more try each time, and its default round_robin may send a retry to an endpoint already tried", s.tries, p.attempts)
+	return ReasonTriesCarried, fmt.Sprintf("%d tries in all: retry.attempts %d (attempts counts the retries after the first try); the count does not depend on the number of endpoints: ingress-nginx's Lua balancer asks nginx for one more try each time, and its default round_robin may send a retry to an endpoint already tried", s.tries, p.attempts)
 }

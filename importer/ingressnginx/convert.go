@@ -223,6 +223,19 @@ func Import(in *Input, opts Options) (*Result, error) {
 	})
 	res.Report.Routes = len(res.Routes)
 	res.Report.Gateways = len(res.Gateways)
+	// Every status follows from its reason, decided once.
+	catalogue := map[Reason]ReasonEntry{}
+	for _, e := range Reasons() {
+		catalogue[e.Reason] = e
+	}
+	for i := range res.Report.Findings {
+		f := &res.Report.Findings[i]
+		e, ok := catalogue[f.Reason]
+		if !ok {
+			return nil, fmt.Errorf("internal error: %s %s: reason %q is not in the catalogue", f.Ingress, f.Annotation, f.Reason)
+		}
+		f.Status = e.Status
+	}
 	sortFindings(res.Report.Findings)
 	if res.Report.Findings == nil {
 		res.Report.Findings = []Finding{}
@@ -252,7 +265,7 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 	served, field, val, src, why := opts.serves(obj, classes)
 	if !served {
 		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: field, Source: src, Value: val, Rule: -1,
-			Status: NotCarried, Message: "not imported: the ingress-nginx controller described by the flags does not serve this Ingress: " + why})
+			Reason: ReasonNotServed, Message: "not imported: the ingress-nginx controller described by the flags does not serve this Ingress: " + why})
 		return nil, nil
 	}
 	if n := obj.Spec.IngressClassName; n != nil && classes[*n] == nil {
@@ -263,7 +276,7 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 			bad(Canary, fmt.Sprintf("%q: want true or false", v))
 		} else if b {
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + Canary, Source: FromAnnotation, Value: v, Rule: -1,
-				Status: NotCarried, Message: "canary Ingresses are not imported: their share of the traffic is a weight on the main Ingress's backendRefs (ingress2gateway converts it)"})
+				Reason: ReasonCanaryNotImported, Message: "canary Ingresses are not imported: their share of the traffic is a weight on the main Ingress's backendRefs (ingress2gateway converts it)"})
 			return nil, errs
 		}
 	}
@@ -290,10 +303,10 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 			bad(UseRegex, fmt.Sprintf("%q: want true or false", v))
 		}
 		ig.regex = b
-		f := Finding{Ingress: ig.key, Annotation: Prefix + UseRegex, Source: FromAnnotation, Value: v, Rule: -1, Status: Carried,
+		f := Finding{Ingress: ig.key, Annotation: Prefix + UseRegex, Source: FromAnnotation, Value: v, Rule: -1, Reason: ReasonPathTypesKept,
 			Message: "paths are matched as their pathType says"}
 		if b {
-			f.Status = Approximated
+			f.Reason = ReasonPathsBecomeRegexes
 			f.Message = "every Prefix and ImplementationSpecific path of the Ingress's hosts, from every Ingress, becomes a RegularExpression (?i)PATH.*; Exact paths stay Exact, which ingress-nginx matched as regular expressions too (see each rule)"
 		}
 		res.Report.Findings = append(res.Report.Findings, f)
@@ -316,7 +329,7 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 		if name == RewriteTarget {
 			msg = "the path rewrite is dropped (an HTTPRoute URLRewrite filter can do part of it); as in ingress-nginx, it makes the paths of the host regular expressions (see use-regex)"
 		}
-		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: k, Source: FromAnnotation, Value: ann[k], Rule: -1, Status: NotCarried, Message: msg})
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: k, Source: FromAnnotation, Value: ann[k], Rule: -1, Reason: ReasonAnnotationNotCarried, Message: msg})
 	}
 	return ig, errs
 }
@@ -464,7 +477,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 			// ingress-nginx has one server per host across namespaces:
 			// an Ingress of another namespace has this location.
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".backend",
-				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: -1, Status: NotCarried,
+				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: -1, Reason: ReasonOtherNamespaceServes,
 				Message: fmt.Sprintf("no rule: ingress-nginx has one server per host across namespaces and served %s %s of host %s from Ingress %s only (%s), so this backend got none of its traffic", *p.p.PathType, pathValue(p.p.Path), hostName(g.host), owner.key, orderRule)})
 			continue
 		}
@@ -480,12 +493,12 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 			keys = append(keys, key)
 			if *p.p.PathType == networkingv1.PathTypeImplementationSpecific && !regex {
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".pathType", Source: FromSpec,
-					Value: "ImplementationSpecific", Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
+					Value: "ImplementationSpecific", Route: routeKey(route), Rule: len(keys) - 1, Reason: ReasonImplementationSpecificAsPrefix,
 					Message: fmt.Sprintf("PathPrefix %s: ingress-nginx matched ImplementationSpecific paths as a plain string prefix (%s also matched %sx), PathPrefix matches whole path segments", pathValue(p.p.Path), pathValue(p.p.Path), strings.TrimSuffix(pathValue(p.p.Path), "/"))})
 			}
 			if regex && *p.p.PathType == networkingv1.PathTypeExact {
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: regexAnn, Source: FromAnnotation, Value: regexVal,
-					Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
+					Route: routeKey(route), Rule: len(keys) - 1, Reason: ReasonExactMatchedAsRegex,
 					Message: fmt.Sprintf("Exact %s: with %s on the host, ingress-nginx matched this Exact path as ~* \"^%s\" too, case-insensitive and as a plain prefix (%sx and %s matched it); the rule matches %s exactly", pathValue(p.p.Path), regexAnn, pathValue(p.p.Path), pathValue(p.p.Path), strings.ToUpper(pathValue(p.p.Path)), pathValue(p.p.Path))})
 			}
 			if regex && *p.p.PathType != networkingv1.PathTypeExact {
@@ -494,7 +507,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 					where = fmt.Sprintf(" (set on Ingress %s, for every path of the host)", regexBy.key)
 				}
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: regexAnn, Source: FromAnnotation, Value: regexVal,
-					Route: routeKey(route), Rule: len(keys) - 1, Status: Approximated,
+					Route: routeKey(route), Rule: len(keys) - 1, Reason: ReasonRegexSemanticsDiffer,
 					Message: fmt.Sprintf("RegularExpression %s, as ingress2gateway writes it%s: ingress-nginx matched ~* \"^%s\", case-insensitive and from the start of the path; how a RegularExpression is anchored is up to the data plane", *match.Path.Value, where, pathValue(p.p.Path))})
 			}
 		}
@@ -530,7 +543,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 				continue
 			}
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", p.ruleIdx, p.pathIdx),
-				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: i, Status: NotCarried,
+				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: i, Reason: ReasonOtherIngressServes,
 				Message: fmt.Sprintf("ingress-nginx served this host and path from Ingress %s only (%s), so this backend got none of its traffic: the rule keeps that Ingress's backend only", owner.key, orderRule)})
 		}
 		ra.rule.BackendRefs = refs
@@ -551,7 +564,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 		carryInto(&rule, ig, []*ingress{ig}, routeKey(route), i, res)
 		route.Spec.Rules = append(route.Spec.Rules, rule)
 		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
-			Value: backendName(*ig.obj.Spec.DefaultBackend), Route: routeKey(route), Rule: i, Status: Carried,
+			Value: backendName(*ig.obj.Spec.DefaultBackend), Route: routeKey(route), Rule: i, Reason: ReasonDefaultBackendCarried,
 			Message: fmt.Sprintf("PathPrefix / of host %s: the Ingress created the host's server, whose / location ingress-nginx sent to the defaultBackend (no Prefix / path replaced it)", g.host)})
 	}
 	if len(route.Spec.Rules) == 0 {
@@ -644,7 +657,7 @@ func defaultBackends(sv *servers, ports map[string]map[string]int32, res *Result
 		}
 		not := func(msg string) {
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
-				Value: backendName(*db), Rule: -1, Status: NotCarried, Message: msg})
+				Value: backendName(*db), Rule: -1, Reason: ReasonDefaultBackendUnused, Message: msg})
 		}
 		switch {
 		case db.Service == nil:
@@ -721,7 +734,7 @@ func hostless(sv *servers, namedAfter map[string]string, res *Result) {
 			field = "spec.defaultBackend"
 		}
 		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: namedAfter[routeKey(r)], Annotation: field, Source: FromSpec, Value: "",
-			Route: routeKey(r), Rule: -1, Status: Approximated, Message: msg})
+			Route: routeKey(r), Rule: -1, Reason: ReasonCatchAllHost, Message: msg})
 	}
 }
 

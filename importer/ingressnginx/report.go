@@ -45,10 +45,14 @@ type Finding struct {
 	// Source is annotation, configmap or default.
 	Source Source `json:"source"`
 	// Value is the value in effect, as written.
-	Value   string `json:"value"`
-	Route   string `json:"route"`
-	Rule    int    `json:"rule"`
-	Status  Status `json:"status"`
+	Value  string `json:"value"`
+	Route  string `json:"route"`
+	Rule   int    `json:"rule"`
+	Status Status `json:"status"`
+	// Reason is why the setting has its status, a code of Reasons; the
+	// status follows from it (Convert sets it), and the message says it
+	// in words for people.
+	Reason  Reason `json:"reason"`
 	Message string `json:"message"`
 }
 
