@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"fmt"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -137,5 +136,5 @@ func (s Scope) String() string {
 	if len(parts) == 0 {
 		return "nothing"
 	}
-	return fmt.Sprint(strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
