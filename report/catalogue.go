@@ -60,10 +60,14 @@ func Lookup(r Reason) (Entry, bool) {
 }
 
 // Render returns the short text of a finding's decision: its reason's
-// rendering, then each caveat's.
+// rendering, then each caveat's. An honoured reason is left out when
+// caveats follow: they say how the configured behaviour differs.
 func (d Decision) Render() string {
 	e, _ := Lookup(d.Reason)
-	parts := []string{e.Render(d.Params)}
+	var parts []string
+	if e.Status != Honoured || len(d.Caveats) == 0 {
+		parts = append(parts, e.Render(d.Params))
+	}
 	for _, c := range d.Caveats {
 		ce, _ := Lookup(c.Reason)
 		parts = append(parts, ce.Render(c.Params))

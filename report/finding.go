@@ -168,8 +168,11 @@ type Finding struct {
 	Status   Status  `json:"status"`
 	// Decision is the record the status follows from.
 	Decision
-	// Message says it in words, for people; nothing reads it.
-	Message string `json:"message"`
+	// Message is the target's own wording, kept only while targets move to
+	// Record; nothing shows or writes it. What people read is Text, the
+	// rendering of the record from the catalogue, so rewording a message
+	// changes no file gwretry writes.
+	Message string `json:"-"`
 	// Source is where the feature's value came from, on the findings of
 	// rules some policy reaches ("HTTPRoute", "RetryPolicy ns/name
 	// override", ...); "" on the others, whose values all come from the
@@ -177,6 +180,10 @@ type Finding struct {
 	// whose value it reports.
 	Source string `json:"source,omitempty"`
 }
+
+// Text is the finding in words, rendered from its record by the
+// catalogue: its reason, then each caveat.
+func (f *Finding) Text() string { return f.Decision.Render() }
 
 // Decide sets the finding's decision and the status that follows from it.
 func (f *Finding) Decide(d Decision) {

@@ -222,7 +222,7 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 // it stops starting targets, waits for those under way, and returns that
 // error: sink is not called again.
 func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Result, error) {
-	res := &Result{Report: &Report{SchemaVersion: 2, Routes: m.RouteCount, Rules: m.RuleCount,
+	res := &Result{Report: &Report{SchemaVersion: 3, Routes: m.RouteCount, Rules: m.RuleCount,
 		Findings: []Finding{}, Targets: []TargetInfo{}, Effective: m.Effective, Policies: m.Policies}}
 	if res.Report.Effective == nil {
 		res.Report.Effective = []RuleEffective{}
@@ -240,10 +240,6 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		}
 		res.Notes = append(res.Notes, Warning("", "%s", text))
 	}
-	// Messages repeat: most findings of a target share a handful of texts
-	// (one per feature, status and reason), each formatted anew by the
-	// backend. The report keeps one copy of each.
-	messages := map[string]string{}
 	err := inOrder(len(targets), lookahead(len(targets)), func(i int) (*Output, error) {
 		out, _, err := generate(m, targets[i], retryNonIdempotent)
 		return out, err
@@ -262,11 +258,6 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		res.Report.Findings = slices.Grow(res.Report.Findings, n)
 		for _, f := range out.Findings {
 			f.Target = name
-			if msg, ok := messages[f.Message]; ok {
-				f.Message = msg
-			} else {
-				messages[f.Message] = f.Message
-			}
 			res.Report.Findings = append(res.Report.Findings, f)
 		}
 		out.Findings = nil
@@ -494,9 +485,6 @@ func checkFindings(m *Model, fs []Finding, scope Scope) error {
 		// one the decision gives.
 		if err := report.Check(f); err != nil {
 			return fmt.Errorf("finding for %s rule %d: %w", f.Route, f.Rule, err)
-		}
-		if f.Status != Honoured && f.Message == "" {
-			return fmt.Errorf("%s finding for %s rule %d feature %s has no message", f.Status, f.Route, f.Rule, f.Feature)
 		}
 		got[k] = true
 	}

@@ -93,9 +93,9 @@ func TestRunChecksTheContract(t *testing.T) {
 	breakers := map[string]func(m *Model) *Output{
 		"no finding for": func(m *Model) *Output { o := honourAll(m); o.Findings = o.Findings[1:]; return o },
 		"two findings":   func(m *Model) *Output { o := honourAll(m); o.Findings = append(o.Findings, o.Findings[0]); return o },
-		"has no message": func(m *Model) *Output {
+		"is not in the catalogue": func(m *Model) *Output {
 			o := honourAll(m)
-			o.Findings[0].AddCaveats(report.NewCaveat(report.CaveatIdleTimer))
+			o.Findings[0].AddCaveats(report.NewCaveat("NoSuchCaveat"))
 			return o
 		},
 		"no reason": func(m *Model) *Output {

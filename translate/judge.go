@@ -158,7 +158,7 @@ func checkClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 			}
 			if why := contradiction(r, f.Feature, b, wantTLS); why != "" {
 				errs = append(errs, fmt.Errorf("%s rule %d (%s requests): the report says %s is %s (%q), but the configuration %s",
-					r.Route, r.Index, c, f.Feature, f.Status, f.Message, why))
+					r.Route, r.Index, c, f.Feature, f.Status, f.Text(), why))
 			}
 		}
 	}

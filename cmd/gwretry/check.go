@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,8 +46,6 @@ type drifter struct {
 	owned map[string]bool
 	// diffs are the unified diffs of the files that differ, by path.
 	diffs map[string]string
-	// reworded: report.json differs only in its findings' messages.
-	reworded bool
 }
 
 func newDrifter(dir string, targets []string) *drifter {
@@ -93,43 +90,7 @@ func (d *drifter) addStream(p string, fill func(io.Writer) error) error {
 	if err := fill(&buf); err != nil {
 		return err
 	}
-	if p == "report.json" {
-		// A report whose records are the same and whose messages are
-		// reworded (a newer gwretry's prose) is not drift: messages are
-		// for people, and no configuration changed.
-		have, exists, err := readExisting(full)
-		if err != nil {
-			return err
-		}
-		if exists && sameButMessages(have, buf.Bytes()) {
-			d.want[p] = true
-			d.reworded = true
-			return nil
-		}
-	}
 	return d.add([]translate.File{{Path: p, Data: buf.Bytes()}})
-}
-
-// sameButMessages reports whether two report.json files are equal once
-// every finding's message is left out.
-func sameButMessages(a, b []byte) bool {
-	strip := func(data []byte) ([]byte, bool) {
-		var r map[string]any
-		if json.Unmarshal(data, &r) != nil {
-			return nil, false
-		}
-		fs, _ := r["findings"].([]any)
-		for _, f := range fs {
-			if m, ok := f.(map[string]any); ok {
-				delete(m, "message")
-			}
-		}
-		out, err := json.Marshal(r)
-		return out, err == nil
-	}
-	x, okA := strip(a)
-	y, okB := strip(b)
-	return okA && okB && bytes.Equal(x, y)
 }
 
 // compare keeps the diff of the file at p when it differs.

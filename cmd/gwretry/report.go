@@ -177,7 +177,7 @@ func writeReportText(w io.Writer, r *translate.Report, sources map[string]transl
 		if f.RuleName != "" {
 			rule += " (" + f.RuleName + ")"
 		}
-		msg := f.Message
+		msg := f.Text()
 		if msg == "" {
 			msg = "-"
 		}

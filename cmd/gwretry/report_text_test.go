@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // TestReportTextOneLinePerFinding: the text report gives each finding one
@@ -27,7 +29,8 @@ func TestReportTextOneLinePerFinding(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, stderr)
 		}
 	}
-	if strings.Contains(stderr, "MESSAGE") || strings.Contains(stderr, "nginx has no delay between tries") {
+	noBackoff, _ := report.Lookup(report.ReasonNoBackoff)
+	if strings.Contains(stderr, "MESSAGE") || strings.Contains(stderr, noBackoff.Text) {
 		t.Errorf("the text report shows messages:\n%s", stderr)
 	}
 	for _, line := range strings.Split(stderr, "\n") {
@@ -36,7 +39,7 @@ func TestReportTextOneLinePerFinding(t *testing.T) {
 		}
 	}
 	code, stderr, _ = gwretry(t, "", "check", example, "--target", "nginx", "-q", "--report", "wide")
-	if code != exitOK || !strings.Contains(stderr, "MESSAGE") || !strings.Contains(stderr, "nginx has no delay between tries") {
+	if code != exitOK || !strings.Contains(stderr, "MESSAGE") || !strings.Contains(stderr, noBackoff.Text) {
 		t.Errorf("--report wide: exit %d\n%s", code, stderr)
 	}
 }

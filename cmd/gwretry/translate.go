@@ -469,9 +469,6 @@ func (out *output) finish(r *translate.Report) (int, error) {
 		if err != nil {
 			return 0, inputError(err)
 		}
-		if out.drift.reworded {
-			out.leftovers = append(out.leftovers, translate.Info("", "report.json in %s differs only in the findings' messages, which are prose: not drift (translate -o rewrites them)", o.outDir))
-		}
 		return differ, nil
 	case out.stage != nil:
 		if err := out.stage.write("report.json", writeReport); err != nil {
