@@ -423,11 +423,12 @@ func (r *resolver) connectionPolicyReports(m *Model, reports []*PolicyReport, fo
 	})
 }
 
-// ConnectionFindings returns exactly one finding for every field of every
-// Gateway's connection timeouts. decide gives the decision and message of
-// a field that nothing blocks; a blocked field is unsupported
-// (PolicyBlocked), and a clamped value gets the TimeoutClamped caveat.
-func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (report.Decision, string)) []Finding {
+// ConnectionDecisions returns exactly one finding for every field of
+// every Gateway's connection timeouts. decide gives the decision of a
+// field that nothing blocks; a blocked field is unsupported
+// (PolicyBlocked), a server-side field no rule takes is NoRuleTakesIt, and
+// a clamped value gets the TimeoutClamped caveat.
+func ConnectionDecisions(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) report.Decision) []Finding {
 	var out []Finding
 	for _, g := range m.ConnectionTimeouts {
 		for _, c := range g.Timeouts {
@@ -437,25 +438,37 @@ func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTi
 			switch {
 			case c.Blocked != "":
 				f.Decide(report.Decide(report.ReasonPolicyBlocked))
-				f.Message = c.Blocked
 			case c.Feature.ServerSide() && !slices.ContainsFunc(g.Rules, func(r *Rule) bool { return r.Forwards() && !(c.Feature == FeatureConnServerTimeout && r.OwnTimeouts()) }):
 				f.Decide(report.Decide(report.ReasonConfigured).With(report.NewCaveat(report.CaveatNoRuleTakesIt)))
-				f.Message = fmt.Sprintf("no rule served on the Gateway's listeners forwards to a backend without its own setting (a rule's own timeouts win over serverTimeout, as an OpenShift Route's haproxy.router.openshift.io/timeout annotation wins over tuningOptions.serverTimeout): %s applies to none of them", c.Feature.Field())
 			default:
-				d, msg := decide(g, c)
+				d := decide(g, c)
 				if c.Clamped && d.Status() != Unsupported {
 					d = d.With(report.NewCaveat(report.CaveatTimeoutClamped, "max", "2147483647ms"))
 				}
 				f.Decide(d)
-				f.Message = msg
-				if c.Clamped {
-					f.Message = strings.TrimPrefix(f.Message+"; ", "; ") + fmt.Sprintf("%s %s exceeds HAProxy's largest timeout and is clamped to 2147483647ms, as the OpenShift operator does", c.Feature.Field(), c.Text)
-				}
 			}
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// ConnectionFindings is ConnectionDecisions for a decide that also words
+// its decision, kept in Message, which nothing shows (Finding.Text renders
+// the record).
+//
+// Deprecated: use ConnectionDecisions.
+func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (report.Decision, string)) []Finding {
+	words := map[[2]string]string{}
+	fs := ConnectionDecisions(m, func(g *GatewayTimeouts, c ConnectionTimeout) report.Decision {
+		d, msg := decide(g, c)
+		words[[2]string{g.Gateway, string(c.Feature)}] = msg
+		return d
+	})
+	for i := range fs {
+		fs[i].Message = words[[2]string{fs[i].Gateway, string(fs[i].Feature)}]
+	}
+	return fs
 }
 
 // UnsupportedConnections returns an unsupported finding (NotExpressible)
