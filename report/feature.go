@@ -91,3 +91,20 @@ func (f Feature) ServerSide() bool {
 
 // Field is the policy's spec field of a connection feature ("serverTimeout").
 func (f Feature) Field() string { return strings.TrimPrefix(string(f), "connection.") }
+
+// Features returns every feature a finding can have, in report order:
+// backendRefs, retry and timeouts, the filters of a rule and of its
+// backendRefs, listener.https, route.attachment and the connection.*
+// features.
+func Features() []Feature {
+	filters := []Feature{FeatureRequestHeaderModifier, FeatureResponseHeaderModifier, FeatureRequestRedirect,
+		FeatureURLRewrite, FeatureRequestMirror, FeatureExtensionRef, FeatureCORS, FeatureExternalAuth}
+	fs := []Feature{FeatureBackendRefs, FeatureRetryAttempts, FeatureRetryBackendTimeout, FeatureRetryBackoff,
+		FeatureRetryCodes, FeatureRetryConnectionErrors, FeatureBackendRequestTimeout, FeatureRequestTimeout}
+	fs = append(fs, filters...)
+	for _, f := range filters {
+		fs = append(fs, BackendRefFilterPrefix+f)
+	}
+	fs = append(fs, FeatureListenerHTTPS, FeatureRouteAttachment)
+	return append(fs, ConnectionFeatures()...)
+}

@@ -24,6 +24,9 @@ type options struct {
 	report             string
 	reportFile         string
 	failOn             string
+	failInclude        string
+	failExclude        string
+	gate               gate
 	listen             string
 	endpoints          []string
 	retryNonIdempotent bool
@@ -126,7 +129,9 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 		f.StringVar(&o.report, "report", "text", "report format on stderr: text (a line per finding: configured, reason or caveats), wide (and the message), json or none")
 		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
 	}
-	f.StringVar(&o.failOn, "fail-on", "none", "exit 3 when a finding is at least: none, approximated or unsupported")
+	f.StringVar(&o.failOn, "fail-on", "none", "exit 3 when a finding is at least: none, approximated or unsupported (not-applicable findings never count)")
+	f.StringVar(&o.failInclude, "fail-include", "", "with --fail-on: count only findings of these targets, features or reason and caveat codes (`LIST`, comma-separated)")
+	f.StringVar(&o.failExclude, "fail-exclude", "", "with --fail-on: never count findings of these targets, features or reasons, nor those whose every caveat is listed (`LIST`)")
 	o.addInputFlags(cmd)
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
 	return cmd
@@ -191,10 +196,8 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 	default:
 		return nil, ro, usageErrorf("--report %q: want text, wide, json or none", o.report)
 	}
-	switch o.failOn {
-	case "none", string(translate.Approximated), string(translate.Unsupported):
-	default:
-		return nil, ro, usageErrorf("--fail-on %q: want none, approximated or unsupported", o.failOn)
+	if o.gate, err = newGate(o.failOn, o.failInclude, o.failExclude, backendNames()); err != nil {
+		return nil, ro, err
 	}
 	return targets, ro, nil
 }
@@ -355,7 +358,7 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if differ > 0 {
 		return &exitError{code: exitDrift, err: fmt.Errorf("--check: %d file(s) in %s differ from what translate writes (the diff is on stdout)", differ, o.outDir)}
 	}
-	return o.checkFailOn(res.Report)
+	return o.gate.check(res.Report, stderr)
 }
 
 // formatWords are what users give -o in other tools (kubectl -o wide): a
@@ -590,22 +593,6 @@ func writeStdout(w io.Writer, files []translate.File) error {
 	return err
 }
 
-func (o *options) checkFailOn(r *translate.Report) error {
-	if o.failOn == "none" {
-		return nil
-	}
-	limit := translate.Status(o.failOn).Rank()
-	n := 0
-	for _, f := range r.Findings {
-		if f.Status.Rank() >= limit {
-			n++
-		}
-	}
-	if n > 0 {
-		return &exitError{code: exitFailOn, err: fmt.Errorf("--fail-on %s: %d finding(s) at or above that level", o.failOn, n)}
-	}
-	return nil
-}
 
 // assumedVersions says, in one info line, which targets got no version on
 // the command line and which version was assumed for them: the newest
