@@ -593,7 +593,6 @@ func writeStdout(w io.Writer, files []translate.File) error {
 	return err
 }
 
-
 // assumedVersions says, in one info line, which targets got no version on
 // the command line and which version was assumed for them: the newest
 // gwretry knows, which may not be the one the user runs (or one the live
