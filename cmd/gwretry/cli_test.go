@@ -129,7 +129,7 @@ func TestCheckDriftIsStable(t *testing.T) {
 func TestCheckFailOnAndDrift(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
 	code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir, "--check", "--fail-on", "approximated")
-	if code != exitDrift || !strings.Contains(stderr, "gwretry report") {
+	if code != exitDrift || !strings.Contains(stderr, "report: ") {
 		t.Errorf("exit %d, want %d with the report on stderr:\n%s", code, exitDrift, stderr)
 	}
 }
@@ -194,7 +194,7 @@ func TestOutputFormats(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("-o %s: exit %d\n%s", tt.format, code, stderr)
 			}
-			if strings.Contains(stdout, "gwretry report") {
+			if strings.Contains(stdout, "report: ") {
 				t.Errorf("the report is on stdout:\n%s", stdout)
 			}
 			// got maps each path to its document as JSON.
@@ -344,7 +344,8 @@ func TestReportColour(t *testing.T) {
 				t.Errorf("without its escapes the report differs from the plain one:\n%s\nplain:\n%s", stripped, plain)
 			}
 			if tt.colour {
-				for _, w := range []string{"\x1b[32mhonoured\x1b[0m", "\x1b[33mapproximated\x1b[0m", "\x1b[31munsupported\x1b[0m"} {
+				// The brief report colours why a feature is not honoured.
+				for _, w := range []string{"\x1b[33m~ NonIdempotentExempt\x1b[0m", "\x1b[31munsupported NoBackoff\x1b[0m"} {
 					if !strings.Contains(out, w) {
 						t.Errorf("report lacks %q", w)
 					}

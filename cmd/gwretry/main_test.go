@@ -49,7 +49,7 @@ func TestExitCodes(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{"ok", []string{"translate", example, "--target", "envoy", "-q"}, exitOK, []string{"gwretry report"}},
+		{"ok", []string{"translate", example, "--target", "envoy", "-q"}, exitOK, []string{"report: "}},
 		{"no path", []string{"translate", "--target", "envoy"}, exitUsage, []string{"at least one PATH"}},
 		{"no target", []string{"translate", example}, exitUsage, []string{"--target is required"}},
 		{"unknown target", []string{"translate", example, "--target", "istio"}, exitUsage, []string{`unknown target "istio"`}},
@@ -163,7 +163,7 @@ func TestCheckWritesNothingAndReadsStdin(t *testing.T) {
 			t.Errorf("report on stdout does not name %s:\n%s", target, stdout)
 		}
 	}
-	if strings.Contains(stderr, "gwretry report") || strings.Contains(stdout, "info:") {
+	if strings.Contains(stderr, "report: ") || strings.Contains(stdout, "info:") {
 		t.Errorf("report and notes mixed up: stdout\n%s\nstderr\n%s", stdout, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

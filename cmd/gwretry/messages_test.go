@@ -151,7 +151,7 @@ func TestNotesGroupedOnce(t *testing.T) {
 func TestTextReportByRoute(t *testing.T) {
 	second := strings.Replace(okRoute, "name: ok", "name: a-first", 1)
 	dir := writeDir(t, map[string]string{"r.yaml": okRoute, "s.yaml": service + "---\n" + second})
-	code, stdout, stderr := gwretry(t, "", "check", dir, "--target", "envoy,nginx")
+	code, stdout, stderr := gwretry(t, "", "check", dir, "--target", "envoy,nginx", "--report", "table")
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -167,8 +167,8 @@ func TestTextReportByRoute(t *testing.T) {
 		}
 	}
 	// translate keeps the report on stderr: stdout carries the configuration.
-	code, stdout, stderr = gwretry(t, "", "translate", dir, "--target", "nginx")
-	if code != exitOK || !strings.Contains(stderr, "HTTPRoute ns/ok (") || strings.Contains(stdout, "gwretry report") {
+	code, stdout, stderr = gwretry(t, "", "translate", dir, "--target", "nginx", "--report", "table")
+	if code != exitOK || !strings.Contains(stderr, "HTTPRoute ns/ok (") || strings.Contains(stdout, "report: ") {
 		t.Errorf("translate: exit %d, report not on stderr:\n%s", code, stderr)
 	}
 }

@@ -57,3 +57,26 @@ func TestREADMEExamples(t *testing.T) {
 		t.Errorf("completion bash: exit %d", code)
 	}
 }
+
+// TestREADMEReport: the report the README shows is what check prints for
+// the shipped example today.
+func TestREADMEReport(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// From the repository's top, as the README's reader runs it: the
+	// report names the file as given.
+	t.Chdir("../..")
+	_, out, _ := gwretry(t, "", "check", "testdata/examples/retry.yaml", "--target", "nginx", "-q")
+	var block strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if strings.TrimSpace(l) != "" {
+			block.WriteString("    ")
+		}
+		block.WriteString(l)
+	}
+	if !strings.Contains(string(readme), block.String()) {
+		t.Errorf("README.md does not show check's report of the example as it is now:\n%s", block.String())
+	}
+}

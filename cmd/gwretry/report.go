@@ -253,6 +253,10 @@ func (o *options) writeReport(r *translate.Report, sources map[string]translate.
 		write = func(w io.Writer) error { return writeReportJSON(w, r) }
 	default:
 		colour := o.reportFile == "" && o.console.colour(w)
+		if o.report == "text" {
+			write = func(w io.Writer) error { return writeBrief(w, r, sources, colour) }
+			break
+		}
 		wide := o.report == "wide"
 		write = func(w io.Writer) error { return writeReportText(w, r, sources, colour, wide) }
 	}

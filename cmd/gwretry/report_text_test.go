@@ -11,7 +11,7 @@ import (
 // line with what is configured and why (reason or caveats, read from the
 // decision record), a summary per target, and the messages only in wide.
 func TestReportTextOneLinePerFinding(t *testing.T) {
-	code, stderr, errs := gwretry(t, "", "check", example, "--target", "nginx,linkerd", "-q")
+	code, stderr, errs := gwretry(t, "", "check", example, "--target", "nginx,linkerd", "-q", "--report", "table")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
@@ -53,5 +53,49 @@ func TestAssumedVersionSaid(t *testing.T) {
 	}
 	if _, _, stderr := gwretry(t, "", "check", example, "--target", "haproxy@2.6"); strings.Contains(stderr, "no version given") {
 		t.Errorf("a pinned version is said to be assumed:\n%s", stderr)
+	}
+}
+
+// TestBriefReport: the default text report of the shipped example on every
+// target fits a reviewer's screen: at most 40 lines and 6 KB, a summary
+// per target, the targets that serve none of the rules on one line, one
+// line per rule and target that does not honour everything (features and
+// their reason or caveat codes), and the caveats several targets share in
+// words, once each; "are POST requests retried?" is one line.
+func TestBriefReport(t *testing.T) {
+	code, out, errs := gwretry(t, "", "check", example, "--target", "all", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > 40 || len(out) > 6<<10 {
+		t.Errorf("%d lines, %d bytes; want at most 40 and 6 KB:\n%s", len(lines), len(out), out)
+	}
+	count := func(sub string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l, sub) {
+				n++
+			}
+		}
+		return n
+	}
+	nonIdempotent, _ := report.Lookup(report.CaveatNonIdempotentExempt)
+	for sub, want := range map[string]int{
+		"serve none of these rules (every finding not applicable): linkerd@2.20, openshift@4.20": 1,
+		"HTTPRoute shop/storefront rule ":      3,
+		"  nginx ":                             3, // one line per rule
+		"retry.backoff: unsupported NoBackoff": 2, // haproxy and nginx, on rule 0
+		"  NonIdempotentExempt: " + nonIdempotent.Render(report.Params{"methods": "POST, PATCH, LOCK"}): 1,
+		"linkerd  ": 0,
+	} {
+		if got := count(sub); got != want {
+			t.Errorf("%d lines contain %q, want %d:\n%s", got, sub, want, out)
+		}
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  ") && strings.Contains(l, ": ") && !strings.Contains(l, "~") && !strings.Contains(l, "unsupported") && len(l) > 160 {
+			t.Errorf("a caveat in words over 160 characters: %q", l)
+		}
 	}
 }
