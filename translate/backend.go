@@ -263,8 +263,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		out.Findings = nil
 		for _, s := range m.Skipped {
 			for _, feat := range s.Features {
-				f := Finding{Target: name, Route: s.Route, Rule: s.Index, RuleName: s.RuleName, Feature: feat,
-					Message: "rule not translated: " + s.Reason}
+				f := Finding{Target: name, Route: s.Route, Rule: s.Index, RuleName: s.RuleName, Feature: feat}
 				f.Decide(report.Decide(report.ReasonRuleNotTranslated))
 				res.Report.Findings = append(res.Report.Findings, f)
 			}

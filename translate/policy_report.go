@@ -2,7 +2,6 @@ package translate
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/gwretry/gwretry/report"
 )
@@ -112,11 +111,6 @@ func applyProvenance(m *Model, fs []Finding) {
 				f.AddCaveats(report.NewCaveat(report.CaveatPolicyConflict))
 			case f.Status == Honoured:
 				f.Status = Approximated
-			}
-			if f.Message == "" || f.Message == "-" {
-				f.Message = c.Text
-			} else if !strings.HasPrefix(f.Message, c.Text) {
-				f.Message = c.Text + "; " + f.Message
 			}
 		}
 	}

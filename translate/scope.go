@@ -73,19 +73,7 @@ func HasMeshParentRef(rt *gwv1.HTTPRoute) bool {
 // unsupported, on a gateway target: that is a failure of the route, not
 // a matter of scope.
 func (s Scope) outOfScope(m *Model, emit func(Finding)) {
-	// The reasons here have no parameters: one message each.
-	texts := map[report.Reason]string{}
-	na := func(r *Rule, f Feature, reason report.Reason) {
-		text, ok := texts[reason]
-		if !ok {
-			e, _ := report.Lookup(reason)
-			text = e.Render(nil)
-			texts[reason] = text
-		}
-		fd := Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f, Message: text}
-		fd.Decide(report.Decide(reason))
-		emit(fd)
-	}
+	na := func(r *Rule, f Feature, reason report.Reason) { emit(Record(r, f, report.Decide(reason))) }
 	for _, r := range m.Rules {
 		if s.GatewayRoutes || (s.MeshRoutes && meshSide(m, r)) {
 			continue
@@ -101,8 +89,7 @@ func (s Scope) outOfScope(m *Model, emit func(Finding)) {
 	if !s.MeshRoutes {
 		for _, r := range m.MeshRules {
 			if len(r.GatewayUnattached) > 0 && s.GatewayRoutes {
-				emit(Decided(r, FeatureRouteAttachment, report.Decide(report.ReasonListenerNotGenerated),
-					"the route's parentRefs give no listener that gwretry generates (%s)", strings.Join(r.GatewayUnattached, "; ")))
+				emit(Record(r, FeatureRouteAttachment, report.Decide(report.ReasonListenerNotGenerated)))
 			}
 			for _, f := range r.Features() {
 				na(r, f, report.ReasonMeshAttachmentOnly)
@@ -112,8 +99,7 @@ func (s Scope) outOfScope(m *Model, emit func(Finding)) {
 	if !s.Connections {
 		for _, g := range m.ConnectionTimeouts {
 			for _, c := range g.Timeouts {
-				e, _ := report.Lookup(report.ReasonNoProxyConnections)
-				f := Finding{Gateway: g.Gateway, Feature: c.Feature, Source: ConnectionTimeoutPolicyKind + " " + c.Policy, Message: e.Render(nil)}
+				f := Finding{Gateway: g.Gateway, Feature: c.Feature, Source: ConnectionTimeoutPolicyKind + " " + c.Policy}
 				f.Decide(report.Decide(report.ReasonNoProxyConnections))
 				emit(f)
 			}
