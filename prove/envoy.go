@@ -1,4 +1,4 @@
-package e2e
+package prove
 
 import (
 	"errors"
@@ -410,7 +410,7 @@ func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []t
 			v.Outcome = Contradicted
 			routeJSON, _ := protojson.Marshal(t.Route)
 			v.Reason = fmt.Sprintf("REPORT AND GENERATED ENVOY CONFIG DISAGREE\n  finding: envoy %s rule %d %s = %s (%s)\n  config: %s\n  route %s: %s",
-				f.Route, f.Rule, f.Feature, f.Status, recordText(f.Decision), strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
+				f.Route, f.Rule, f.Feature, f.Status, RecordText(f.Decision), strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
 		}
 		verdicts = append(verdicts, v)
 	}
@@ -430,7 +430,7 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 			bad("approximated, but nothing is configured for it (%s)", why)
 		}
 		if !statesShortfall(f.Feature, f.Decision) {
-			bad("approximated, but no reason or caveat of the record says what differs (%s)", recordText(f.Decision))
+			bad("approximated, but no reason or caveat of the record says what differs (%s)", RecordText(f.Decision))
 		}
 		if c.retrying && slices.Contains(bodyRetryFeatures, f.Feature) {
 			problems = append(problems, c.statesBodyLimit(f.Decision)...)
