@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/translate"
@@ -344,7 +345,7 @@ type configJudge struct {
 // without running it (CheckConfig), by target name.
 var configJudges = map[string]configJudge{
 	"envoy": {file: "envoy/envoy.yaml", judge: func(data []byte, sc Scenario, findings []translate.Finding) ([]Verdict, error) {
-		bs, err := DecodeEnvoy(data)
+		bs, err := envoy.ReadBootstrap(data)
 		if err != nil {
 			return nil, fmt.Errorf("%w\n%s", err, data)
 		}
