@@ -53,9 +53,10 @@ fast:
 unit:
 	$(GO) test ./...
 
-## e2e: only the end-to-end suite against real nginx, HAProxy and Traefik.
+## e2e: only the end-to-end suite against real nginx, HAProxy and Traefik
+## (with the unit tests of its machinery, prove/).
 e2e: deps
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./e2e/ ./internal/flaky/ ./internal/proxytest/
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./e2e/ ./prove/ ./internal/flaky/ ./internal/proxytest/
 
 ## matrix: run the end-to-end scenarios with gwretry prove on every installed
 ## data plane version and write docs/matrix.md from the verdicts.

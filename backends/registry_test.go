@@ -168,7 +168,7 @@ func TestNoSwitchOnTargetNames(t *testing.T) {
 		s, _ := strconv.Unquote(lit.Value)
 		return names[s]
 	}
-	for _, dir := range []string{"../cmd", "../e2e", "../internal/dataplane"} {
+	for _, dir := range []string{"../cmd", "../e2e", "../prove", "../internal/dataplane"} {
 		forEachGoFile(t, dir, false, func(path string, fs *token.FileSet, f *ast.File) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				var hit ast.Expr

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -57,7 +58,7 @@ func (tg liveTarget) start(t *testing.T, out, listen string) string {
 	bin := proxytest.Require(t, tg.name)
 	ports := &dataplane.Ports{}
 	t.Cleanup(ports.Release)
-	p, addr, err := startProxy(context.Background(), Live{Name: tg.name, Bin: bin}, out, listen, t.TempDir(), ports)
+	p, addr, err := prove.StartProxy(context.Background(), prove.Live{Name: tg.name, Bin: bin}, out, listen, t.TempDir(), ports)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +84,8 @@ func TestScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every scenario on every data plane, and the static Envoy checks: in the full tier (make test), not the fast one")
 	}
-	matrix := NewMatrix()
-	scenarios := Scenarios()
+	matrix := prove.NewMatrix()
+	scenarios := prove.Scenarios()
 	for _, tg := range liveTargets() {
 		t.Run(tg.name, func(t *testing.T) {
 			if testing.Short() {
@@ -116,9 +117,9 @@ func TestScenarios(t *testing.T) {
 
 // runScenario generates, starts, sends and judges one scenario on one
 // target, and fails the test when the report and the proxy disagree.
-func runScenario(t *testing.T, tg liveTarget, bin, version string, sc Scenario) []Verdict {
+func runScenario(t *testing.T, tg liveTarget, bin, version string, sc prove.Scenario) []prove.Verdict {
 	run := observe(t, tg, bin, version, sc)
-	verdicts := Judge(sc.Test, run.Findings, run.Obs)
+	verdicts := prove.Judge(sc.Test, run.Findings, run.Obs)
 	reportVerdicts(t, tg.name, verdicts)
 	checkTimeline(t, tg.name+"@"+version, sc, run)
 	t.Logf("observed:\n%s", run.Obs)
@@ -133,11 +134,11 @@ const scenarioTimeout = time.Minute
 
 // observe runs the scenario with Observe, generating with the CLI, and
 // fails the test when it cannot.
-func observe(t *testing.T, tg liveTarget, bin, version string, sc Scenario) Run {
+func observe(t *testing.T, tg liveTarget, bin, version string, sc prove.Scenario) prove.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	run, err := Observe(ctx, Live{Name: tg.name, Bin: bin, Version: version}, sc, cliGenerator, t.TempDir())
+	run, err := prove.Observe(ctx, prove.Live{Name: tg.name, Bin: bin, Version: version}, sc, cliGenerator, t.TempDir())
 	if err != nil {
 		t.Fatalf("%v\nconfiguration:\n%s\nproxy log:\n%s", err, run.Config, run.Log)
 	}
@@ -145,7 +146,7 @@ func observe(t *testing.T, tg liveTarget, bin, version string, sc Scenario) Run 
 }
 
 // cliGenerator generates a scenario's configuration with the gwretry CLI.
-func cliGenerator(ctx context.Context, dir string, sc Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
+func cliGenerator(ctx context.Context, dir string, sc prove.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
 	var flags []string
 	if sc.RetryNonIdempotent {
 		flags = append(flags, "--retry-non-idempotent")
@@ -184,7 +185,7 @@ func runCLI(ctx context.Context, dir, manifest, target, listen string, endpoints
 }
 
 // generate runs the CLI on the scenario's manifest and returns the report.
-func generate(t *testing.T, dir string, sc Scenario, target, listen string, endpoints ...string) *translate.Report {
+func generate(t *testing.T, dir string, sc prove.Scenario, target, listen string, endpoints ...string) *translate.Report {
 	t.Helper()
 	r, err := cliGenerator(context.Background(), dir, sc, target, listen, endpoints)
 	if err != nil {
@@ -206,13 +207,13 @@ func generateManifest(t *testing.T, dir, manifest, target, listen string, endpoi
 
 // ruleFindings returns the findings of rule 0 of route on target.
 func ruleFindings(r *translate.Report, target, route string) []translate.Finding {
-	return RuleFindings(r, target, route, 0)
+	return prove.RuleFindings(r, target, route, 0)
 }
 
 // waitReadyT is waitReady for a test.
 func waitReadyT(t *testing.T, addr string) {
 	t.Helper()
-	if err := waitReady(context.Background(), addr); err != nil {
+	if err := prove.WaitReady(context.Background(), addr); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -220,7 +221,7 @@ func waitReadyT(t *testing.T, addr string) {
 func formatFindings(fs []translate.Finding) string {
 	var lines []string
 	for _, f := range fs {
-		lines = append(lines, fmt.Sprintf("    %s = %s (%s)", f.Feature, f.Status, recordText(f.Decision)))
+		lines = append(lines, fmt.Sprintf("    %s = %s (%s)", f.Feature, f.Status, prove.RecordText(f.Decision)))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -245,7 +246,7 @@ func TestHarnessCatchesALieOnRealNginx(t *testing.T) {
 		t.Fatalf("no backoff finding in %v", run.Findings)
 	}
 	rec := &recordingTB{TB: t}
-	reportVerdicts(rec, tg.name, Judge(sc.Test, lie, run.Obs))
+	reportVerdicts(rec, tg.name, prove.Judge(sc.Test, lie, run.Obs))
 	if len(rec.errors) == 0 {
 		t.Fatalf("the harness accepted a report claiming nginx honours backoff; observed:\n%s", run.Obs)
 	}
@@ -253,7 +254,7 @@ func TestHarnessCatchesALieOnRealNginx(t *testing.T) {
 		t.Errorf("the failure does not show the finding and the gap:\n%s", rec.errors[0])
 	}
 	rec = &recordingTB{TB: t}
-	reportVerdicts(rec, tg.name, Judge(sc.Test, run.Findings, run.Obs))
+	reportVerdicts(rec, tg.name, prove.Judge(sc.Test, run.Findings, run.Obs))
 	if len(rec.errors) != 0 {
 		t.Errorf("the real report failed: %v", rec.errors)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -39,18 +40,18 @@ func TestFilterHeaderValuesLive(t *testing.T) {
 			ready := flaky.New(t, "ready")
 			listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
 			report := generateManifest(t, dir, headerValuesManifest(t, values), tg.name+"@"+version, listen,
-				[]string{fmt.Sprintf("values.%s:8080=%s", Namespace, be.Addr()), fmt.Sprintf("ready.%s:8080=%s", Namespace, ready.Addr())})
+				[]string{fmt.Sprintf("values.%s:8080=%s", prove.Namespace, be.Addr()), fmt.Sprintf("ready.%s:8080=%s", prove.Namespace, ready.Addr())})
 			// addsHonoured[k]: rule k claims to add to the client's value.
 			addsHonoured := map[int]bool{}
 			for _, f := range report.Findings {
-				if f.Target != tg.name || f.Route != Namespace+"/values" {
+				if f.Target != tg.name || f.Route != prove.Namespace+"/values" {
 					continue
 				}
 				if f.Feature != translate.FeatureRequestHeaderModifier && f.Feature != translate.FeatureResponseHeaderModifier {
 					continue
 				}
 				if f.Status == translate.Unsupported {
-					t.Errorf("rule %d: %s is unsupported: %s", f.Rule, f.Feature, recordText(f.Decision))
+					t.Errorf("rule %d: %s is unsupported: %s", f.Rule, f.Feature, prove.RecordText(f.Decision))
 				}
 				if f.Feature == translate.FeatureRequestHeaderModifier {
 					addsHonoured[f.Rule] = f.Status == translate.Honoured
@@ -134,8 +135,8 @@ func headerValuesManifest(t *testing.T, values []string) string {
 			"    - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [%s], add: [%s]}}\n"+
 			"    backendRefs: [{name: values, port: 8080}]\n", k, set, add, set, add)
 	}
-	return route("values", rules.String()) + "---\n" +
-		route("ready", fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: ready, port: 8080}]\n", ReadyPath))
+	return prove.RouteManifest("values", rules.String()) + "---\n" +
+		prove.RouteManifest("ready", fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: ready, port: 8080}]\n", prove.ReadyPath))
 }
 
 // valuesPerRule is the Gateway API's limit on set and add entries.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -96,12 +97,12 @@ func TestPolicyRetriesLive(t *testing.T) {
 			own.Handle("/own", flaky.AlwaysFail(503))
 			listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
 			report := generateManifest(t, dir, policyManifest, tg.name+"@"+version, listen, []string{
-				fmt.Sprintf("override.%s:8080=%s", Namespace, override.Addr()),
-				fmt.Sprintf("own.%s:8080=%s", Namespace, own.Addr()),
-				fmt.Sprintf("ready.%s:8080=%s", Namespace, ready.Addr())})
+				fmt.Sprintf("override.%s:8080=%s", prove.Namespace, override.Addr()),
+				fmt.Sprintf("own.%s:8080=%s", prove.Namespace, own.Addr()),
+				fmt.Sprintf("ready.%s:8080=%s", prove.Namespace, ready.Addr())})
 			for _, c := range []struct{ route, source string }{
-				{Namespace + "/override", "RetryPolicy e2e/admin-override override"},
-				{Namespace + "/own", "HTTPRoute"},
+				{prove.Namespace + "/override", "RetryPolicy e2e/admin-override override"},
+				{prove.Namespace + "/own", "HTTPRoute"},
 			} {
 				var found bool
 				for _, f := range report.Findings {

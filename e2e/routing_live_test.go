@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/prove"
 )
 
 // precedenceRoute is one HTTPRoute of the precedence test: each rule
@@ -66,7 +67,7 @@ func precedenceRoutes() []precedenceRoute {
 			{"sl1", "[{path: {type: PathPrefix, value: /h}, headers: [{type: RegularExpression, name: x-r, value: 'a+'}]}]"},
 		}},
 		{"ready", "2024-01-01T00:00:00Z", nil, [][2]string{
-			{"ready", "[{path: {type: PathPrefix, value: " + ReadyPath + "}}]"},
+			{"ready", "[{path: {type: PathPrefix, value: " + prove.ReadyPath + "}}]"},
 		}},
 	}
 }
@@ -75,7 +76,7 @@ func precedenceManifest(routes []precedenceRoute) string {
 	var docs []string
 	for _, r := range routes {
 		var b strings.Builder
-		fmt.Fprintf(&b, "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\n  creationTimestamp: %q\nspec:\n  parentRefs: [{name: same-namespace}]\n", r.name, Namespace, r.created)
+		fmt.Fprintf(&b, "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\n  creationTimestamp: %q\nspec:\n  parentRefs: [{name: same-namespace}]\n", r.name, prove.Namespace, r.created)
 		if len(r.hostnames) > 0 {
 			fmt.Fprintf(&b, "  hostnames: [%q]\n", strings.Join(r.hostnames, `", "`))
 		}
@@ -186,7 +187,7 @@ func TestPrecedenceLive(t *testing.T) {
 			for _, r := range routes {
 				for _, rule := range r.rules {
 					s := flaky.New(t, rule[0])
-					endpoints = append(endpoints, fmt.Sprintf("%s.%s:8080=%s", rule[0], Namespace, s.Addr()))
+					endpoints = append(endpoints, fmt.Sprintf("%s.%s:8080=%s", rule[0], prove.Namespace, s.Addr()))
 				}
 			}
 			listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
@@ -230,7 +231,7 @@ func TestPrecedenceLive(t *testing.T) {
 				}
 			}
 			if t.Failed() {
-				t.Logf("configuration:\n%s", configText(filepath.Join(dir, "out"), tg.name))
+				t.Logf("configuration:\n%s", prove.ConfigText(filepath.Join(dir, "out"), tg.name))
 			}
 		})
 	}

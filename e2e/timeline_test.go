@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -26,7 +27,7 @@ const (
 // predict is gwretry explain's timeline of the scenario's rule on target
 // (NAME@VERSION), computed by the library call the command makes, from the
 // same manifest and flags the configuration was generated with.
-func predict(t *testing.T, target string, sc Scenario, run Run) translate.Timeline {
+func predict(t *testing.T, target string, sc prove.Scenario, run prove.Run) translate.Timeline {
 	t.Helper()
 	in, err := translate.Load([]string{"-"}, strings.NewReader(sc.Manifest()), translate.DefaultLimits())
 	if err != nil {
@@ -49,7 +50,7 @@ func predict(t *testing.T, target string, sc Scenario, run Run) translate.Timeli
 		t.Fatalf("explain: %v", err)
 	}
 	class := translate.Idempotent
-	if translate.IsNonIdempotent(sc.method()) {
+	if translate.IsNonIdempotent(sc.RequestMethod()) {
 		class = translate.NonIdempotent
 	}
 	for _, tl := range ex.Timelines {
@@ -68,18 +69,18 @@ func predict(t *testing.T, target string, sc Scenario, run Run) translate.Timeli
 // Scenarios whose tries the backend cannot all see are left out: a refused
 // endpoint's tries are invisible, and a kept-alive connection may be
 // re-sent on the proxy's own.
-func checkTimeline(t *testing.T, target string, sc Scenario, run Run) {
+func checkTimeline(t *testing.T, target string, sc prove.Scenario, run prove.Run) {
 	t.Helper()
 	if sc.KeepAlive || sc.Dead {
 		return
 	}
 	refused := 0
-	for _, e := range sc.endpoints() {
+	for _, e := range sc.ScriptedEndpoints() {
 		if e.Refused {
 			refused++
 		}
 	}
-	if refused > 0 && refused < len(sc.endpoints()) {
+	if refused > 0 && refused < len(sc.ScriptedEndpoints()) {
 		return
 	}
 	tl := predict(t, target, sc, run)
@@ -109,7 +110,7 @@ func checkTimeline(t *testing.T, target string, sc Scenario, run Run) {
 // client's wait runs from the earliest start of the last try to the worst
 // case (HAProxy's turn-around, Traefik's backoff, nginx's immediate
 // retries).
-func refusedErrors(tl translate.Timeline, obs Observation) []string {
+func refusedErrors(tl translate.Timeline, obs prove.Observation) []string {
 	var errs []string
 	last := tl.Tries[len(tl.Tries)-1]
 	late := time.Duration(len(tl.Tries)) * lateSlack
@@ -124,7 +125,7 @@ func refusedErrors(tl translate.Timeline, obs Observation) []string {
 
 // worstCaseErrors checks that a request whose every try was cut by its
 // timer took no longer than the timeline's worst case.
-func worstCaseErrors(tl translate.Timeline, obs Observation) []string {
+func worstCaseErrors(tl translate.Timeline, obs prove.Observation) []string {
 	var errs []string
 	if tl.WorstCase.Unbounded {
 		return nil
@@ -140,7 +141,7 @@ func worstCaseErrors(tl translate.Timeline, obs Observation) []string {
 }
 
 // timelineErrors compares the tries of each request with the timeline.
-func timelineErrors(tl translate.Timeline, obs Observation) []string {
+func timelineErrors(tl translate.Timeline, obs prove.Observation) []string {
 	var errs []string
 	for _, r := range obs {
 		if len(r.Hits) > len(tl.Tries) {
@@ -187,7 +188,7 @@ func TestTimelineErrors(t *testing.T) {
 		{"pause too long", 2, 900 * time.Millisecond, "try 2: pause 900ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := timelineErrors(tl, Observation{{Hits: tries(tc.hits, 10*time.Millisecond, tc.gap)}})
+			errs := timelineErrors(tl, prove.Observation{{Hits: tries(tc.hits, 10*time.Millisecond, tc.gap)}})
 			got := strings.Join(errs, "\n")
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("errors %q, want %q", got, tc.want)
@@ -226,7 +227,7 @@ func TestRefusedAndWorstCaseErrors(t *testing.T) {
 			if tc.unbounded {
 				tl.WorstCase = translate.Span{Unbounded: true}
 			}
-			obs := Observation{{Duration: tc.took, Hits: tries(tc.hits, 300*ms, 0)}}
+			obs := prove.Observation{{Duration: tc.took, Hits: tries(tc.hits, 300*ms, 0)}}
 			var errs []string
 			if tc.refused {
 				errs = refusedErrors(tl, obs)

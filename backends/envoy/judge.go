@@ -34,26 +34,14 @@ func (*Backend) Observe(m *translate.Model, opts translate.Options, files []tran
 		return nil, err
 	}
 	// Generate's parse-back equals the bootstrap it validated before
-	// writing it; a file decoded here is validated here.
-	bs, err := translate.FileParsed(files, OutputPath, func(data []byte) (*bootstrapv3.Bootstrap, error) {
-		bs, err := decode(data)
-		if err != nil {
-			return nil, err
-		}
-		if err := validate(bs); err != nil {
-			return nil, fmt.Errorf("%s fails validation: %w", OutputPath, err)
-		}
-		return bs, nil
-	})
+	// writing it; a file decoded here is validated here (ReadBootstrap).
+	bs, err := translate.FileParsed(files, OutputPath, ReadBootstrap)
 	if err != nil {
 		return nil, err
 	}
-	j := &judge{cap: c, clusters: map[string]*clusterv3.Cluster{}, rules: map[string]*translate.Rule{},
+	j := &judge{cap: c, clusters: Clusters(bs), rules: map[string]*translate.Rule{},
 		backends: map[string]*translate.BackendRef{}, matches: map[string][]translate.Match{},
 		out: map[string]map[translate.MethodClass]translate.Behaviour{}, regexps: regexps{}}
-	for _, cl := range bs.GetStaticResources().GetClusters() {
-		j.clusters[cl.GetName()] = cl
-	}
 	for _, r := range m.Rules {
 		j.rules[r.Name] = r
 		for _, b := range r.Backends {

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gwretry/gwretry/backends"
-	"github.com/gwretry/gwretry/e2e"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -101,7 +101,7 @@ func TestMatrixAgreesWithCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range e2e.Scenarios()[:5] {
+	for _, sc := range prove.Scenarios()[:5] {
 		inMatrix := map[translate.Feature]translate.Status{}
 		for _, c := range cells {
 			for status, names := range c.Scenarios {

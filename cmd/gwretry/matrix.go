@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
-	"github.com/gwretry/gwretry/e2e"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -32,7 +32,7 @@ func newMatrixCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print what each data plane version honours, feature by feature",
 		Long: `matrix prints the capability table: for each target version and each retry and timeout
 feature, the statuses (honoured, approximated, unsupported) that gwretry reports, and for how
-many rules. The rules are the end-to-end suite's scenarios (e2e/scenarios.go, listed in
+many rules. The rules are the end-to-end suite's scenarios (prove/scenarios.go, listed in
 docs/matrix.md): each is translated here by the backends themselves, so the table is what
 their own version tables and checks say, with nothing kept in a second table. A feature can
 have several statuses when it depends on the values (which codes are listed, whether the
@@ -114,7 +114,7 @@ func capabilities(targets []translate.Target) ([]matrixCell, error) {
 	}
 	cells := map[key]*matrixCell{}
 	var order []key
-	for _, s := range e2e.Scenarios() {
+	for _, s := range prove.Scenarios() {
 		in, err := translate.Load([]string{"-"}, strings.NewReader(s.Manifest()), translate.DefaultLimits())
 		if err != nil {
 			return nil, &translate.InternalError{Err: fmt.Errorf("scenario %s: %w", s.Name, err)}

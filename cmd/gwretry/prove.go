@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
-	"github.com/gwretry/gwretry/e2e"
 	"github.com/gwretry/gwretry/internal/dataplane"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -119,7 +119,7 @@ found), 5 a claim was contradicted, 70 an internal error (also: a scenario could
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel: standard or experimental")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time cap of the whole run")
 	f.DurationVar(&o.scenarioTimeout, "scenario-timeout", time.Minute, "time cap of one scenario (derived scenarios wait at most a third of it on the backend)")
-	f.BoolVar(&o.suite, "suite", false, "run the end-to-end suite's scenarios (e2e/scenarios.go) instead of PATH's rules")
+	f.BoolVar(&o.suite, "suite", false, "run the end-to-end suite's scenarios (prove/scenarios.go) instead of PATH's rules")
 	f.StringVar(&o.matrix, "matrix", "", "with --suite: write the capability matrix (docs/matrix.md) of the runs to `FILE`")
 	_ = f.MarkHidden("suite")
 	_ = f.MarkHidden("matrix")
@@ -245,7 +245,7 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	scenarios, unexercised := e2e.Derive(m, e2e.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3})
+	scenarios, unexercised := prove.Derive(m, prove.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3})
 	res, err := translate.Run(m, []translate.Target{{Backend: target.Backend, Version: live.Version}}, o.retryNonIdempotent)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
@@ -267,21 +267,21 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 // liveOf is the data plane binary bin as the target to prove: at the
 // version given with @VERSION, else at the binary's own version, which
 // gwretry must know.
-func liveOf(target translate.Target, bin string, versionGiven bool) (e2e.Live, error) {
+func liveOf(target translate.Target, bin string, versionGiven bool) (prove.Live, error) {
 	name := target.Backend.Name()
 	short, full, err := liveKind(name).Version(context.Background(), bin)
 	if err != nil {
-		return e2e.Live{}, usageErrorf("%s: %v", bin, err)
+		return prove.Live{}, usageErrorf("%s: %v", bin, err)
 	}
 	version := target.Version
 	if !versionGiven {
 		if !slices.Contains(target.Backend.Versions(), short) {
-			return e2e.Live{}, usageErrorf("%s is %s %s, a version gwretry has no table for (it knows %s): pass --target %s@VERSION to prove that version's configuration on this binary",
+			return prove.Live{}, usageErrorf("%s is %s %s, a version gwretry has no table for (it knows %s): pass --target %s@VERSION to prove that version's configuration on this binary",
 				bin, name, full, strings.Join(target.Backend.Versions(), ", "), name)
 		}
 		version = short
 	}
-	return e2e.Live{Name: name, Bin: bin, Version: version, Full: full}, nil
+	return prove.Live{Name: name, Bin: bin, Version: version, Full: full}, nil
 }
 
 // proveExit is the error (and exit code) of a run's result.
@@ -297,7 +297,7 @@ func proveExit(out proveJSON, runErrs []string) error {
 
 // proveLive runs scenarios on one data plane binary and gathers the
 // verdicts per claim; matrix, when set, gets them too.
-func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []e2e.Scenario, gen e2e.Generator, matrix *e2e.Matrix) (proveJSON, []string) {
+func proveLive(ctx context.Context, o *proveOptions, live prove.Live, scenarios []prove.Scenario, gen prove.Generator, matrix *prove.Matrix) (proveJSON, []string) {
 	claims := map[claimKey]*proveClaim{}
 	var order []claimKey
 	var runErrs []string
@@ -307,16 +307,16 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 			continue
 		}
 		sctx, scancel := context.WithTimeout(ctx, o.scenarioTimeout)
-		run, err := e2e.Observe(sctx, live, sc, gen, "")
+		run, err := prove.Observe(sctx, live, sc, gen, "")
 		scancel()
-		verdicts := e2e.Judge(sc.Test, run.Findings, run.Obs)
-		var se *e2e.StartError
+		verdicts := prove.Judge(sc.Test, run.Findings, run.Obs)
+		var se *prove.StartError
 		switch {
 		case errors.As(err, &se):
 			// The proxy refused or could not run the configuration:
 			// every claim of the rule is contradicted by that.
 			for i := range verdicts {
-				verdicts[i].Outcome = e2e.Contradicted
+				verdicts[i].Outcome = prove.Contradicted
 				verdicts[i].Reason = "the proxy did not run the generated configuration: " + se.Error()
 			}
 		case err != nil:
@@ -344,10 +344,10 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 			}
 			check := proveCheck{Scenario: sc.Name, Outcome: string(v.Outcome), Reason: v.Reason}
 			switch v.Outcome {
-			case e2e.Contradicted:
+			case prove.Contradicted:
 				c.Outcome = claimContradicted
 				check.Observed = strings.TrimSpace(run.Obs.String())
-			case e2e.Backed:
+			case prove.Backed:
 				if c.Outcome == claimNotExercised {
 					c.Outcome = claimHeld
 				}
@@ -368,7 +368,7 @@ func proveLive(ctx context.Context, o *proveOptions, live e2e.Live, scenarios []
 // the report's whole record of each rule is listed, exercised or not, with
 // its reason. The claims and findings are indexed once: a scan of either
 // per unexercised feature would grow with the square of the rules.
-func (out *proveJSON) addUnexercised(us []e2e.Unexercised, findings []translate.Finding) {
+func (out *proveJSON) addUnexercised(us []prove.Unexercised, findings []translate.Finding) {
 	claims := make(map[claimKey]int, len(out.Claims))
 	for i, c := range out.Claims {
 		claims[claimKey{c.Route, c.Rule, c.Feature}] = i
@@ -487,9 +487,9 @@ func (out *proveJSON) finish() {
 func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	scenarios := e2e.Scenarios()
+	scenarios := prove.Scenarios()
 	gen := suiteGenerator(o, ch)
-	matrix := e2e.NewMatrix()
+	matrix := prove.NewMatrix()
 	var outs []proveJSON
 	var runErrs []string
 	for _, t := range targets {
@@ -519,11 +519,11 @@ func runSuite(o *proveOptions, targets []translate.Target, ch translate.Channel,
 			outs = append(outs, out)
 			runErrs = append(runErrs, errs...)
 		}
-		if o.matrix != "" && len(bins) == 0 && e2e.ConfigJudged(name) {
+		if o.matrix != "" && len(bins) == 0 && prove.ConfigJudged(name) {
 			for _, version := range t.Backend.Versions() {
 				matrix.Row(name, version, "generated configuration only")
 				for _, sc := range scenarios {
-					verdicts, err := e2e.CheckConfig(ctx, name, version, sc, gen, "")
+					verdicts, err := prove.CheckConfig(ctx, name, version, sc, gen, "")
 					if err != nil {
 						runErrs = append(runErrs, fmt.Sprintf("%s %s %s: %v", name, version, sc.Name, err))
 						continue
@@ -627,8 +627,8 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 }
 
 // userGenerator translates the user's inputs for one scenario.
-func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) e2e.Generator {
-	return func(_ context.Context, dir string, sc e2e.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
+func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) prove.Generator {
+	return func(_ context.Context, dir string, sc prove.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
 		ro, err := translate.ParseFlags(listen, endpoints)
 		if err != nil {
 			return nil, err
@@ -642,8 +642,8 @@ func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) e2e.Gen
 }
 
 // suiteGenerator translates a suite scenario's own manifest.
-func suiteGenerator(o *proveOptions, ch translate.Channel) e2e.Generator {
-	return func(_ context.Context, dir string, sc e2e.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
+func suiteGenerator(o *proveOptions, ch translate.Channel) prove.Generator {
+	return func(_ context.Context, dir string, sc prove.Scenario, target, listen string, endpoints []string) (*translate.Report, error) {
 		ro, err := translate.ParseFlags(listen, endpoints)
 		if err != nil {
 			return nil, err
@@ -707,7 +707,7 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 		case claimHeld:
 			var names []string
 			for _, s := range c.Scenarios {
-				if s.Outcome == string(e2e.Backed) {
+				if s.Outcome == string(prove.Backed) {
 					names = append(names, scenarioLabel(s.Scenario))
 				}
 			}
@@ -717,7 +717,7 @@ func writeProve(w io.Writer, format string, out proveJSON, scenarios int, took t
 			}
 		case claimContradicted:
 			for _, s := range c.Scenarios {
-				if s.Outcome == string(e2e.Contradicted) {
+				if s.Outcome == string(prove.Contradicted) {
 					fmt.Fprintf(&b, "    contradicted by: %s\n      %s\n", scenarioLabel(s.Scenario), indent(s.Reason, "      "))
 				}
 			}

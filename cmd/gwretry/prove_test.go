@@ -20,8 +20,8 @@ import (
 
 	"github.com/gwretry/gwretry/backends"
 	"github.com/gwretry/gwretry/backends/nginx"
-	"github.com/gwretry/gwretry/e2e"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -383,7 +383,7 @@ func TestProveAddUnexercised(t *testing.T) {
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Outcome: claimHeld},
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Outcome: claimNotExercised},
 	}}
-	out.addUnexercised([]e2e.Unexercised{
+	out.addUnexercised([]prove.Unexercised{
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Why: "ignored"},
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Why: "too long"},
 		{Route: "ns/b", Rule: 1, Feature: translate.FeatureRequestTimeout, Why: "regex"},

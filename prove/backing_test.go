@@ -1,4 +1,4 @@
-package e2e
+package prove
 
 import (
 	"go/ast"
@@ -148,7 +148,7 @@ func TestBacking(t *testing.T) {
 			test := Test{Spec: Expect{Status: 299}, Claims: []Claim{{Feature: f.Feature, Shortfall: tc.shortfall, Otherwise: []Expect{{}}}}}
 			v := Judge(test, []translate.Finding{f}, Observation{tc.seen})[0]
 			if v.Outcome != tc.want {
-				t.Errorf("%s with %s = %s, want %s: %s", tc.shortfall, recordText(tc.record), v.Outcome, tc.want, v.Reason)
+				t.Errorf("%s with %s = %s, want %s: %s", tc.shortfall, RecordText(tc.record), v.Outcome, tc.want, v.Reason)
 			}
 			s := seen[tc.shortfall.Class]
 			s[0] = s[0] || v.Outcome == Backed

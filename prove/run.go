@@ -1,6 +1,6 @@
 //go:build unix
 
-package e2e
+package prove
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/translate"
@@ -90,15 +91,15 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	}
 	out := filepath.Join(dir, "out")
 	run.Findings = RuleFindings(report, live.Name, sc.Route(), sc.RuleIndex())
-	run.Config = configText(out, live.Name)
-	p, addr, err := startProxy(ctx, live, out, listen, dir, ports)
+	run.Config = ConfigText(out, live.Name)
+	p, addr, err := StartProxy(ctx, live, out, listen, dir, ports)
 	if err != nil {
 		return run, &StartError{Err: err}
 	}
 	defer p.Stop()
 	defer func() { run.Log = p.Output() }()
 	if sc.User == nil {
-		if err := waitReady(ctx, addr); err != nil {
+		if err := WaitReady(ctx, addr); err != nil {
 			return run, err
 		}
 	}
@@ -119,7 +120,7 @@ func startEndpoints(sc Scenario) ([]*flaky.Server, []string, error) {
 	var servers []*flaky.Server
 	var addrs []string
 	path, _, _ := strings.Cut(sc.Path(), "?")
-	for _, e := range sc.endpoints() {
+	for _, e := range sc.ScriptedEndpoints() {
 		if e.Refused {
 			a, err := flaky.RefusedAddr()
 			if err != nil {
@@ -164,9 +165,9 @@ func startEndpoints(sc Scenario) ([]*flaky.Server, []string, error) {
 // those of the rule under test.
 const StrayEndpoint = "elsewhere"
 
-// startProxy starts the real data plane on the configuration in out and
+// StartProxy starts the real data plane on the configuration in out and
 // returns it with the address to send requests to.
-func startProxy(ctx context.Context, live Live, out, listen, dir string, ports *dataplane.Ports) (*dataplane.Proxy, string, error) {
+func StartProxy(ctx context.Context, live Live, out, listen, dir string, ports *dataplane.Ports) (*dataplane.Proxy, string, error) {
 	k := dataplane.KindOf(live.Name)
 	if k == nil {
 		var names []string
@@ -189,9 +190,9 @@ func RuleFindings(r *translate.Report, target, route string, rule int) []transla
 	return out
 }
 
-// waitReady polls the readiness route until the proxy answers 200 from
+// WaitReady polls the readiness route until the proxy answers 200 from
 // the ready endpoint.
-func waitReady(ctx context.Context, addr string) error {
+func WaitReady(ctx context.Context, addr string) error {
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(dataplane.ReadyTimeout)
 	var last string
@@ -314,8 +315,8 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 	return obs, nil
 }
 
-// configText returns the generated configuration of a target for messages.
-func configText(out, target string) string {
+// ConfigText returns the generated configuration of a target for messages.
+func ConfigText(out, target string) string {
 	var b strings.Builder
 	var paths []string
 	_ = filepath.WalkDir(filepath.Join(out, target), func(p string, d os.DirEntry, err error) error {
@@ -344,7 +345,7 @@ type configJudge struct {
 // without running it (CheckConfig), by target name.
 var configJudges = map[string]configJudge{
 	"envoy": {file: "envoy/envoy.yaml", judge: func(data []byte, sc Scenario, findings []translate.Finding) ([]Verdict, error) {
-		bs, err := DecodeEnvoy(data)
+		bs, err := envoy.ReadBootstrap(data)
 		if err != nil {
 			return nil, fmt.Errorf("%w\n%s", err, data)
 		}
@@ -374,7 +375,7 @@ func CheckConfig(ctx context.Context, target, version string, sc Scenario, gen G
 	}
 	defer os.RemoveAll(dir)
 	var addrs []string
-	for i := range sc.endpoints() {
+	for i := range sc.ScriptedEndpoints() {
 		addrs = append(addrs, fmt.Sprintf("127.0.0.%d:8080", i+1))
 	}
 	report, err := gen(ctx, dir, sc, target+"@"+version, "127.0.0.1:10080", []string{

@@ -1,4 +1,4 @@
-package e2e
+package prove
 
 import (
 	"fmt"
@@ -453,7 +453,7 @@ func matchAny(otherwise []Expect, obs Observation) (string, Result, bool) {
 
 func contradiction(f translate.Finding, why string, obs Observation) string {
 	return fmt.Sprintf("REPORT AND PROXY DISAGREE\n  finding: %s %s rule %d %s = %s (%s)\n  proxy: %s\n  observed:\n%s",
-		f.Target, f.Route, f.Rule, f.Feature, f.Status, recordText(f.Decision), why, obs)
+		f.Target, f.Route, f.Rule, f.Feature, f.Status, RecordText(f.Decision), why, obs)
 }
 
 func hasContradiction(vs []Verdict) bool {

@@ -1,4 +1,4 @@
-package e2e
+package prove
 
 import (
 	"fmt"
@@ -363,9 +363,9 @@ func statesShortfall(f translate.Feature, d report.Decision) bool {
 	return false
 }
 
-// recordText shows a decision record in one line for failure messages:
+// RecordText shows a decision record in one line for failure messages:
 // reason, configured fact and caveats with their parameters.
-func recordText(d report.Decision) string {
+func RecordText(d report.Decision) string {
 	var b strings.Builder
 	b.WriteString(report.WithParams(d.Reason, d.Params))
 	if d.Configured != "" {

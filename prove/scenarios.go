@@ -1,4 +1,4 @@
-package e2e
+package prove
 
 import (
 	"fmt"
@@ -147,7 +147,9 @@ func (s Scenario) requests() int {
 	return s.Requests
 }
 
-func (s Scenario) endpoints() []Endpoint {
+// ScriptedEndpoints are the backend's endpoints: Endpoints, else one
+// endpoint named a with an empty script.
+func (s Scenario) ScriptedEndpoints() []Endpoint {
 	if len(s.Endpoints) == 0 {
 		return []Endpoint{{Name: "a"}}
 	}
@@ -173,11 +175,11 @@ func (s Scenario) Manifest() string {
 		fmt.Fprintf(&rule, "  - matches: [{path: {type: PathPrefix, value: /}}]\n")
 	}
 	fmt.Fprintf(&rule, "    backendRefs: [{name: %s, port: 8080}]\n", s.Name)
-	return route(s.Name, rule.String()) + "---\n" +
-		route("ready", fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: ready, port: 8080}]\n", ReadyPath))
+	return RouteManifest(s.Name, rule.String()) + "---\n" +
+		RouteManifest("ready", fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: %s}}]\n    backendRefs: [{name: ready, port: 8080}]\n", ReadyPath))
 }
 
-func route(name, rules string) string {
+func RouteManifest(name, rules string) string {
 	return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata:

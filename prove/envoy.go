@@ -1,7 +1,6 @@
-package e2e
+package prove
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -11,19 +10,12 @@ import (
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"sigs.k8s.io/yaml"
 
-	// Typed configs a generated bootstrap holds, for protojson.
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
-
+	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -86,166 +78,12 @@ func parseOptional(s *string) (*time.Duration, error) {
 	return &d, err
 }
 
-// DecodeEnvoy reads a generated envoy.yaml strictly into a bootstrap and
-// runs go-control-plane's validation over it and its typed configs.
-func DecodeEnvoy(data []byte) (*bootstrapv3.Bootstrap, error) {
-	j, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("envoy.yaml: %w", err)
-	}
-	bs := &bootstrapv3.Bootstrap{}
-	if err := protojson.Unmarshal(j, bs); err != nil {
-		return nil, fmt.Errorf("envoy.yaml as a bootstrap: %w", err)
-	}
-	if err := bs.ValidateAll(); err != nil {
-		return nil, fmt.Errorf("envoy.yaml: ValidateAll: %w", err)
-	}
-	for _, l := range bs.GetStaticResources().GetListeners() {
-		for _, fc := range l.GetFilterChains() {
-			for _, f := range fc.GetFilters() {
-				if err := validateAny(f.GetTypedConfig()); err != nil {
-					return nil, fmt.Errorf("listener %s filter %s: %w", l.GetName(), f.GetName(), err)
-				}
-			}
-		}
-	}
-	return bs, nil
-}
-
-// validateAny unpacks a typed config and validates it, and the typed
-// configs of an HTTP connection manager's filters and retry predicates.
-func validateAny(a *anypb.Any) error {
-	m, err := a.UnmarshalNew()
-	if err != nil {
-		return fmt.Errorf("unpacking %s: %w", a.GetTypeUrl(), err)
-	}
-	if v, ok := m.(interface{ ValidateAll() error }); ok {
-		if err := v.ValidateAll(); err != nil {
-			return fmt.Errorf("%s: %w", a.GetTypeUrl(), err)
-		}
-	}
-	hcm, ok := m.(*hcmv3.HttpConnectionManager)
-	if !ok {
-		return nil
-	}
-	for _, f := range hcm.GetHttpFilters() {
-		if err := validateAny(f.GetTypedConfig()); err != nil {
-			return err
-		}
-	}
-	for _, vh := range hcm.GetRouteConfig().GetVirtualHosts() {
-		for _, r := range vh.GetRoutes() {
-			for _, p := range r.GetRoute().GetRetryPolicy().GetRetryHostPredicate() {
-				if err := validateAny(p.GetTypedConfig()); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// EnvoyTarget is where gwretry's Envoy configuration sends one request:
-// the first route that matches it (as Envoy picks), with what surrounds it.
-type EnvoyTarget struct {
-	Route       *routev3.Route
-	VirtualHost *routev3.VirtualHost
-	Table       *routev3.RouteConfiguration
-	Manager     *hcmv3.HttpConnectionManager
-	Listener    *listenerv3.Listener
-	// Clusters are the clusters the route sends to (none for a
-	// direct_response route).
-	Clusters []*clusterv3.Cluster
-	// Missing are weighted_clusters entries that name no cluster: Envoy
-	// answers their share with cluster_not_found_response_code.
-	Missing []string
-}
-
-// EnvoyRoute returns where a request with this path and method goes. A
-// route that proxies must name clusters that exist, except weighted entries
-// answered by cluster_not_found_response_code in a table that Envoy loads
-// (validate_clusters false); anything else is an error.
-func EnvoyRoute(bs *bootstrapv3.Bootstrap, path, method string) (*EnvoyTarget, error) {
-	for _, l := range bs.GetStaticResources().GetListeners() {
-		for _, fc := range l.GetFilterChains() {
-			for _, f := range fc.GetFilters() {
-				m, err := f.GetTypedConfig().UnmarshalNew()
-				if err != nil {
-					return nil, err
-				}
-				hcm, ok := m.(*hcmv3.HttpConnectionManager)
-				if !ok {
-					continue
-				}
-				for _, vh := range hcm.GetRouteConfig().GetVirtualHosts() {
-					if !slices.Contains(vh.GetDomains(), "*") {
-						continue
-					}
-					for _, r := range vh.GetRoutes() {
-						ok, err := routeMatches(r.GetMatch(), path, method)
-						if err != nil {
-							return nil, fmt.Errorf("route %s: %w", r.GetName(), err)
-						}
-						if ok {
-							t := &EnvoyTarget{Route: r, VirtualHost: vh, Table: hcm.GetRouteConfig(), Manager: hcm, Listener: l}
-							return t, t.resolve(bs)
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil, fmt.Errorf("no route for %s %s", method, path)
-}
-
-// resolve finds the clusters of the target's route.
-func (t *EnvoyTarget) resolve(bs *bootstrapv3.Bootstrap) error {
-	r := t.Route
-	switch a := r.GetAction().(type) {
-	case *routev3.Route_DirectResponse:
-		return nil
-	case *routev3.Route_Route:
-		var names []string
-		switch cs := a.Route.GetClusterSpecifier().(type) {
-		case *routev3.RouteAction_Cluster:
-			names = []string{cs.Cluster}
-		case *routev3.RouteAction_WeightedClusters:
-			for _, w := range cs.WeightedClusters.GetClusters() {
-				if w.GetWeight().GetValue() > 0 {
-					names = append(names, w.GetName())
-				}
-			}
-		default:
-			return fmt.Errorf("route %s: unsupported cluster specifier %T", r.GetName(), cs)
-		}
-		for _, n := range names {
-			if c := findCluster(bs, n); c != nil {
-				t.Clusters = append(t.Clusters, c)
-			} else {
-				t.Missing = append(t.Missing, n)
-			}
-		}
-		switch {
-		case len(t.Missing) == 0:
-		case a.Route.GetClusterNotFoundResponseCode() != routev3.RouteAction_INTERNAL_SERVER_ERROR:
-			return fmt.Errorf("route %s: no cluster %q, and cluster_not_found_response_code is %s (not 500)", r.GetName(), t.Missing, a.Route.GetClusterNotFoundResponseCode())
-		case t.Table.GetValidateClusters() == nil || t.Table.GetValidateClusters().GetValue():
-			return fmt.Errorf("route %s: no cluster %q, and route table %s validates clusters (Envoy would refuse to load it)", r.GetName(), t.Missing, t.Table.GetName())
-		}
-		if len(t.Clusters) == 0 {
-			return fmt.Errorf("route %s: no cluster of %q exists", r.GetName(), names)
-		}
-		return nil
-	}
-	return fmt.Errorf("route %s: unsupported action %T", r.GetName(), r.GetAction())
-}
-
 // direct is the status a direct_response route answers, 0 when it proxies.
-func (t *EnvoyTarget) direct() uint32 { return t.Route.GetDirectResponse().GetStatus() }
+func direct(t *envoy.RequestRoute) uint32 { return t.Route.GetDirectResponse().GetStatus() }
 
-// policy is the retry policy the request gets: the route's, else the
+// retryPolicy is the retry policy the request gets: the route's, else the
 // virtual host's (Envoy's route-level policy replaces the host's).
-func (t *EnvoyTarget) policy() *routev3.RetryPolicy {
+func retryPolicy(t *envoy.RequestRoute) *routev3.RetryPolicy {
 	if t.Route.GetRoute() == nil {
 		return nil
 	}
@@ -258,7 +96,7 @@ func (t *EnvoyTarget) policy() *routev3.RetryPolicy {
 // bufferLimit is the largest request body Envoy buffers, and so retries:
 // the route's per_request_buffer_limit_bytes, else the virtual host's, else
 // the listener's per_connection_buffer_limit_bytes (1 MiB by default).
-func (t *EnvoyTarget) bufferLimit() uint64 {
+func bufferLimit(t *envoy.RequestRoute) uint64 {
 	if v := t.Route.GetPerRequestBufferLimitBytes(); v != nil { //nolint:staticcheck // the field every Envoy 1.x reads
 		return uint64(v.GetValue())
 	}
@@ -274,7 +112,7 @@ func (t *EnvoyTarget) bufferLimit() uint64 {
 // idleTimeout is the stream idle timer that still runs for the route: the
 // route's idle_timeout, else the connection manager's stream_idle_timeout
 // (5 minutes by default); 0 when disabled.
-func (t *EnvoyTarget) idleTimeout() time.Duration {
+func idleTimeout(t *envoy.RequestRoute) time.Duration {
 	if d := t.Route.GetRoute().GetIdleTimeout(); d != nil {
 		return d.AsDuration()
 	}
@@ -282,65 +120,6 @@ func (t *EnvoyTarget) idleTimeout() time.Duration {
 		return d.AsDuration()
 	}
 	return 5 * time.Minute
-}
-
-func findCluster(bs *bootstrapv3.Bootstrap, name string) *clusterv3.Cluster {
-	for _, c := range bs.GetStaticResources().GetClusters() {
-		if c.GetName() == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// routeMatches evaluates the subset of route matching that gwretry
-// generates; anything else is an error rather than a guess.
-func routeMatches(m *routev3.RouteMatch, path, method string) (bool, error) {
-	if len(m.GetQueryParameters()) > 0 || m.GetGrpc() != nil || m.GetRuntimeFraction() != nil {
-		return false, errors.New("unsupported match (query, grpc or runtime)")
-	}
-	var ok bool
-	switch p := m.GetPathSpecifier().(type) {
-	case *routev3.RouteMatch_Prefix:
-		ok = strings.HasPrefix(path, p.Prefix)
-	case *routev3.RouteMatch_Path:
-		ok = path == p.Path
-	case *routev3.RouteMatch_PathSeparatedPrefix:
-		ok = path == p.PathSeparatedPrefix || strings.HasPrefix(path, strings.TrimSuffix(p.PathSeparatedPrefix, "/")+"/")
-	case *routev3.RouteMatch_SafeRegex:
-		re, err := regexp.Compile(`^(?:` + p.SafeRegex.GetRegex() + `)$`)
-		if err != nil {
-			return false, err
-		}
-		ok = re.MatchString(path)
-	default:
-		return false, fmt.Errorf("unsupported path match %T", p)
-	}
-	for _, h := range m.GetHeaders() {
-		if h.GetName() != ":method" {
-			return false, fmt.Errorf("unsupported header match on %s", h.GetName())
-		}
-		hit, err := stringMatches(h.GetStringMatch(), method)
-		if err != nil {
-			return false, err
-		}
-		ok = ok && (hit != h.GetInvertMatch())
-	}
-	return ok, nil
-}
-
-func stringMatches(sm *matcherv3.StringMatcher, s string) (bool, error) {
-	switch p := sm.GetMatchPattern().(type) {
-	case *matcherv3.StringMatcher_Exact:
-		return s == p.Exact, nil
-	case *matcherv3.StringMatcher_SafeRegex:
-		re, err := regexp.Compile(`^(?:` + p.SafeRegex.GetRegex() + `)$`)
-		if err != nil {
-			return false, err
-		}
-		return re.MatchString(s), nil
-	}
-	return false, fmt.Errorf("unsupported string match %T", sm.GetMatchPattern())
 }
 
 // nonIdempotent are the methods gwretry does not retry by default.
@@ -364,7 +143,7 @@ var bodyRetryFeatures = []translate.Feature{translate.FeatureRetryAttempts, tran
 type envoyCheck struct {
 	sc     Scenario
 	in     Intent
-	t      *EnvoyTarget
+	t      *envoy.RequestRoute
 	route  *routev3.Route
 	policy *routev3.RetryPolicy
 	// retrying: the request's route has a retry policy (POST, PATCH and
@@ -392,11 +171,11 @@ func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []t
 	if err != nil {
 		return []Verdict{{Outcome: Contradicted, Reason: err.Error()}}
 	}
-	t, err := EnvoyRoute(bs, sc.Path(), sc.method())
+	t, err := envoy.FindRoute(bs, sc.Path(), sc.method())
 	if err != nil {
 		return []Verdict{{Outcome: Contradicted, Reason: err.Error()}}
 	}
-	c := envoyCheck{sc: sc, in: in, t: t, route: t.Route, policy: t.policy(), method: sc.method(), optIn: optIn,
+	c := envoyCheck{sc: sc, in: in, t: t, route: t.Route, policy: retryPolicy(t), method: sc.method(), optIn: optIn,
 		asked: in.Retry && in.Attempts > 0}
 	c.retrying = c.policy != nil
 	if c.policy != nil {
@@ -410,7 +189,7 @@ func JudgeEnvoy(bs *bootstrapv3.Bootstrap, sc Scenario, optIn bool, findings []t
 			v.Outcome = Contradicted
 			routeJSON, _ := protojson.Marshal(t.Route)
 			v.Reason = fmt.Sprintf("REPORT AND GENERATED ENVOY CONFIG DISAGREE\n  finding: envoy %s rule %d %s = %s (%s)\n  config: %s\n  route %s: %s",
-				f.Route, f.Rule, f.Feature, f.Status, recordText(f.Decision), strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
+				f.Route, f.Rule, f.Feature, f.Status, RecordText(f.Decision), strings.Join(problems, "; "), t.Route.GetName(), routeJSON)
 		}
 		verdicts = append(verdicts, v)
 	}
@@ -430,7 +209,7 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 			bad("approximated, but nothing is configured for it (%s)", why)
 		}
 		if !statesShortfall(f.Feature, f.Decision) {
-			bad("approximated, but no reason or caveat of the record says what differs (%s)", recordText(f.Decision))
+			bad("approximated, but no reason or caveat of the record says what differs (%s)", RecordText(f.Decision))
 		}
 		if c.retrying && slices.Contains(bodyRetryFeatures, f.Feature) {
 			problems = append(problems, c.statesBodyLimit(f.Decision)...)
@@ -441,7 +220,7 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 			bad("unsupported, but it is configured (%s)", why)
 		}
 	}
-	if f.Feature == translate.FeatureRetryAttempts && c.in.Retry && nonIdempotent(c.method) && !c.optIn && c.t.direct() == 0 {
+	if f.Feature == translate.FeatureRetryAttempts && c.in.Retry && nonIdempotent(c.method) && !c.optIn && direct(c.t) == 0 {
 		if c.retrying && !c.safeOnly() {
 			bad("%s must be retried only when it never reached the backend by default, but retry_on is %q (retriable_status_codes %v)",
 				c.method, c.policy.GetRetryOn(), c.policy.GetRetriableStatusCodes())
@@ -465,7 +244,7 @@ func (c envoyCheck) check(f translate.Finding, all []translate.Finding) []string
 // carry caveat BodyBufferLimit (bodies above Envoy's buffer limit are not
 // retried) with the configured limit.
 func (c envoyCheck) statesBodyLimit(d report.Decision) []string {
-	limit := c.t.bufferLimit()
+	limit := bufferLimit(c.t)
 	cv, ok := caveat(d, report.CaveatBodyBufferLimit)
 	if !ok {
 		return []string{fmt.Sprintf("Envoy does not retry a body larger than its buffer limit (%d bytes), but the record has no caveat %s", limit, report.CaveatBodyBufferLimit)}
@@ -538,7 +317,7 @@ func (c envoyCheck) retries() uint32 {
 func (c envoyCheck) configured(f translate.Feature) (bool, string) {
 	switch f {
 	case translate.FeatureBackendRefs:
-		return c.t.direct() != 0 || len(c.t.Missing) > 0, "direct_response or a weighted entry naming no cluster"
+		return direct(c.t) != 0 || len(c.t.Missing) > 0, "direct_response or a weighted entry naming no cluster"
 	case translate.FeatureRetryAttempts:
 		return c.policy != nil, "retry_policy"
 	case translate.FeatureRetryCodes:
@@ -575,7 +354,7 @@ func (c envoyCheck) approximated(f translate.Finding) []string {
 	default:
 		return nil
 	}
-	if !c.retrying || !c.asked || c.t.direct() != 0 {
+	if !c.retrying || !c.asked || direct(c.t) != 0 {
 		return nil
 	}
 	var problems []string
@@ -618,7 +397,7 @@ func (c envoyCheck) retriedExactly() []string {
 		bad("retry_on %q retries only a request that never reached the backend", c.policy.GetRetryOn())
 	}
 	if !c.statedBody {
-		bad("Envoy does not retry a request body larger than its buffer limit, %d bytes (per_request_buffer_limit_bytes), so not every request is retried", c.t.bufferLimit())
+		bad("Envoy does not retry a request body larger than its buffer limit, %d bytes (per_request_buffer_limit_bytes), so not every request is retried", bufferLimit(c.t))
 	}
 	return problems
 }
@@ -630,14 +409,14 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if f == translate.FeatureBackendRefs {
 		switch {
-		case c.sc.Dead && c.t.direct() != 500:
-			bad("the rule has no usable backend, but the route does not answer 500 itself (direct_response status %d)", c.t.direct())
+		case c.sc.Dead && direct(c.t) != 500:
+			bad("the rule has no usable backend, but the route does not answer 500 itself (direct_response status %d)", direct(c.t))
 		case !c.sc.Dead && len(c.t.Missing) == 0:
 			bad("no weighted_clusters entry carries the invalid backendRefs' share: it goes to the valid backends")
 		}
 		return problems
 	}
-	if s := c.t.direct(); s != 0 {
+	if s := direct(c.t); s != 0 {
 		return []string{fmt.Sprintf("the route answers %d itself (direct_response): it never contacts a backend, so %s never takes effect", s, f)}
 	}
 	routeTimeout := c.route.GetRoute().GetTimeout()
@@ -716,7 +495,7 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 				bad("backendRequest 0s and no request timeout, but the route timeout is %s (Envoy's default is 15s)", durationText(routeTimeout))
 			}
 			if c.in.Request == nil || *c.in.Request == 0 {
-				if idle := c.t.idleTimeout(); idle != 0 {
+				if idle := idleTimeout(c.t); idle != 0 {
 					bad("backendRequest 0s, but the stream idle timeout %v still cuts a quiet try", idle)
 				}
 			}
@@ -747,7 +526,7 @@ func (c envoyCheck) honoured(f translate.Feature) []string {
 		case routeTimeout.AsDuration() != r:
 			bad("route timeout %v, want request %v", routeTimeout.AsDuration(), r)
 		case r == 0:
-			if idle := c.t.idleTimeout(); idle != 0 {
+			if idle := idleTimeout(c.t); idle != 0 {
 				bad("request 0s, but the stream idle timeout %v still cuts a quiet request", idle)
 			}
 		}

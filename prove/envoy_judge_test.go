@@ -1,9 +1,10 @@
-package e2e
+package prove
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -137,7 +138,7 @@ func TestJudgeEnvoy(t *testing.T) {
 				}
 				yaml = strings.Replace(yaml, tc.old, tc.new, 1)
 			}
-			bs, err := DecodeEnvoy([]byte(yaml))
+			bs, err := envoy.ReadBootstrap([]byte(yaml))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +188,7 @@ func TestJudgeEnvoyDeadRule(t *testing.T) {
 			if tc.old != "" {
 				yaml = strings.Replace(yaml, tc.old, tc.new, 1)
 			}
-			bs, err := DecodeEnvoy([]byte(yaml))
+			bs, err := envoy.ReadBootstrap([]byte(yaml))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,56 +207,5 @@ func TestJudgeEnvoyDeadRule(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestEnvoyRouteInvalidShare: a weighted entry naming no cluster is the
-// invalid backendRefs' share only when Envoy answers it 500 and loads the
-// table.
-func TestEnvoyRouteInvalidShare(t *testing.T) {
-	weighted := "cluster: c\n                  cluster_not_found_response_code: INTERNAL_SERVER_ERROR\n                  weighted_clusters: {clusters: [{name: c, weight: 1}, {name: 'gwretry:invalid-backendRefs', weight: 1}]}"
-	base := strings.ReplaceAll(envoyBootstrap, "PATH", "/x")
-	base = strings.Replace(base, "route:\n                  cluster: c\n                  retry_policy:\n                    num_retries: 2\n                    retriable", "route:\n                  "+weighted+"\n                  retry_policy:\n                    num_retries: 2\n                    retriable", 1)
-	base = strings.Replace(base, "cluster: c\n                  cluster_not_found", "cluster_not_found", 1)
-	for name, tc := range map[string]struct {
-		old, new string
-		ok       bool
-	}{
-		"loaded and answered 500": {old: "name: r\n", new: "name: r\n            validate_clusters: false\n", ok: true},
-		"validated clusters":      {},
-		"answered 503":            {old: "name: r\n", new: "name: r\n            validate_clusters: false\n" + "", ok: false},
-	} {
-		t.Run(name, func(t *testing.T) {
-			yaml := base
-			if tc.old != "" {
-				yaml = strings.Replace(yaml, tc.old, tc.new, 1)
-			}
-			if name == "answered 503" {
-				yaml = strings.Replace(yaml, "cluster_not_found_response_code: INTERNAL_SERVER_ERROR", "cluster_not_found_response_code: SERVICE_UNAVAILABLE", 1)
-			}
-			bs, err := DecodeEnvoy([]byte(yaml))
-			if err != nil {
-				t.Fatalf("%v\n%s", err, yaml)
-			}
-			target, err := EnvoyRoute(bs, "/x", "GET")
-			if (err == nil) != tc.ok {
-				t.Fatalf("EnvoyRoute error %v, want ok %v", err, tc.ok)
-			}
-			if tc.ok && (len(target.Missing) != 1 || len(target.Clusters) != 1) {
-				t.Errorf("clusters %d, missing %q; want one of each", len(target.Clusters), target.Missing)
-			}
-		})
-	}
-}
-
-func TestDecodeEnvoyRejectsInvalid(t *testing.T) {
-	for name, broken := range map[string]string{
-		"unknown field":    strings.Replace(envoyBootstrap, "stat_prefix: s", "stat_prefix: s\n          no_such_field: 1", 1),
-		"invalid value":    strings.Replace(envoyBootstrap, "port_value: 10080", "port_value: 70000", 1),
-		"bad typed config": strings.Replace(envoyBootstrap, "name: r\n", "name: r\n            virtual_hosts_typo: []\n", 1),
-	} {
-		if _, err := DecodeEnvoy([]byte(broken)); err == nil {
-			t.Errorf("%s: DecodeEnvoy accepted it", name)
-		}
 	}
 }

@@ -1,7 +1,6 @@
-package e2e
+package prove
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,55 +35,6 @@ func finding(f translate.Feature, s translate.Status, caveats ...report.Caveat) 
 		d = report.Decide(report.ReasonNotExpressible)
 	}
 	return translate.Finding{Target: "nginx", Route: "e2e/p", Feature: f, Status: s, Decision: d.With(caveats...)}
-}
-
-// TestHarnessFailsOnAWrongClaim is the harness's own proof: a report that
-// claims backoff is honoured on nginx, which retries at once, must make the
-// suite fail, and the failure must show the finding and the observation.
-func TestHarnessFailsOnAWrongClaim(t *testing.T) {
-	sc := scenarioNamed(t, "backoff-between-tries")
-	lying := []translate.Finding{
-		finding(translate.FeatureRetryAttempts, translate.Honoured),
-		finding(translate.FeatureRetryBackoff, translate.Honoured),
-		finding(translate.FeatureRetryCodes, translate.Honoured),
-		finding(translate.FeatureRetryConnectionErrors, translate.Honoured),
-	}
-	lying[1].Configured = "retries wait 200ms"
-	// What nginx does: three tries, no gap.
-	obs := Observation{{Method: "GET", Path: sc.Path(), Status: 200, Complete: true, Hits: tries(3, time.Millisecond, 0)}}
-
-	rec := &recordingTB{TB: t}
-	reportVerdicts(rec, "nginx", Judge(sc.Test, lying, obs))
-	if len(rec.errors) != 1 {
-		t.Fatalf("the harness reported %d failures for a report that lies about backoff, want 1:\n%s", len(rec.errors), strings.Join(rec.errors, "\n"))
-	}
-	for _, want := range []string{"REPORT AND PROXY DISAGREE", "retry.backoff = honoured", `Configured, configured "retries wait 200ms"`,
-		"gap 1 is 0s, want at least 200ms", "3 hit(s)"} {
-		if !strings.Contains(rec.errors[0], want) {
-			t.Errorf("the failure does not show %q:\n%s", want, rec.errors[0])
-		}
-	}
-
-	// The truthful report passes on the same observation.
-	honest := append([]translate.Finding(nil), lying...)
-	honest[1] = finding(translate.FeatureRetryBackoff, translate.Unsupported)
-	rec = &recordingTB{TB: t}
-	reportVerdicts(rec, "nginx", Judge(sc.Test, honest, obs))
-	if len(rec.errors) != 0 {
-		t.Errorf("the truthful report failed: %v", rec.errors)
-	}
-}
-
-// recordingTB records Errorf calls instead of failing.
-type recordingTB struct {
-	testing.TB
-	errors []string
-}
-
-func (r *recordingTB) Helper()                         {}
-func (r *recordingTB) Logf(format string, args ...any) {}
-func (r *recordingTB) Errorf(format string, args ...any) {
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
 func TestJudge(t *testing.T) {
