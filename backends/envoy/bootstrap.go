@@ -58,8 +58,6 @@ type generator struct {
 	stripHostPort bool
 	// strippedListeners are the listeners that strip the Host port.
 	strippedListeners []string
-	// ports are the listeners each redirect rule is placed on.
-	ports map[string][]listenerSide
 	// tlsHosts are, by rule name, the hostnames of TLS listeners that
 	// serve the rule, with their certificates.
 	tlsHosts map[string][]tlsHost
@@ -73,7 +71,6 @@ func (g *generator) bootstrap(m *translate.Model) (*bootstrapv3.Bootstrap, error
 	g.model = m
 	g.clusters = map[string]*translate.BackendRef{}
 	g.placed = map[string]bool{}
-	g.ports = map[string][]listenerSide{}
 	g.tlsHosts = map[string][]tlsHost{}
 	g.tlsGateways = gatewaysOfTLSListeners(m)
 	sr := &bootstrapv3.Bootstrap_StaticResources{}

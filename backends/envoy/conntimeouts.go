@@ -25,7 +25,7 @@ import (
 //     which bounds the tls_inspector's wait for the ClientHello
 //     (approximated; HTTP listeners have no listener filter to time);
 //   - clientTimeout, clientFinTimeout, serverFinTimeout and tunnelTimeout
-//     have no Envoy timer that means what they mean (connNotWritten).
+//     have no Envoy timer that means what they mean (connFindings).
 
 // defaultListenerFiltersTimeout is Envoy's listener_filters_timeout when
 // unset.
@@ -82,46 +82,49 @@ func (g *generator) listenerConn(l *translate.Listener, lis *listenerv3.Listener
 	return nil
 }
 
-// connNotWritten are the fields Envoy has no setting for, with the nearest.
-func connNotWritten(f translate.Feature) string {
-	return map[translate.Feature]string{
-		translate.FeatureConnClientTimeout:    "Envoy has no timer for the client side alone (HAProxy's timeout client: the client stalls sending the body or reading the response): the connection manager's common_http_protocol_options.idle_timeout closes a connection with no request in progress (HAProxy's timeout http-keep-alive), request_headers_timeout bounds the request head (timeout http-request), and stream_idle_timeout and the route's idle_timeout reset a request quiet in both directions, so they also cut a slow backend, which HAProxy leaves to timeout server; gwretry writes none of them for clientTimeout",
-		translate.FeatureConnClientFinTimeout: "HAProxy's timeout client-fin replaces timeout client once HAProxy has shut its own side of the connection to the client (the client is silent after HAProxy's FIN); Envoy's nearest setting, the connection manager's delayed_close_timeout (1s when unset), also waits for the client to close after Envoy decided to close, but only on connections the connection manager closes itself, restarted by every write still flushing, and it then closes the socket rather than timing the client's silence, so gwretry does not write it and Envoy keeps its default",
-		translate.FeatureConnServerFinTimeout: "HAProxy's timeout server-fin replaces timeout server once HAProxy has shut its own side of the connection to the backend; Envoy has no timer for an upstream connection it has half-closed, and gwretry's configuration proxies plain HTTP requests only (no upgrade_configs, no TCP proxy), where the route's and the connection manager's stream timers keep timing the request",
-		translate.FeatureConnTunnelTimeout:    "gwretry's Envoy configuration enables no upgrade_configs, so Envoy opens no WebSocket or CONNECT tunnel; if it did, a tunnel would be timed by the same stream idle timers as any request (the route's idle_timeout, which carries serverTimeout), with no timer of its own",
-	}[f]
-}
-
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
-// fields, per Gateway).
+// fields, per Gateway). Envoy has no timer for the client side alone
+// (clientTimeout), none for a connection it half-closed (clientFinTimeout:
+// delayed_close_timeout only waits on connections the connection manager
+// closes itself and closes the socket then; serverFinTimeout), and opens
+// no tunnel (tunnelTimeout).
 func connFindings(m *translate.Model, c capability) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) (report.Decision, string) {
+	return translate.ConnectionDecisions(m, func(g *translate.GatewayTimeouts, ct translate.ConnectionTimeout) report.Decision {
 		if _, err := connValue(ct); err != nil {
-			return report.Decide(report.ReasonPolicyBlocked), err.Error()
+			return report.Decide(report.ReasonPolicyBlocked)
 		}
 		v := formatDuration(ct.Value)
 		switch ct.Feature {
 		case translate.FeatureConnServerTimeout:
+			// The route's idle_timeout on every route of each rule without
+			// timeouts of its own: 504 once the whole request arrived and
+			// no response started, as HAProxy's timeout server, but 408
+			// while the client is still sending
+			// (Utility::maybeRequestTimeoutCode, envoyproxy/envoy#20026),
+			// a stream reset once the response started; the default route
+			// timeout stays.
 			return report.Decide(report.ReasonConfigured).Set("route idle_timeout "+v).With(
-					report.NewCaveat(report.CaveatAnswers408WhileReceiving),
-					report.NewCaveat(report.CaveatDefaultRouteTimeout, "timeout", formatDuration(c.defaultRouteTimeout)),
-					report.NewCaveat(report.CaveatIdleTimerSpansRequest),
-					report.NewCaveat(report.CaveatNoAnswerAfterHeaders)),
-				fmt.Sprintf("the route's idle_timeout %s on every route of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): Envoy ends a request whose stream has been quiet in both directions for %s, answering 504 when it had received the whole request and no response has started, as HAProxy's timeout server does, but 408 while the client is still sending it, and resetting the stream once the response has started (the client gets the headers and a truncated body); unlike timeout server it also counts the client's silence and spans all tries of the request, not one connection to a backend; and these rules keep Envoy's default route timeout of %s, a total HAProxy does not have, which ends a request first when it is shorter (504 while no response headers went to the client, a stream reset once they did)",
-					v, v, formatDuration(c.defaultRouteTimeout))
+				report.NewCaveat(report.CaveatAnswers408WhileReceiving),
+				report.NewCaveat(report.CaveatDefaultRouteTimeout, "timeout", formatDuration(c.defaultRouteTimeout)),
+				report.NewCaveat(report.CaveatIdleTimerSpansRequest),
+				report.NewCaveat(report.CaveatNoAnswerAfterHeaders))
 		case translate.FeatureConnTLSInspectDelay:
+			// listener_filters_timeout bounds the tls_inspector's wait for
+			// the ClientHello, as the OpenShift router's public_ssl
+			// frontend waits with tcp-request inspect-delay; HTTP
+			// listeners have no listener filter.
 			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
 				d := report.Decide(report.ReasonConfigured).Set("listener_filters_timeout " + v).With(report.NewCaveat(report.CaveatClosesWithoutClientHello))
 				if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return !l.TLS }) {
 					d = d.With(report.NewCaveat(report.CaveatHTTPListenersNotDelayed))
 				}
-				return d, "listener_filters_timeout " + v + " on the Gateway's HTTPS listeners: how long the tls_inspector waits for the ClientHello (its SNI picks the certificate), as the OpenShift router's TLS frontend (public_ssl, which reads the SNI of every HTTPS connection, passthrough or terminated) waits with tcp-request inspect-delay, not for the HTTP request as its HTTP frontend does; Envoy closes a connection whose ClientHello has not arrived by then (continue_on_listener_filters_timeout false), where HAProxy goes on without an SNI (to its no-SNI backend); the TLS handshake after the ClientHello and the HTTP request are not timed by it; the Gateway's HTTP listeners have no listener filter, so the delay applies nowhere there"
+				return d
 			}
-			return report.Decide(report.ReasonNotExpressible), "Envoy's nearest setting, listener_filters_timeout, bounds the listener filters, and the Gateway's listeners are HTTP, which gwretry gives none (the tls_inspector runs on HTTPS listeners only): Envoy has no delay for waiting on a plain HTTP request before routing (HAProxy's tcp-request inspect-delay)"
+			return report.Decide(report.ReasonNotExpressible)
 		case translate.FeatureConnTunnelTimeout:
-			return report.Decide(report.ReasonNoTunnels), connNotWritten(ct.Feature)
+			return report.Decide(report.ReasonNoTunnels)
 		}
-		return report.Decide(report.ReasonNotExpressible), connNotWritten(ct.Feature)
+		return report.Decide(report.ReasonNotExpressible)
 	})
 }
 

@@ -192,8 +192,8 @@ func checkFindingsMatchFeatures(t *testing.T, m *translate.Model, fs []translate
 			if got.Route != r.Route || got.Rule != r.Index || got.Feature != f {
 				t.Errorf("finding %d is %s/%d/%s, want %s/%d/%s", i, got.Route, got.Rule, got.Feature, r.Route, r.Index, f)
 			}
-			if got.Message == "" {
-				t.Errorf("finding %d (%s) has no message", i, f)
+			if got.Reason == "" {
+				t.Errorf("finding %d (%s) has no reason", i, f)
 			}
 			i++
 		}

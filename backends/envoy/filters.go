@@ -289,72 +289,55 @@ func isRuleFilter(f translate.Feature) bool {
 	return false
 }
 
-// ruleAnswer says what Envoy answers for every request of a rule that
-// forwards nothing.
-func ruleAnswer(r *translate.Rule) string {
-	if rd := r.Filters.Redirect; rd != nil && !r.Forwards() {
-		return fmt.Sprintf("Envoy answers the redirect itself (%d, a redirect action)", rd.StatusCode)
-	}
-	return "Envoy answers 500 itself (direct_response)"
-}
-
-// filterFinding says how Envoy handles one rule-level filter of r.
-func (g *generator) filterFinding(r *translate.Rule, f translate.Feature) translate.Finding {
+// filterDecision decides how Envoy handles one rule-level filter of r.
+func (g *generator) filterDecision(r *translate.Rule, f translate.Feature) report.Decision {
 	if !g.placed[r.Name] {
-		return translate.Decided(r, f, report.Decide(report.ReasonRuleOnNoListener), notPlaced)
+		return report.Decide(report.ReasonRuleOnNoListener)
 	}
 	if r.Dead() {
-		return translate.Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
-			r.DeadReason(), ruleAnswer(r), f)
+		// A direct_response route answers 500: no filter takes effect.
+		return report.Decide(report.ReasonRuleForwardsNothing)
 	}
 	redirects := !r.Forwards() && r.Filters.Redirect != nil
 	configured := report.Decide(report.ReasonConfigured)
-	var d report.Decision
-	msg := ""
 	switch f {
 	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
 		which, hm := "request", r.Filters.RequestHeaders
 		if f == translate.FeatureResponseHeaderModifier {
 			which, hm = "response", r.Filters.ResponseHeaders
 		}
-		msg = headerText(which, hm)
 		add, remove, refused := headerMutations(hm)
-		d = configured.Set(headerFact(which, add, remove))
-		var why []string
+		d := configured.Set(headerFact(which, add, remove))
 		if len(refused) > 0 {
-			w := fmt.Sprintf("Envoy refuses route mutations of Host (\":-prefixed or host headers may not be modified\"), so %s is left out", strings.Join(refused, ", "))
-			if which == "request" {
-				w += "; URLRewrite hostname (host_rewrite_literal) changes Host"
-			}
-			why = append(why, w)
+			// Envoy refuses route mutations of Host (":-prefixed or host
+			// headers may not be modified"); URLRewrite hostname
+			// (host_rewrite_literal) changes Host.
 			d = d.With(report.NewCaveat(report.CaveatHeaderNotModifiable, "headers", strings.Join(refused, ", ")))
 		}
 		if which == "response" && hm.Touches("server") {
-			why = append(why, "Envoy's connection manager writes its own Server header after the route's mutations (server_header_transformation OVERWRITE), so the backend's or the filter's Server value does not reach the client")
+			// server_header_transformation OVERWRITE: the connection
+			// manager writes Server after the route's mutations.
 			d = d.With(report.NewCaveat(report.CaveatServerHeaderOverwritten))
 		}
-		msg = joinWhy(msg, why)
-		switch {
-		case redirects && which == "request":
-			msg += "; the rule redirects and forwards nothing, so no request carries them"
-		case redirects:
-			msg += "; Envoy applies them to the redirect response too"
-		}
+		return d
 	case translate.FeatureRequestRedirect:
 		if !redirects {
-			return translate.Decided(r, f, report.Decide(report.ReasonNotTranslated), "the rule has backendRefs beside its RequestRedirect, which the Gateway API forbids: Envoy proxies its requests and does not redirect")
+			// backendRefs beside a RequestRedirect, which the Gateway
+			// API forbids: Envoy proxies and does not redirect.
+			return report.Decide(report.ReasonNotTranslated)
 		}
-		rd := r.Filters.Redirect
-		d, msg = configured.Set(fmt.Sprintf("redirect response_code %s", redirectCodes[rd.StatusCode])), g.redirectText(r)
+		return configured.Set(fmt.Sprintf("redirect response_code %s", redirectCodes[r.Filters.Redirect.StatusCode]))
 	case translate.FeatureURLRewrite:
-		d, msg = configured.Set(rewriteFact(r.Filters.Rewrite)), rewriteText(r.Filters.Rewrite)
+		return configured.Set(rewriteFact(r.Filters.Rewrite))
 	case translate.FeatureRequestMirror:
 		if redirects {
-			return translate.Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule redirects (a redirect action), and Envoy mirrors only from routes that forward (request_mirror_policies of a route action): nothing is mirrored")
+			// Envoy mirrors only from routes that forward
+			// (request_mirror_policies of a route action).
+			return report.Decide(report.ReasonRuleForwardsNothing)
 		}
-		d, msg = mirrorText(r.Filters.Mirrors)
+		return mirrorDecision(r.Filters.Mirrors)
 	}
-	return translate.Decided(r, f, d, "%s", msg)
+	return report.Decide(report.ReasonNotTranslated)
 }
 
 // headerFact is the configured fact of a header modifier: the fields
@@ -393,102 +376,23 @@ func rewriteFact(rw *translate.Rewrite) string {
 	return strings.Join(parts, "; ")
 }
 
-func headerText(which string, hm *translate.HeaderModifier) string {
-	var parts []string
-	if len(hm.Set) > 0 {
-		parts = append(parts, fmt.Sprintf("set %s: %s_headers_to_add with append_action OVERWRITE_IF_EXISTS_OR_ADD (every value of the header replaced)", names(hm.Set), which))
-	}
-	if len(hm.Add) > 0 {
-		parts = append(parts, fmt.Sprintf("add %s: %s_headers_to_add with append_action APPEND_IF_EXISTS_OR_ADD (one more line of the header, which HTTP reads as the values joined by commas)", names(hm.Add), which))
-	}
-	if len(hm.Remove) > 0 {
-		parts = append(parts, fmt.Sprintf("remove %s: %s_headers_to_remove", strings.Join(hm.Remove, ", "), which))
-	}
-	return "route " + strings.Join(parts, "; ")
-}
-
-func names(hs []translate.Header) string {
-	ns := make([]string, len(hs))
-	for i, h := range hs {
-		ns[i] = h.Name
-	}
-	return strings.Join(ns, ", ")
-}
-
-// redirectText describes the redirect action of r on the listeners it was
-// placed on.
-func (g *generator) redirectText(r *translate.Rule) string {
-	rd := r.Filters.Redirect
-	host := rd.Hostname
-	if host == "" {
-		host = "<request host>"
-	}
-	var locs []string
-	for _, side := range g.ports[r.Name] {
-		scheme, port := redirectLocation(rd, side)
-		loc := scheme + "://" + host
-		if port != 0 {
-			loc += fmt.Sprintf(":%d", port)
-		}
-		on := "on"
-		if side.tls {
-			on = "on HTTPS"
-		}
-		locs = append(locs, fmt.Sprintf("%s port %d Location %s%s", on, side.port, loc, pathRedirectText(rd.Path)))
-	}
-	msg := fmt.Sprintf("a redirect action answers %d (response_code %s), %s; the query string is kept", rd.StatusCode, redirectCodes[rd.StatusCode], strings.Join(locs, ", "))
-	if rd.Hostname == "" {
-		msg += "; the host is the request's without its port (port_redirect removes it, or strip_any_host_port on the listener when the Location names no port)"
-	}
-	return msg
-}
-
-func pathRedirectText(p *translate.PathModifier) string {
-	switch {
-	case p == nil:
-		return "<request path>"
-	case p.Type == translate.ReplaceFullPath:
-		return p.Value
-	}
-	return fmt.Sprintf("<request path with the matched prefix replaced by %q>", p.Value)
-}
-
-func rewriteText(rw *translate.Rewrite) string {
-	var parts []string
-	if rw.Hostname != "" {
-		parts = append(parts, fmt.Sprintf("host_rewrite_literal %s: the backend gets Host %s", rw.Hostname, rw.Hostname))
-	}
-	if p := rw.Path; p != nil {
-		switch p.Type {
-		case translate.ReplaceFullPath:
-			parts = append(parts, fmt.Sprintf("regex_rewrite %s → %s: the whole path becomes %s (the query string is kept)", fullPathRegex, p.Value, p.Value))
-		case translate.ReplacePrefixMatch:
-			parts = append(parts, fmt.Sprintf("the matched prefix is replaced by %q element-wise (prefix_rewrite, or regex_rewrite where the value is empty; the query string is kept)", p.Value))
-		}
-		parts = append(parts, "Envoy also sends the original path in x-envoy-original-path")
-	}
-	return strings.Join(parts, "; ")
-}
-
-// mirrorText describes the mirrors; approximated when a share is not one
-// Envoy's FractionalPercent can write exactly.
-func mirrorText(ms []*translate.Mirror) (report.Decision, string) {
-	var parts, rounded, roundedTo []string
+// mirrorDecision decides the mirrors: approximated when a share is not
+// one Envoy's FractionalPercent (denominators 100, 10000 and 1000000) can
+// write exactly. An invalid mirror is not written, so nothing is mirrored
+// to it, as the Gateway API asks.
+func mirrorDecision(ms []*translate.Mirror) report.Decision {
+	var rounded, roundedTo []string
 	written := 0
-	for i, m := range ms {
+	for _, m := range ms {
 		if m.Backend == nil {
-			parts = append(parts, fmt.Sprintf("mirror %d: %s, so nothing is mirrored, as the Gateway API asks", i, m.Invalid))
 			continue
 		}
 		written++
 		fp, exact := mirrorFraction(m.Numerator, m.Denominator)
-		share := fmt.Sprintf("runtime_fraction %d/%s", fp.GetNumerator(), fp.GetDenominator())
 		if !exact {
 			rounded = append(rounded, fmt.Sprintf("%d/%d", m.Numerator, m.Denominator))
 			roundedTo = append(roundedTo, fmt.Sprintf("%d/%s", fp.GetNumerator(), fp.GetDenominator()))
-			share += fmt.Sprintf(" (the share %d/%d rounded to millionths: Envoy's FractionalPercent has only the denominators 100, 10000 and 1000000)", m.Numerator, m.Denominator)
 		}
-		parts = append(parts, fmt.Sprintf("mirror %d: request_mirror_policies to %s:%d, %s, chosen at random per request; the mirror's responses are ignored and it gets the request's own Host (disable_shadow_host_suffix_append)", i, m.Backend.Service, m.Backend.Port, share))
 	}
 	d := report.Decide(report.ReasonConfigured)
 	if written > 0 {
@@ -497,28 +401,5 @@ func mirrorText(ms []*translate.Mirror) (report.Decision, string) {
 	if len(rounded) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(rounded, ", "), "rounded", strings.Join(roundedTo, ", ")))
 	}
-	return d, strings.Join(parts, "; ")
-}
-
-// envoyText is the header value Envoy sends as the text v: Envoy reads
-// %COMMAND% operators in header values, and "%%" as one '%'.
-func envoyText(v string) string { return strings.ReplaceAll(v, "%", "%%") }
-
-// readEnvoyText reads a header value back into the text Envoy sends; false
-// when it holds a %COMMAND% operator (a lone '%').
-func readEnvoyText(v string) (string, bool) {
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		if v[i] != '%' {
-			b.WriteByte(v[i])
-			continue
-		}
-		if i+1 < len(v) && v[i+1] == '%' {
-			b.WriteByte('%')
-			i++
-			continue
-		}
-		return "", false
-	}
-	return b.String(), true
+	return d
 }

@@ -17,11 +17,11 @@ import (
 func TestFindingStatuses(t *testing.T) {
 	type want struct {
 		status translate.Status
-		says   string // a part of the message
+		record string // recordText of the finding
 	}
-	H := func(says string) want { return want{translate.Honoured, says} }
-	A := func(says string) want { return want{translate.Approximated, says} }
-	U := func(says string) want { return want{translate.Unsupported, says} }
+	H := func(record string) want { return want{translate.Honoured, record} }
+	A := func(record string) want { return want{translate.Approximated, record} }
+	U := func(record string) want { return want{translate.Unsupported, record} }
 	cases := []struct {
 		name  string
 		rule  func(t *testing.T) *translate.Rule
@@ -32,90 +32,91 @@ func TestFindingStatuses(t *testing.T) {
 			return newRule(0, &translate.Retry{Attempts: 3, Codes: []int{500, 503}, Backoff: dur(t, "100ms")},
 				translate.Timeouts{Request: dur(t, "10s"), BackendRequest: dur(t, "1s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         A("num_retries 3, but POST, PATCH and LOCK requests are not retried: they are retried only when they never reached the backend"),
-			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 1s with retry_on reset"),
-			translate.FeatureRetryBackoff:          A("fully jittered"),
-			translate.FeatureRetryCodes:            A("retriable-status-codes [500, 503]"),
-			translate.FeatureRetryConnectionErrors: A("connect-failure,refused-stream,reset"),
-			translate.FeatureBackendRequestTimeout: A("per_try_timeout 1s: every try, the first included, whose response headers have not arrived 1s after Envoy received the whole request is cut (504 when it is not retried), but once a try's response headers went to the client, Envoy ignores per_try_timeout"),
-			translate.FeatureRequestTimeout:        H("route timeout 10s: it bounds the whole request, retries included"),
+			translate.FeatureRetryAttempts:         A(`Configured "num_retries 3" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureRetryBackendTimeout:   A(`Configured "per_try_timeout 1s" [BodyBufferLimit NoAnswerAfterHeaders NonIdempotentExempt TimerEndsAtResponseHeaders]`),
+			translate.FeatureRetryBackoff:          A(`Configured "retry_back_off base_interval 100ms" [FullJitterBackoff]`),
+			translate.FeatureRetryCodes:            A(`Configured "retriable_status_codes [500, 503]" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureRetryConnectionErrors: A(`Configured "retry_on connect-failure,refused-stream,reset" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureBackendRequestTimeout: A(`Configured "per_try_timeout 1s" [NoAnswerAfterHeaders TimerEndsAtResponseHeaders]`),
+			translate.FeatureRequestTimeout:        H(`Configured "route timeout 10s" []`),
 		}},
 		{"opted in", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{})
 		}, true, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         A("POST, PATCH and LOCK requests are retried too"),
-			translate.FeatureRetryConnectionErrors: A("twice), but Envoy buffers a request body for retries only up to per_request_buffer_limit_bytes 1048576 (1 MiB)"),
+			// No NonIdempotentExempt: POST, PATCH and LOCK are retried too.
+			translate.FeatureRetryAttempts:         A(`Configured "num_retries 1" [BodyBufferLimit]`),
+			translate.FeatureRetryConnectionErrors: A(`Configured "retry_on connect-failure,refused-stream,reset" [BodyBufferLimit]`),
 		}},
 		{"attempts 0", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 0, Codes: []int{503}, Backoff: dur(t, "1s")},
 				translate.Timeouts{Request: dur(t, "5s"), BackendRequest: dur(t, "2s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         H("attempts is 0"),
-			translate.FeatureRetryBackendTimeout:   H("attempts is 0: no retries; backendRequest 2s bounds the single try"),
-			translate.FeatureRetryBackoff:          H("attempts is 0"),
-			translate.FeatureRetryCodes:            H("attempts is 0"),
-			translate.FeatureRetryConnectionErrors: H("attempts is 0"),
-			translate.FeatureBackendRequestTimeout: H("route timeout 2s"),
-			translate.FeatureRequestTimeout:        H("the shorter backendRequest"),
+			translate.FeatureRetryAttempts:         H(`RetriesDisabled "" []`),
+			translate.FeatureRetryBackendTimeout:   H(`RetriesDisabled "" []`),
+			translate.FeatureRetryBackoff:          H(`RetriesDisabled "" []`),
+			translate.FeatureRetryCodes:            H(`RetriesDisabled "" []`),
+			translate.FeatureRetryConnectionErrors: H(`RetriesDisabled "" []`),
+			translate.FeatureBackendRequestTimeout: H(`Configured "route timeout 2s" []`),
+			translate.FeatureRequestTimeout:        H(`Configured "route timeout 2s" []`),
 		}},
 		{"default route timeout cuts the retries", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 2}, translate.Timeouts{BackendRequest: dur(t, "5s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
-			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 5s"),
-			translate.FeatureRetryConnectionErrors: A("retry_on"),
-			translate.FeatureBackendRequestTimeout: A("only by Envoy's default route timeout of 15s, which then resets the stream"),
+			translate.FeatureRetryAttempts:         A(`Configured "num_retries 2" [BodyBufferLimit DefaultRouteTimeout NonIdempotentExempt]`),
+			translate.FeatureRetryBackendTimeout:   A(`Configured "per_try_timeout 5s" [BodyBufferLimit DefaultRouteTimeout NoAnswerAfterHeaders NonIdempotentExempt TimerEndsAtResponseHeaders]`),
+			translate.FeatureRetryConnectionErrors: A(`Configured "retry_on connect-failure,refused-stream,reset" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureBackendRequestTimeout: A(`Configured "per_try_timeout 5s" [DefaultRouteTimeout NoAnswerAfterHeaders TimerEndsAtResponseHeaders]`),
 		}},
 		{"default route timeout cuts a try", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "20s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         A("default route timeout of 15s"),
-			translate.FeatureRetryBackendTimeout:   A("before a try reaches 20s: answered 504 while no response headers went to the client; once they did, per_try_timeout no longer applies, and a backend that stalls or trickles its body is cut only by that default route timeout, which resets the stream"),
-			translate.FeatureBackendRequestTimeout: A("before a try reaches 20s: answered 504 while no response headers went to the client; once they did, per_try_timeout no longer applies, and a backend that stalls or trickles its body is cut only by that default route timeout, which resets the stream (the client gets the status, the headers and a truncated body: no 504, no retry)"),
+			translate.FeatureRetryAttempts:         A(`Configured "num_retries 1" [BodyBufferLimit DefaultRouteTimeout NonIdempotentExempt]`),
+			translate.FeatureRetryBackendTimeout:   A(`Configured "per_try_timeout 20s" [BodyBufferLimit DefaultRouteTimeout NoAnswerAfterHeaders NonIdempotentExempt TimerEndsAtResponseHeaders]`),
+			translate.FeatureBackendRequestTimeout: A(`Configured "per_try_timeout 20s" [DefaultRouteTimeout NoAnswerAfterHeaders TimerEndsAtResponseHeaders]`),
 		}},
 		{"no retry: backendRequest is the route timeout", func(t *testing.T) *translate.Rule {
 			return newRule(0, nil, translate.Timeouts{BackendRequest: dur(t, "20s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureBackendRequestTimeout: H("route timeout 20s"),
+			translate.FeatureBackendRequestTimeout: H(`Configured "route timeout 20s" []`),
 		}},
 		{"default route timeout is long enough", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur(t, "5s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         A("num_retries 1"),
-			translate.FeatureRetryBackendTimeout:   A("per_try_timeout 5s"),
-			translate.FeatureRetryConnectionErrors: A("retry_on"),
-			translate.FeatureBackendRequestTimeout: A("only by Envoy's default route timeout of 15s, which then resets the stream"),
+			translate.FeatureRetryAttempts:         A(`Configured "num_retries 1" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureRetryBackendTimeout:   A(`Configured "per_try_timeout 5s" [BodyBufferLimit DefaultRouteTimeout NoAnswerAfterHeaders NonIdempotentExempt TimerEndsAtResponseHeaders]`),
+			translate.FeatureRetryConnectionErrors: A(`Configured "retry_on connect-failure,refused-stream,reset" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureBackendRequestTimeout: A(`Configured "per_try_timeout 5s" [DefaultRouteTimeout NoAnswerAfterHeaders TimerEndsAtResponseHeaders]`),
 		}},
 		{"zero durations", func(t *testing.T) *translate.Rule {
 			return newRule(0, &translate.Retry{Attempts: 1, Backoff: dur(t, "0s")}, translate.Timeouts{Request: dur(t, "0s"), BackendRequest: dur(t, "0s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureRetryAttempts:         A("num_retries 1"),
-			translate.FeatureRetryBackendTimeout:   A("backendRequest is 0s"),
-			translate.FeatureRetryBackoff:          H("base_interval 1ms"),
-			translate.FeatureRetryConnectionErrors: A("retry_on"),
-			translate.FeatureBackendRequestTimeout: H("backendRequest is 0s: no per-try timeout"),
-			translate.FeatureRequestTimeout:        H("request is 0s"),
+			translate.FeatureRetryAttempts:         A(`Configured "num_retries 1" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureRetryBackendTimeout:   A(`TimeoutDisabled "" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureRetryBackoff:          H(`Configured "retry_back_off base_interval 1ms" []`),
+			translate.FeatureRetryConnectionErrors: A(`Configured "retry_on connect-failure,refused-stream,reset" [BodyBufferLimit NonIdempotentExempt]`),
+			translate.FeatureBackendRequestTimeout: H(`TimeoutDisabled "" []`),
+			translate.FeatureRequestTimeout:        H(`TimeoutDisabled "route timeout 0s" []`),
 		}},
 		{"backendRequest 0s alone", func(t *testing.T) *translate.Rule {
 			return newRule(0, nil, translate.Timeouts{BackendRequest: dur(t, "0s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureBackendRequestTimeout: H("the route timeout is 0s"),
+			translate.FeatureBackendRequestTimeout: H(`TimeoutDisabled "route timeout 0s" []`),
 		}},
 		{"no retry", func(t *testing.T) *translate.Rule {
 			return newRule(0, nil, translate.Timeouts{Request: dur(t, "4s"), BackendRequest: dur(t, "4s")})
 		}, false, map[translate.Feature]want{
-			translate.FeatureBackendRequestTimeout: H("route timeout 4s: a single try"),
-			translate.FeatureRequestTimeout:        H("route timeout 4s"),
+			translate.FeatureBackendRequestTimeout: H(`Configured "route timeout 4s" []`),
+			translate.FeatureRequestTimeout:        H(`Configured "route timeout 4s" []`),
 		}},
 		{"every weight 0", func(t *testing.T) *translate.Rule {
 			r := newRule(0, &translate.Retry{Attempts: 1}, translate.Timeouts{Request: dur(t, "1s")})
 			r.Backends[0].Weight = 0
 			return r
 		}, false, map[translate.Feature]want{
-			translate.FeatureBackendRefs:           H("every backendRef has weight 0: a direct_response route answers 500"),
-			translate.FeatureRetryAttempts:         U("Envoy answers 500 itself (direct_response)"),
-			translate.FeatureRetryConnectionErrors: U("never takes effect"),
-			translate.FeatureRequestTimeout:        U("weight 0"),
+			translate.FeatureBackendRefs:           H(`Answers500 "direct_response 500" []`),
+			translate.FeatureRetryAttempts:         U(`RuleForwardsNothing "" []`),
+			translate.FeatureRetryConnectionErrors: U(`RuleForwardsNothing "" []`),
+			translate.FeatureRequestTimeout:        U(`RuleForwardsNothing "" []`),
 		}},
 	}
 	for _, c := range cases {
@@ -135,12 +136,31 @@ func TestFindingStatuses(t *testing.T) {
 					t.Errorf("%s: no finding", feature)
 					continue
 				}
-				if f.Status != w.status || !strings.Contains(f.Message, w.says) {
-					t.Errorf("%s: %s %q, want %s saying %q", feature, f.Status, f.Message, w.status, w.says)
+				if got := recordText(f); f.Status != w.status || got != w.record {
+					t.Errorf("%s: %s %s, want %s %s", feature, f.Status, got, w.status, w.record)
 				}
 			}
 		})
 	}
+}
+
+// recordText is a finding's record in one line: the reason with its
+// parameters, the configured fact, and the caveats' reasons.
+func recordText(f translate.Finding) string {
+	var cs []string
+	for _, c := range f.Caveats {
+		cs = append(cs, string(c.Reason))
+	}
+	return fmt.Sprintf("%s %q [%s]", report.WithParams(f.Reason, f.Params), f.Configured, strings.Join(cs, " "))
+}
+
+// caveatText is recordText with each caveat's parameters.
+func caveatText(f translate.Finding) string {
+	var cs []string
+	for _, c := range f.Caveats {
+		cs = append(cs, report.WithParams(c.Reason, c.Params))
+	}
+	return fmt.Sprintf("%s %q [%s]", report.WithParams(f.Reason, f.Params), f.Configured, strings.Join(cs, " "))
 }
 
 func TestWorstCase(t *testing.T) {
@@ -191,12 +211,12 @@ func TestDeadAndInvalidBackends(t *testing.T) {
 				t.Errorf("routes %v, want one direct 500", routeConfig(t, bs, 0).GetVirtualHosts()[0].GetRoutes())
 			}
 			for _, f := range out.Findings {
-				want := translate.DeadRuleFinding(r, f.Feature, "Envoy answers 500 itself (direct_response)")
+				want := `RuleForwardsNothing "" []`
 				if f.Feature == translate.FeatureBackendRefs {
-					want.Reason, want.Message = report.ReasonAnswers500, r.DeadReason()
+					want = `Answers500 "direct_response 500" []`
 				}
-				if f.Reason != want.Reason || !strings.Contains(f.Message, want.Message) {
-					t.Errorf("%s: %s %q, want %s %q", f.Feature, f.Reason, f.Message, want.Reason, want.Message)
+				if got := recordText(f); got != want {
+					t.Errorf("%s: %s, want %s", f.Feature, got, want)
 				}
 			}
 			if out.Findings[0].Feature != translate.FeatureBackendRefs {

@@ -275,7 +275,7 @@ func (j *judge) readRedirect(r *translate.Rule, rt *routev3.Route, rd *routev3.R
 		out.Path = &translate.PathModifier{Type: "Envoy's strip_query", Value: "the query string is dropped"}
 	}
 	// The Location the Gateway API asks for, on this listener.
-	wantScheme, wantPort := redirectLocation(want, listenerSide{port: env.port, tls: env.tls})
+	wantScheme, wantPort := askedLocation(want, env.port, env.tls)
 	same := hostExact && scheme == wantScheme && rd.GetHostRedirect() == want.Hostname && port == wantPort
 	if same {
 		out.Scheme, out.Hostname, out.Port = want.Scheme, want.Hostname, want.Port
@@ -292,6 +292,35 @@ func (j *judge) readRedirect(r *translate.Rule, rt *routev3.Route, rd *routev3.R
 	out.Hostname = fmt.Sprintf("%s (Location %s://%s, port %d written; the Gateway API asks for %s with port %d written, 0 for none)", host, scheme, host, port, wantScheme, wantPort)
 	out.Port = port
 	return out, nil
+}
+
+// askedLocation is the scheme and port of the Location the Gateway API
+// asks for when rd is served on a listener of port (tls: terminating TLS),
+// derived here from the specification, not from the generator: the
+// scheme is rd's, else the request's; the port is rd's, else the
+// well-known port of rd's scheme when it sets one, else the listener's;
+// a port that is the scheme's well-known one is not written (0).
+func askedLocation(rd *translate.Redirect, port int, tls bool) (string, int) {
+	wellKnown := map[string]int{"http": 80, "https": 443}
+	scheme := rd.Scheme
+	if scheme == "" {
+		scheme = "http"
+		if tls {
+			scheme = "https"
+		}
+	}
+	p := rd.Port
+	switch {
+	case p != 0:
+	case rd.Scheme != "":
+		p = wellKnown[rd.Scheme]
+	default:
+		p = port
+	}
+	if p == wellKnown[scheme] {
+		p = 0
+	}
+	return scheme, p
 }
 
 // readRewrite states a route action's host and path rewrites in the

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -323,7 +324,7 @@ func checkCaught(t *testing.T, m *translate.Model, data []byte, findings []trans
 			for i, f := range fs {
 				if f.Route == r.Route && f.Rule == r.Index && f.Feature == c.feature {
 					if f.Status == translate.Honoured {
-						t.Fatalf("%s is already honoured: %q", c.feature, f.Message)
+						t.Fatalf("%s is already honoured: %s", c.feature, report.WithParams(f.Reason, f.Params))
 					}
 					fs[i].Status, found = translate.Honoured, true
 				}

@@ -2,7 +2,6 @@ package envoy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -63,9 +62,6 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 		}
 		g.stripHostPort = g.stripHostPort || strip
-		if !slices.Contains(g.ports[r.Name], g.side) {
-			g.ports[r.Name] = append(g.ports[r.Name], g.side)
-		}
 		rt := &routev3.Route{Name: r.Name, Match: buildMatch(rm.Match), Action: &routev3.Route_Redirect{Redirect: ra}}
 		applyHeaderFilters(rt, &r.Filters)
 		return []*routev3.Route{rt}, nil

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -338,13 +339,20 @@ func TestNonIdempotentMethods(t *testing.T) {
 					t.Errorf("%s: %s, want %s", f, got.Status, c.wantStatus)
 				}
 				nonIdem := c.method == "" || translate.IsNonIdempotent(c.method)
-				names := (strings.Contains(got.Message, "POST, PATCH and LOCK") || strings.Contains(got.Message, "POST, PATCH or LOCK")) &&
-					strings.Contains(got.Message, "retried only when they never reached the backend") && strings.Contains(got.Message, "--retry-non-idempotent")
-				if wantNamed := nonIdem && !c.optIn; wantNamed != names {
-					t.Errorf("%s: message %q names the exemption and the opt-in: %v, want %v", f, got.Message, !wantNamed, wantNamed)
+				caveat := func(r report.Reason) report.Params {
+					for _, c := range got.Caveats {
+						if c.Reason == r {
+							return c.Params
+						}
+					}
+					return nil
 				}
-				if !strings.Contains(got.Message, "per_request_buffer_limit_bytes 1048576") {
-					t.Errorf("%s: message %q does not name the body limit", f, got.Message)
+				exempt := caveat(report.CaveatNonIdempotentExempt)
+				if wantExempt := nonIdem && !c.optIn; wantExempt != (exempt != nil) || exempt != nil && exempt["methods"] != "POST, PATCH, LOCK" {
+					t.Errorf("%s: caveats %v: NonIdempotentExempt{methods=POST, PATCH, LOCK} %v, want %v", f, got.Caveats, !wantExempt, wantExempt)
+				}
+				if body := caveat(report.CaveatBodyBufferLimit); body["limit"] != "1 MiB" {
+					t.Errorf("%s: caveats %v do not name the body limit", f, got.Caveats)
 				}
 			}
 			if _, err := translate.Run(m, []translate.Target{{Backend: New()}}, c.optIn); err != nil {

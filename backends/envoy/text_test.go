@@ -26,7 +26,7 @@ func TestHeaderValuesLiteral(t *testing.T) {
 	}
 	for _, f := range res.Report.Findings {
 		if (f.Feature == translate.FeatureRequestHeaderModifier || f.Feature == translate.FeatureResponseHeaderModifier) && f.Status != translate.Honoured {
-			t.Errorf("rule %d %s: %s: %s", f.Rule, f.Feature, f.Status, f.Message)
+			t.Errorf("rule %d %s: %s: %s", f.Rule, f.Feature, f.Status, f.Text())
 		}
 	}
 	for _, bad := range []string{"%", "%REQ(:path)%", "a%b%%"} {

@@ -266,59 +266,41 @@ func (g *generator) recordTLS(l *translate.Listener, vh *translate.VirtualHost) 
 // on any difference in the certificates per SNI and the 421/404 answers.
 const sharedJudgeReadsTLS = true
 
-// httpsFinding says how Envoy serves r on its HTTPS listeners, when every
-// HTTPS listener the rule is attached to is generated. Envoy's SNI names
-// are the hostnames the routes serve, and one Secret is one filter chain:
-// where a port serves the routes of one Gateway listener, that is exactly
-// the Gateway API's choice (one certificate, every SNI name the listener
-// serves gets it, no Host of another listener to answer 421); where the
-// rules of a port come from several Gateway listeners, the differences
-// below may apply and the finding is approximated.
-func (g *generator) httpsFinding(r *translate.Rule) translate.Finding {
+// httpsDecision decides how Envoy serves r on its HTTPS listeners, when
+// every HTTPS listener the rule is attached to is generated. Envoy
+// terminates TLS (tls_inspector reads the SNI; one filter chain per
+// certificate, matched by server_names; ALPN offers http/1.1, and the
+// codec_type AUTO serves HTTP/2 to a client that negotiates no ALPN and
+// sends the preface); each chain's route table serves the Hosts of its own
+// certificate: another certificate's Host on the port is answered 421, a
+// Host no hostname covers 404. Envoy's SNI names are the hostnames the
+// routes serve, and one Secret is one filter chain: where a port serves
+// the routes of one Gateway listener, that is exactly the Gateway API's
+// choice; where the rules of a port come from several Gateway listeners
+// (CertificateByRouteHostname), or a listener of the rule's is not
+// generated (UnroutedListenerNotServed), the finding is approximated.
+func (g *generator) httpsDecision(r *translate.Rule) report.Decision {
 	hosts := g.tlsHosts[r.Name]
 	if len(hosts) == 0 {
-		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonRuleOnNoListener),
-			"the rule is attached to %s, but is on no HTTPS listener of the generated configuration: requests that arrive there are not served", strings.Join(r.TLSListeners, ", "))
+		return report.Decide(report.ReasonRuleOnNoListener)
 	}
-	var parts, shared, secrets []string
+	var shared, secrets []string
 	for _, h := range hosts {
 		if !slices.Contains(secrets, h.secret) {
 			secrets = append(secrets, h.secret)
 		}
-		sni := "SNI " + h.hostname
-		if h.hostname == "" {
-			sni = "any other SNI, or none (default_filter_chain)"
-		}
-		parts = append(parts, fmt.Sprintf("%s %s: Secret %s", h.listener, sni, h.secret))
 		if gws := g.tlsGateways[h.listener]; len(gws) > 1 && !slices.Contains(shared, h.listener) {
 			shared = append(shared, h.listener)
 		}
 	}
-	what := fmt.Sprintf("Envoy terminates TLS for %s (tls_inspector reads the SNI; one filter chain per certificate, matched by server_names, with a DownstreamTlsContext naming the certificate files; ALPN offers http/1.1 only, but the connection manager's codec_type is AUTO, so a client that negotiates no ALPN and opens with the HTTP/2 preface is served HTTP/2) with the certificate of %s; "+
-		"each filter chain's route table serves the Hosts of its own certificate only: a request whose Host is a hostname of another certificate on the port is answered 421 (Misdirected Request), one whose Host no hostname on the port covers 404",
-		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
 	terminated := report.Decide(report.ReasonConfigured).Set("TLS filter chains with Secret " + strings.Join(secrets, ", "))
 	if len(shared) > 0 || !sharedJudgeReadsTLS {
-		var gws []string
-		for _, l := range shared {
-			gws = append(gws, fmt.Sprintf("%s may serve the routes of %s", l, strings.Join(g.tlsGateways[l], ", ")))
-		}
-		return translate.Decided(r, translate.FeatureListenerHTTPS, terminated.With(report.NewCaveat(report.CaveatCertificateByRouteHostname, "listeners", strings.Join(shared, ", "))),
-			"%s; but %s (as far as gwretry can tell which port each Gateway listener is on), and Envoy differs from the Gateway API there: "+
-				"the SNI names are the hostnames that routes serve, not the listeners' own hostnames, so a connection whose SNI only a listener's hostname covers (no route's) gets the certificate of a less specific hostname (the catch-all's, or no handshake without one), and its requests reach that hostname's rules, where the Gateway API presents that listener's certificate and answers 404; "+
-				"hostnames whose certificates are one Secret share one filter chain, so a request whose SNI and Host belong to two listeners with that Secret is served rather than answered 421 (a SHOULD of the Gateway API)",
-			what, strings.Join(gws, "; "))
+		return terminated.With(report.NewCaveat(report.CaveatCertificateByRouteHostname, "listeners", strings.Join(shared, ", ")))
 	}
 	if len(r.TLSUnrouted) > 0 {
-		return translate.Decided(r, translate.FeatureListenerHTTPS, terminated.With(report.NewCaveat(report.CaveatUnroutedListenerNotServed, "listeners", strings.Join(r.TLSUnrouted, ", "))),
-			"%s; but gwretry generates nothing for %s (no route attaches to it), so Envoy gives its SNI names another certificate and its requests to this rule, where the Gateway API presents that listener's certificate and answers 404",
-			what, strings.Join(r.TLSUnrouted, ", "))
+		return terminated.With(report.NewCaveat(report.CaveatUnroutedListenerNotServed, "listeners", strings.Join(r.TLSUnrouted, ", ")))
 	}
-	return translate.Decided(r, translate.FeatureListenerHTTPS, terminated,
-		"%s; each of these ports serves the routes of one Gateway listener (of %s), so every SNI name it serves gets that listener's certificate as the Gateway API says "+
-			"(an SNI name the listener's hostname covers but no route serves gets no handshake unless a catch-all route is served, where the Gateway API presents the certificate and answers 404: no request reaches a rule either way; "+
-			"a Gateway listener that no route is attached to is not in gwretry's model and not generated)",
-		what, strings.Join(r.TLSListeners, ", "))
+	return terminated
 }
 
 // tlsNotes are the facts of the TLS listeners a user of the file needs.

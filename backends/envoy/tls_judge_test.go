@@ -99,7 +99,7 @@ func TestTLSHonouredJudged(t *testing.T) {
 		}
 		n++
 		if f.Status != translate.Honoured {
-			t.Errorf("%s rule %d: %s %s", f.Route, f.Rule, f.Status, f.Message)
+			t.Errorf("%s rule %d: %s %s", f.Route, f.Rule, f.Status, f.Text())
 		}
 	}
 	if n != len(m.Rules) {

@@ -9,86 +9,62 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// ruleContext is what the findings of one rule depend on beyond its plan.
-type ruleContext struct {
-	// meshed: Linkerd applies the route (a Service parent that
-	// attaches, Rule.MeshParents); unattached: the route has Service
-	// parentRefs, but none attaches.
-	meshed, unattached bool
-	// written is "namespace/name" of the output route holding the rule;
-	// split is true when the input route was split.
-	written string
-	split   bool
-}
-
-// findings returns one finding per feature of rule r.
-func findings(p rulePlan, c ruleContext) []translate.Finding {
+// findings returns one finding per feature of rule r, in
+// translate.Assess's order. meshed: Linkerd applies the route (a Service
+// parent that attaches, Rule.MeshParents); a route in the target's scope
+// that is not meshed has Service parentRefs of which none attaches.
+//
+// Every honoured claim rests on what Linkerd's documentation and
+// policy-controller source say it does with the route as the judge reads
+// it back: gwretry's tests do not run Linkerd.
+func findings(p rulePlan, meshed bool) []translate.Finding {
 	r := p.rule
-	var out []translate.Finding
-	for _, f := range r.Features() {
-		fd := finding(p, c, f)
-		if fd.Status == translate.Honoured {
-			fd.Message = joinMessage(fd.Message, sourceBased)
-		}
-		if c.split {
-			fd.Message = joinMessage(fd.Message, fmt.Sprintf("annotations apply to a whole route, so HTTPRoute %s is split for Linkerd and this rule is written to HTTPRoute %s", r.Route, c.written))
-		}
-		out = append(out, fd)
-	}
-	return out
-}
-
-// sourceBased is said of every honoured claim: no test runs Linkerd, so
-// the claim rests on what Linkerd's documentation and source say it does
-// with the route as the judge reads it back.
-const sourceBased = "per Linkerd's documentation and policy-controller source (gwretry's tests do not run Linkerd)"
-
-func joinMessage(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-func finding(p rulePlan, c ruleContext, f translate.Feature) translate.Finding {
-	r := p.rule
-	un := func(reason report.Reason, format string, args ...any) translate.Finding {
-		return translate.Decided(r, f, report.Decide(reason), format, args...)
-	}
-	if !c.meshed && c.unattached {
-		return un(report.ReasonNoServiceParentAttaches, "Linkerd applies an HTTPRoute only for a Service parent, and none of this route's Service parentRefs attaches (gwretry's warnings say why: a Service or port not in the input), so Linkerd does not apply the route and its annotations")
-	}
-	if p.rejected != "" {
-		refused := report.Decide(report.ReasonRouteRefusedForFilter, "filter", p.rejected)
-		if f.IsFilter() && !isBackendRefFeature(f) {
-			if name := filterName(f); name == p.rejected {
-				return translate.Decided(r, f, refused, "Linkerd does not support the %s filter and refuses a route that has one (\"Failed to convert route\"); the rule is written to a route of its own, which Linkerd ignores, so the route's other rules still apply", p.rejected)
+	return translate.Assess(r, translate.Decisions{
+		First: func(f translate.Feature) (report.Decision, bool) { return wholeRoute(p, meshed, f) },
+		Written: func(f translate.Feature) (report.Decision, bool) {
+			if !r.Forwards() && f != translate.FeatureRequestRedirect {
+				// Linkerd sends none of the rule's requests to a backend.
+				return report.Decide(report.ReasonRuleForwardsNothing), true
 			}
-		}
-		return translate.Decided(r, f, refused, "Linkerd ignores the route this rule is written to, because the rule has a %s filter, which Linkerd refuses", p.rejected)
-	}
+			return filterDecision(p, f), true
+		},
+		Feature: func(f translate.Feature) report.Decision {
+			if f == translate.FeatureBackendRefs {
+				return backendRefsDecision(r)
+			}
+			return inheritedDecision(p, f, retryDecision(p, f))
+		},
+	})
+}
+
+// wholeRoute decides the features that Linkerd treats alike for the whole
+// rule: a route it does not apply (no Service parent attaches; gwretry's
+// warnings say why), a route it refuses for a filter ("Failed to convert
+// route": the rule is written to a route of its own, so the route's other
+// rules still apply), and listener.https, since Linkerd implements no
+// Gateway listener (it applies the route to meshed clients' requests to
+// its Service parents, over its own mTLS).
+func wholeRoute(p rulePlan, meshed bool, f translate.Feature) (report.Decision, bool) {
 	switch {
+	case !meshed:
+		return report.Decide(report.ReasonNoServiceParentAttaches), true
+	case p.rejected != "":
+		return report.Decide(report.ReasonRouteRefusedForFilter, "filter", p.rejected), true
 	case f == translate.FeatureListenerHTTPS:
-		return un(report.ReasonMeshServesNoListener, "Linkerd implements no Gateway listener: it applies the route to meshed clients' requests to its Service parents, over its own mTLS, and never presents the listener's certificate")
-	case f == translate.FeatureBackendRefs:
-		if r.NoBackendRefs {
-			return un(report.ReasonNoBackendRefsGoToParent, "Linkerd sends the requests of a rule with no backendRefs to the parent Service, instead of answering 500")
-		}
-		var why []string
-		for _, b := range r.Invalid {
-			why = append(why, fmt.Sprintf("backendRefs[%d]: %s", b.Index, b.Reason))
-		}
-		d := report.Decide(report.ReasonAnswers500).Set("backendRefs written back").With(report.NewCaveat(report.CaveatFailedShareStatusUnknown))
-		return translate.Decided(r, f, d, "Linkerd fails the share of requests of a backendRef it cannot use with its own error response, which gwretry does not know to be 500 in every case (%s)", strings.Join(why, "; "))
-	case f.IsFilter() && !r.Forwards() && f != translate.FeatureRequestRedirect:
-		return un(report.ReasonRuleForwardsNothing, "the rule forwards nothing (%s): Linkerd sends none of its requests to a backend, so %s never takes effect", r.NoForwardReason(), f)
-	case f.IsFilter():
-		return filterFinding(p, f)
+		return report.Decide(report.ReasonMeshServesNoListener), true
 	}
-	if !r.Forwards() {
-		return translate.DeadRuleFinding(r, f, "Linkerd does not send them to a backend")
+	return report.Decision{}, false
+}
+
+// backendRefsDecision: Linkerd sends the requests of a rule with no
+// backendRefs to the parent Service instead of answering 500, and fails
+// the share of a backendRef it cannot use with its own error response,
+// which gwretry does not know to be 500 in every case.
+func backendRefsDecision(r *translate.Rule) report.Decision {
+	if r.NoBackendRefs {
+		return report.Decide(report.ReasonNoBackendRefsGoToParent)
 	}
-	return inheritedFinding(p, retryFinding(p, f))
+	return report.Decide(report.ReasonAnswers500).Set("backendRefs written back").With(report.NewCaveat(report.CaveatFailedShareStatusUnknown))
 }
 
 // routeSets reports whether the route holding the rule of p sets a retry
@@ -104,15 +80,21 @@ func routeSets(p rulePlan) (retry, timers bool) {
 	return retry, timers
 }
 
-// inheritedFinding says what the Service parents' own annotations add to
-// the finding fd of a rule whose route sets no retry policy or no timeout
-// (fromServices): a retry feature with the Service's retry policy, a
-// timeout feature with its retry timeout or timeouts, is not honoured.
-func inheritedFinding(p rulePlan, fd translate.Finding) translate.Finding {
+// inheritedDecision says what the Service parents' own annotations add
+// to decision d of feature f of a rule whose route sets no retry policy or
+// no timeout (fromServices): Linkerd's policy controller gives a rule whose
+// route sets no retry annotation the Service's retry policy, and a rule
+// with no timeout at all (no timeout.linkerd.io/request, response or idle
+// on the route, no non-zero timeouts.request it reads) the Service's
+// timeouts (convert_outbound_route in
+// policy-controller/grpc/src/outbound/http.rs). A retry feature with the
+// Service's retry policy, a timeout feature with its retry timeout or
+// timeouts, is then not honoured.
+func inheritedDecision(p rulePlan, f translate.Feature, d report.Decision) report.Decision {
 	retry, timers := routeSets(p)
 	var hit []inherited
 	for _, x := range fromServices(p.rule.MeshParents, retry, timers) {
-		switch f := fd.Feature; {
+		switch {
 		case f.IsRetry() && x.retry != nil,
 			// A Service's retry.linkerd.io/timeout cuts every try, so
 			// a stalled request also ends, after the last.
@@ -120,32 +102,28 @@ func inheritedFinding(p rulePlan, fd translate.Finding) translate.Finding {
 			hit = append(hit, x)
 		}
 	}
-	if len(hit) == 0 {
-		return fd
+	if st := d.Status(); len(hit) == 0 || st != translate.Honoured && st != translate.Approximated {
+		return d
 	}
-	if st := fd.Decision.Status(); st == translate.Honoured || st == translate.Approximated {
-		var services, keys []string
-		for _, x := range hit {
-			services = append(services, x.parent.String())
-			for _, t := range x.text {
-				// The annotations that act on this feature: the
-				// retry policy on a retry feature, its try timeout
-				// and the timeouts on a timeout feature.
-				k, _, _ := strings.Cut(t, " ")
-				acts := slices.Contains(retryKeys, k)
-				if !fd.Feature.IsRetry() {
-					acts = k == annRetryTimeout || slices.Contains(timeoutKeys, k)
-				}
-				if acts && !slices.Contains(keys, k) {
-					keys = append(keys, k)
-				}
+	var services, keys []string
+	for _, x := range hit {
+		services = append(services, x.parent.String())
+		for _, t := range x.text {
+			// The annotations that act on this feature: the retry
+			// policy on a retry feature, its try timeout and the
+			// timeouts on a timeout feature.
+			k, _, _ := strings.Cut(t, " ")
+			acts := slices.Contains(retryKeys, k)
+			if !f.IsRetry() {
+				acts = k == annRetryTimeout || slices.Contains(timeoutKeys, k)
+			}
+			if acts && !slices.Contains(keys, k) {
+				keys = append(keys, k)
 			}
 		}
-		slices.Sort(keys)
-		fd.AddCaveats(report.NewCaveat(report.CaveatServiceAnnotationsApply, "services", strings.Join(services, ", "), "annotations", strings.Join(keys, ", ")))
 	}
-	fd.Message = joinMessage(fd.Message, fmt.Sprintf("but Linkerd also applies %s to this rule: its policy controller gives a rule whose route sets no retry annotation the Service's retry policy, and a rule with no timeout at all (no timeout.linkerd.io/request, response or idle on the route, no non-zero timeouts.request it reads) the Service's timeouts (convert_outbound_route in policy-controller/grpc/src/outbound/http.rs)", describe(hit)))
-	return fd
+	slices.Sort(keys)
+	return d.With(report.NewCaveat(report.CaveatServiceAnnotationsApply, "services", strings.Join(services, ", "), "annotations", strings.Join(keys, ", ")))
 }
 
 // inheritedNote warns of a rule that some Service parent's annotations
@@ -187,31 +165,35 @@ func filterName(f translate.Feature) string {
 	return ""
 }
 
-func filterFinding(p rulePlan, f translate.Feature) translate.Finding {
-	r := p.rule
+// filterDecision decides a filter of a rule that forwards (or a redirect):
+// the route is written back with the filters Linkerd applies; a
+// backendRef with a filter Linkerd does not support is an invalid backend
+// to it, whose share of the requests fails.
+func filterDecision(p rulePlan, f translate.Feature) report.Decision {
 	switch f {
 	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier, translate.FeatureRequestRedirect:
-		return translate.Decided(r, f, report.Decide(report.ReasonConfigured).Set(filterName(f)+" filter"), "the route is written back with the filter, which Linkerd applies")
+		return report.Decide(report.ReasonConfigured).Set(filterName(f) + " filter")
 	}
 	if isBackendRefFeature(f) {
 		base := translate.Feature(f[len("backendRefs."):])
 		switch base {
 		case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier:
-			d := report.Decide(report.ReasonConfigured).Set("backendRef " + filterName(base) + " filter").With(report.NewCaveat(report.CaveatNotCheckedByJudge))
-			return translate.Decided(r, f, d, "the route is written back with the filter, which Linkerd applies to the requests sent to that backend; gwretry's judge does not read backendRef filters back, so it does not claim more")
+			// gwretry's judge does not read backendRef filters back.
+			return report.Decide(report.ReasonConfigured).Set("backendRef " + filterName(base) + " filter").With(report.NewCaveat(report.CaveatNotCheckedByJudge))
 		}
-		return translate.Decided(r, f, report.Decide(report.ReasonBackendFilterInvalidatesBackend, "filter", filterName(base)), "Linkerd does not support the %s filter on a backendRef: it treats that backend as invalid and fails its share of the requests", filterName(base))
+		return report.Decide(report.ReasonBackendFilterInvalidatesBackend, "filter", filterName(base))
 	}
 	// Rule-level filters Linkerd refuses make the rule rejected; this is
 	// not reached for them.
-	return translate.Decided(r, f, report.Decide(report.ReasonNotExpressible), "Linkerd does not support the %s filter", filterName(f))
+	return report.Decide(report.ReasonNotExpressible)
 }
 
-func retryFinding(p rulePlan, f translate.Feature) translate.Finding {
+// retryDecision decides a retry or timeout feature of a rule that
+// forwards, from the annotations plan wrote. Linkerd never retries a
+// request whose body is larger than 64 KiB, has no setting to retry
+// connection failures, and waits by its own fixed, jittered backoff.
+func retryDecision(p rulePlan, f translate.Feature) report.Decision {
 	r := p.rule
-	decided := func(d report.Decision, format string, args ...any) translate.Finding {
-		return translate.Decided(r, f, d, format, args...)
-	}
 	// set is the decision that annotation key is written with its value.
 	set := func(key string) report.Decision {
 		return report.Decide(report.ReasonConfigured).Set(key + " " + p.ann[key])
@@ -221,55 +203,57 @@ func retryFinding(p rulePlan, f translate.Feature) translate.Finding {
 		attempts = r.Retry.Attempts
 	}
 	be, req := r.Timeouts.BackendRequest, r.Timeouts.Request
-	const body = "Linkerd never retries a request whose body is larger than 64 KiB"
 	bodyLimit := translate.ByteSize(maxRetriedBody)
 	// retried are the caveats of every retry the policy makes: the
 	// body limit, and the clamp of the limit.
 	retried := []report.Caveat{report.NewCaveat(report.CaveatBodyBufferLimit, "limit", bodyLimit)}
 	if f.IsRetry() && attempts == 0 {
-		return decided(report.Decide(report.ReasonRetriesDisabled), "attempts is 0: no retry annotation is written, so Linkerd does not retry (unless the Service itself has retry annotations or a ServiceProfile)")
+		// No retry annotation is written.
+		return report.Decide(report.ReasonRetriesDisabled)
 	}
-	limit := fmt.Sprintf("%s %q", annRetryLimit, p.ann[annRetryLimit])
 	if p.clamped {
-		limit += fmt.Sprintf(" (attempts %d is more than Linkerd's largest limit, %d)", attempts, maxLimit)
 		retried = append(retried, report.NewCaveat(report.CaveatAttemptsClamped, "configured", p.ann[annRetryLimit], "max", fmt.Sprint(maxLimit)))
 	}
 	switch f {
 	case translate.FeatureRetryAttempts:
 		if !retries(r) {
-			return decided(report.Decide(report.ReasonConnectionFailuresNotRetryable), "the rule retries only on connection failures, which Linkerd cannot be configured to retry, so no retry annotation is written")
+			// Only connection failures, which Linkerd cannot retry.
+			return report.Decide(report.ReasonConnectionFailuresNotRetryable)
 		}
-		d := set(annRetryLimit).With(retried...).With(report.NewCaveat(report.CaveatConnectionFailuresNotRetried))
-		return decided(d, "%s retries up to that many times on the listed codes and cut tries; %s, and has no setting to retry connection failures", limit, body)
+		return set(annRetryLimit).With(retried...).With(report.NewCaveat(report.CaveatConnectionFailuresNotRetried))
 	case translate.FeatureRetryCodes:
-		return decided(set(annRetryHTTP).With(retried...), "%s %q with %s; %s", annRetryHTTP, p.ann[annRetryHTTP], limit, body)
+		return set(annRetryHTTP).With(retried...)
 	case translate.FeatureRetryConnectionErrors:
-		return decided(report.Decide(report.ReasonConnectionFailuresNotRetryable), "Linkerd has no setting to retry connection failures (refused, reset, closed)")
+		return report.Decide(report.ReasonConnectionFailuresNotRetryable)
 	case translate.FeatureRetryBackoff:
-		return decided(report.Decide(report.ReasonFixedBackoff, "min", "25ms", "max", "250ms"), "Linkerd has no backoff setting: its proxy waits by its own fixed exponential backoff (25 ms to 250 ms, jittered), whatever backoff is (%s)", r.Retry.Backoff.Text)
+		return report.Decide(report.ReasonFixedBackoff, "min", "25ms", "max", "250ms")
 	case translate.FeatureRetryBackendTimeout:
 		if be.IsZero() {
-			return decided(report.Decide(report.ReasonTimeoutDisabled), "backendRequest is 0s: no try is cut")
+			return report.Decide(report.ReasonTimeoutDisabled)
 		}
-		return decided(set(annRetryTimeout).With(retried...), "%s %q cuts each try and retries it (%s); %s", annRetryTimeout, p.ann[annRetryTimeout], limit, body)
+		return set(annRetryTimeout).With(retried...)
 	case translate.FeatureBackendRequestTimeout:
 		switch {
 		case be.IsZero():
-			return decided(report.Decide(report.ReasonTimeoutDisabled), "backendRequest is 0s: no try is cut")
+			return report.Decide(report.ReasonTimeoutDisabled)
 		case retries(r):
-			d := set(annRetryTimeout).With(report.NewCaveat(report.CaveatTryTimerSkipsLargeBodies, "limit", bodyLimit))
-			return decided(d, "%s %q cuts each try, but it is part of Linkerd's retry policy, which does not take requests whose body is larger than 64 KiB: gwretry does not know such a request's try to be cut", annRetryTimeout, p.ann[annRetryTimeout])
+			// The try timer is part of the retry policy, which does not
+			// take requests whose body is larger than 64 KiB.
+			return set(annRetryTimeout).With(report.NewCaveat(report.CaveatTryTimerSkipsLargeBodies, "limit", bodyLimit))
 		}
-		d := set(annResponseTimeout).With(report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders))
-		return decided(d, "%s %q waits for the response headers only, not for the whole response: retry.linkerd.io/timeout would be a total per try but always comes with a retry policy, which the rule does not ask for", annResponseTimeout, p.ann[annResponseTimeout])
+		// retry.linkerd.io/timeout would be a total per try but always
+		// comes with a retry policy, which the rule does not ask for.
+		return set(annResponseTimeout).With(report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders))
 	case translate.FeatureRequestTimeout:
 		switch {
 		case req.IsZero():
-			return decided(report.Decide(report.ReasonTimeoutDisabled), "request is 0s: Linkerd sets no request timeout")
+			return report.Decide(report.ReasonTimeoutDisabled)
 		case p.ann[annRequestTimeout] != "":
-			return decided(set(annRequestTimeout), "%s %q (Linkerd does not read timeouts.request from this route itself, or not as written)", annRequestTimeout, p.ann[annRequestTimeout])
+			// Linkerd does not read timeouts.request from this route
+			// itself, or not as written.
+			return set(annRequestTimeout)
 		}
-		return decided(report.Decide(report.ReasonConfigured).Set("timeouts.request "+req.Text), "Linkerd reads timeouts.request from the route")
+		return report.Decide(report.ReasonConfigured).Set("timeouts.request " + req.Text)
 	}
-	return decided(report.Decide(report.ReasonNotTranslated), "gwretry does not translate %s for Linkerd", f)
+	return report.Decide(report.ReasonNotTranslated)
 }

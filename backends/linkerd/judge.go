@@ -79,7 +79,7 @@ func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support, parents
 		return b, nil
 	}
 	for _, r := range rt.Spec.Rules {
-		if rejectedFilter(r.Filters) != "" {
+		if !converts(r.Filters) {
 			return b, nil // Linkerd drops the whole route
 		}
 	}
@@ -136,6 +136,23 @@ func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support, parents
 	b.TimeoutStatus = 504
 	b.Filters = readFilters(rule.Filters)
 	return b, nil
+}
+
+// converts reports whether Linkerd's policy controller converts every
+// rule-level filter of a route rule it reads: it knows
+// RequestHeaderModifier, ResponseHeaderModifier and RequestRedirect
+// (convert_gateway_filter), and fails the whole route on any other
+// ("Failed to convert route"). The judge's own reading, not the planner's
+// rejectedFilter.
+func converts(fs []gwv1.HTTPRouteFilter) bool {
+	for _, f := range fs {
+		switch f.Type {
+		case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier, gwv1.HTTPRouteFilterRequestRedirect:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // readFilters reads the filters Linkerd applies back into the model's

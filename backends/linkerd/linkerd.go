@@ -101,11 +101,12 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		// A route with no mesh parentRef is outside Linkerd's scope:
 		// translate reports it (not applicable), not this target.
 		inScope := isMeshed || translate.HasMeshParentRef(src)
+		// A split route's rules are named in an Info note of splitRoute
+		// (which rules went to which route), not in their findings.
 		for _, w := range written {
-			wkey := w.obj.Namespace + "/" + w.obj.Name
 			for _, p := range w.plans {
 				if inScope {
-					out.Findings = append(out.Findings, findings(p, ruleContext{meshed: isMeshed, unattached: !isMeshed, written: wkey, split: len(written) > 1})...)
+					out.Findings = append(out.Findings, findings(p, isMeshed)...)
 				}
 				if isMeshed && p.rejected == "" {
 					out.Notes = append(out.Notes, inheritedNote(p)...)
