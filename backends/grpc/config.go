@@ -247,3 +247,8 @@ func parseThrottling(s string) (*RetryThrottling, error) {
 	}
 	return t, nil
 }
+
+// maxAttemptsCap is what gRPC clients treat a larger maxAttempts as (gRFC
+// A6): a fact of the format that the planner writes within and the judge
+// reads back.
+const maxAttemptsCap = 5

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -233,38 +234,42 @@ func TestFindings(t *testing.T) {
 		}
 	}
 	// Each case names the finding's reason and, where it has one, a caveat
-	// or what it configures; says is the planner's why where no record
-	// carries it (which match no name expresses, which rule holds a name).
+	// or what it configures; params are those of the reason (caveat ""),
+	// or of the caveat: which matches no name expresses and why, which
+	// rule holds a name.
+	type params = report.Params
 	cases := []struct {
 		rule       int
 		feature    translate.Feature
 		reason     report.Reason
 		caveat     report.Reason
 		configured string
-		says       string
+		params     params
 	}{
-		{0, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnlistedCodesRetried, "retryableStatusCodes UNAVAILABLE", ""},
-		{0, translate.FeatureRetryBackoff, report.ReasonConfigured, report.CaveatPushbackOverridesBackoff, "initialBackoff 0.125s", ""},
-		{0, translate.FeatureRequestTimeout, report.ReasonConfigured, report.CaveatDeadlineExceededNot504, "timeout 2s", ""},
-		{1, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnknownStatusRetried, "retryableStatusCodes UNKNOWN UNAVAILABLE", ""},
-		{2, translate.FeatureRetryAttempts, report.ReasonConfigured, report.CaveatAttemptsClamped, "maxAttempts 5", ""},
+		{0, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnlistedCodesRetried, "retryableStatusCodes UNAVAILABLE", nil},
+		{0, translate.FeatureRetryBackoff, report.ReasonConfigured, report.CaveatPushbackOverridesBackoff, "initialBackoff 0.125s", nil},
+		{0, translate.FeatureRequestTimeout, report.ReasonConfigured, report.CaveatDeadlineExceededNot504, "timeout 2s", nil},
+		{1, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnknownStatusRetried, "retryableStatusCodes UNKNOWN UNAVAILABLE", nil},
+		{2, translate.FeatureRetryAttempts, report.ReasonConfigured, report.CaveatAttemptsClamped, "maxAttempts 5", nil},
 		// 431 becomes both INTERNAL and UNKNOWN.
-		{2, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnknownStatusRetried, "retryableStatusCodes UNKNOWN UNIMPLEMENTED INTERNAL UNAVAILABLE", ""},
-		{2, translate.FeatureBackendRequestTimeout, report.ReasonTimeoutDisabled, "", "", ""},
-		{3, translate.FeatureRetryAttempts, report.ReasonConfigured, report.CaveatMatchesNotSelectable, "maxAttempts 3", "not those of: match RegularExpression"},
-		{4, translate.FeatureRetryAttempts, report.ReasonNoNameSelectsCalls, "", "", "it matches method GET"},
-		{4, translate.FeatureRetryConnectionErrors, report.ReasonNoNameSelectsCalls, "", "", "not a gRPC method path"},
-		{5, translate.FeatureRetryAttempts, report.ReasonNoNameSelectsCalls, "", "", "HTTPRoute default/api rule 0, which takes precedence"},
-		{5, translate.FeatureBackendRequestTimeout, report.ReasonNoNameSelectsCalls, "", "", "names a method twice"},
-		{6, translate.FeatureBackendRefs, report.ReasonNotAnswered500, "", "", ""},
-		{6, translate.FeatureRequestHeaderModifier, report.ReasonNotExpressible, "", "", ""},
-		{6, translate.FeatureRetryAttempts, report.ReasonRuleForwardsNothing, "", "", ""},
-		{7, translate.FeatureBackendRefs, report.ReasonTrafficNotSplit, "", "", ""},
+		{2, translate.FeatureRetryCodes, report.ReasonConfigured, report.CaveatUnknownStatusRetried, "retryableStatusCodes UNKNOWN UNIMPLEMENTED INTERNAL UNAVAILABLE", nil},
+		{2, translate.FeatureBackendRequestTimeout, report.ReasonTimeoutDisabled, "", "", nil},
+		{3, translate.FeatureRetryAttempts, report.ReasonConfigured, report.CaveatMatchesNotSelectable, "maxAttempts 3", params{"causes": "RegularExpression"}},
+		{4, translate.FeatureRetryAttempts, report.ReasonNoNameSelectsCalls, "", "", params{"unnamed": "path /healthz, method GET, query, headers", "names": "none", "rules": "none"}},
+		{4, translate.FeatureRetryConnectionErrors, report.ReasonNoNameSelectsCalls, "", "", params{"unnamed": "path /healthz, method GET, query, headers", "names": "none", "rules": "none"}},
+		// The name gRPC would reject twice belongs to the rule that takes
+		// precedence.
+		{5, translate.FeatureRetryAttempts, report.ReasonNoNameSelectsCalls, "", "", params{"unnamed": "none", "names": "users.v1.Users/GetUser", "rules": "HTTPRoute default/api rule 0"}},
+		{5, translate.FeatureBackendRequestTimeout, report.ReasonNoNameSelectsCalls, "", "", params{"unnamed": "none", "names": "users.v1.Users/GetUser", "rules": "HTTPRoute default/api rule 0"}},
+		{6, translate.FeatureBackendRefs, report.ReasonNotAnswered500, "", "", nil},
+		{6, translate.FeatureRequestHeaderModifier, report.ReasonNotExpressible, "", "", nil},
+		{6, translate.FeatureRetryAttempts, report.ReasonRuleForwardsNothing, "", "", nil},
+		{7, translate.FeatureBackendRefs, report.ReasonTrafficNotSplit, "", "", params{"weight": "1"}},
 		// The catch-all rule 8 would retry nothing, but the hostname-bound
 		// route's name hosted.H/M takes its calls to that method on every
 		// channel (a service config has no hostnames).
-		{8, translate.FeatureRetryAttempts, report.ReasonRetriesDisabled, report.CaveatCallsTakenByOtherRule, "", ""},
-		{8, translate.FeatureRetryCodes, report.ReasonRetriesDisabled, report.CaveatCallsTakenByOtherRule, "", "calls to hosted.H/M get the methodConfig of HTTPRoute default/hosted rule 0, also on the hostnames"},
+		{8, translate.FeatureRetryAttempts, report.ReasonRetriesDisabled, report.CaveatCallsTakenByOtherRule, "", nil},
+		{8, translate.FeatureRetryCodes, report.ReasonRetriesDisabled, report.CaveatCallsTakenByOtherRule, "", params{"names": "hosted.H/M", "rules": "HTTPRoute default/hosted rule 0"}},
 	}
 	for _, c := range cases {
 		f, ok := got[key{c.rule, c.feature}]
@@ -272,12 +277,20 @@ func TestFindings(t *testing.T) {
 			t.Errorf("rule %d %s: no finding", c.rule, c.feature)
 			continue
 		}
-		hasCaveat := c.caveat == "" || slices.ContainsFunc(f.Caveats, func(cv report.Caveat) bool { return cv.Reason == c.caveat })
-		if f.Reason != c.reason || !hasCaveat || f.Configured != c.configured {
+		i := slices.IndexFunc(f.Caveats, func(cv report.Caveat) bool { return cv.Reason == c.caveat })
+		if f.Reason != c.reason || (c.caveat != "" && i < 0) || f.Configured != c.configured {
 			t.Errorf("rule %d %s: %s %+v %q, want %s with caveat %q configuring %q", c.rule, c.feature, f.Reason, f.Caveats, f.Configured, c.reason, c.caveat, c.configured)
+			continue
 		}
-		if !strings.Contains(f.Message, c.says) {
-			t.Errorf("rule %d %s: %q, want it to say %q", c.rule, c.feature, f.Message, c.says)
+		if c.params == nil {
+			continue
+		}
+		p := f.Params
+		if c.caveat != "" {
+			p = f.Caveats[i].Params
+		}
+		if !maps.Equal(p, c.params) {
+			t.Errorf("rule %d %s: params %v, want %v", c.rule, c.feature, p, c.params)
 		}
 	}
 }

@@ -154,3 +154,26 @@ func behaviour(mc *MethodConfig, _ *RetryThrottling) (translate.Behaviour, error
 	b.MinGap = b.Backoff.MinGap(b.Retries)
 	return b, nil
 }
+
+// retryBuffer is grpc-go's per-call retry buffer: a call whose request
+// messages exceed it is committed and no longer retried.
+const retryBuffer = 256 << 10
+
+// goHTTPStatus is grpc-go 1.84's table (internal/transport
+// HTTPStatusConvTab), which the judge applies (the planner maps codes by
+// the gRPC document, httpStatus).
+func goHTTPStatus(code int) string {
+	switch code {
+	case 400:
+		return "INTERNAL"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "UNIMPLEMENTED"
+	case 429, 502, 503, 504:
+		return "UNAVAILABLE"
+	}
+	return "UNKNOWN"
+}

@@ -10,25 +10,32 @@ import (
 )
 
 // nameOf returns the service config name of the calls match selects, or
-// why a service config cannot select them. gRPC calls are POSTs to
-// /package.Service/Method: an Exact path of that form (or a PathPrefix of
-// it) is one method, a PathPrefix /package.Service every method of the
-// service, PathPrefix / every method.
+// why a service config cannot select them, as a short cause: "headers",
+// "query", "method GET", "RegularExpression" or "path /p" (not a gRPC
+// method path). gRPC calls are POSTs to /package.Service/Method: an Exact
+// path of that form (or a PathPrefix of it) is one method, a PathPrefix
+// /package.Service every method of the service, PathPrefix / every method.
 func nameOf(m translate.Match) (Name, string) {
 	switch {
 	case len(m.Headers) > 0:
-		return Name{}, "it matches headers, and a service config selects calls by method name only, not by metadata"
+		// A service config selects calls by method name only.
+		return Name{}, "headers"
 	case len(m.Query) > 0:
-		return Name{}, "it matches query parameters, which gRPC calls do not have"
+		// gRPC calls have no query parameters.
+		return Name{}, "query"
 	case m.Method != "" && m.Method != "POST":
-		return Name{}, fmt.Sprintf("it matches method %s, and every gRPC call is a POST", m.Method)
+		// Every gRPC call is a POST.
+		return Name{}, "method " + m.Method
 	case m.PathType == translate.PathRegex:
-		return Name{}, "it matches the path by regular expression, and a service config names services and methods exactly"
+		// A service config names services and methods exactly.
+		return Name{}, string(translate.PathRegex)
 	case m.PathType == translate.PathPrefix && m.Path == "/":
 		return Name{}, ""
 	}
 	parts := strings.Split(strings.TrimPrefix(m.Path, "/"), "/")
-	notMethod := fmt.Sprintf("path %q is not a gRPC method path /package.Service/Method (a protobuf full name, then a protobuf identifier)", m.Path)
+	// Not /package.Service/Method (a protobuf full name, then a protobuf
+	// identifier).
+	notMethod := "path " + m.Path
 	if !strings.HasPrefix(m.Path, "/") || !serviceRE.MatchString(parts[0]) {
 		return Name{}, notMethod
 	}
@@ -42,42 +49,28 @@ func nameOf(m translate.Match) (Name, string) {
 	return Name{}, notMethod
 }
 
-// matchText describes a match for messages.
-func matchText(m translate.Match) string {
-	s := fmt.Sprintf("%s %s", m.PathType, m.Path)
-	if m.Method != "" {
-		s += " method " + m.Method
-	}
-	if n := len(m.Headers); n > 0 {
-		s += fmt.Sprintf(" with %d header match(es)", n)
-	}
-	if n := len(m.Query); n > 0 {
-		s += fmt.Sprintf(" with %d query match(es)", n)
-	}
-	return s
-}
-
 // rulePlan is what the service config holds for one rule.
 type rulePlan struct {
 	// Names are the names of the rule's methodConfig, in precedence order.
 	Names []Name
-	// Untranslatable are the rule's matches no name can express, with why.
-	Untranslatable []string
-	// Lost are the names the rule would have that a rule of higher
-	// precedence already holds.
-	Lost []string
-	// LostNames are the names of Lost, each once, in the order lost.
+	// Unnamed are why some of the rule's matches no name can express, each
+	// cause once (nameOf).
+	Unnamed []string
+	// LostNames are the names the rule would have that a rule of higher
+	// precedence (or one served on other hostnames) holds, each once, in
+	// the order lost.
 	LostNames []Name
+	// LostTo are the rules that hold them ("HTTPRoute ns/name rule 0"),
+	// each once.
+	LostTo []string
 	// Hostnames are the specific hostnames (not the catch-all) the rule is
 	// served for.
 	Hostnames []string
 }
 
-// partial says which of the rule's requests do not get its methodConfig,
-// "" when all do.
-func (p *rulePlan) partial() string {
-	return strings.Join(append(slices.Clone(p.Untranslatable), p.Lost...), "; ")
-}
+// partial says whether some of the rule's requests do not get its
+// methodConfig.
+func (p *rulePlan) partial() bool { return len(p.Unnamed) > 0 || len(p.LostNames) > 0 }
 
 // plan walks the model in Gateway API precedence order (listeners, then
 // virtual hosts from the most specific hostname, then their routes in
@@ -98,11 +91,9 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 				seenHost[h] = true
 				p.Hostnames = append(p.Hostnames, h)
 			}
-			if _, why := nameOf(pl.Match.Match); why != "" {
-				if t := fmt.Sprintf("match %s: %s", matchText(pl.Match.Match), why); !seenUntr[t] {
-					seenUntr[t] = true
-					p.Untranslatable = append(p.Untranslatable, t)
-				}
+			if _, why := nameOf(pl.Match.Match); why != "" && !seenUntr[why] {
+				seenUntr[why] = true
+				p.Unnamed = append(p.Unnamed, why)
 			}
 		}
 		if anyHost {
@@ -126,21 +117,23 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 		}
 		return false
 	}
-	said := map[*rulePlan]map[string]bool{} // p.Lost as a set
-	lose := func(p *rulePlan, r, o *translate.Rule, n Name) {
-		lost := fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, which takes precedence (gRPC rejects a service config that names a method twice)", n, o.Route, o.Index)
-		if elsewhere(r, o) {
-			lost = fmt.Sprintf("calls to %s get the methodConfig of HTTPRoute %s rule %d, also on the hostnames or listeners that rule is not served on (%s), as a service config has no hostnames", n, o.Route, o.Index, servedOn(out[o]))
+	// lost and lostTo are p.LostNames and p.LostTo as sets. A name has one
+	// owner; the caveat names it, and the rule that holds it, whether that
+	// rule takes precedence or is served on other hostnames (a service
+	// config has no hostnames).
+	lost := map[*rulePlan]map[Name]bool{}
+	lostTo := map[*rulePlan]map[*translate.Rule]bool{}
+	lose := func(p *rulePlan, o *translate.Rule, n Name) {
+		if lost[p] == nil {
+			lost[p], lostTo[p] = map[Name]bool{}, map[*translate.Rule]bool{}
 		}
-		if said[p] == nil {
-			said[p] = map[string]bool{}
-		}
-		if !said[p][lost] {
-			said[p][lost] = true
-			p.Lost = append(p.Lost, lost)
-			// The message follows from the name (its owner is one rule),
-			// so a new message is a new name.
+		if !lost[p][n] {
+			lost[p][n] = true
 			p.LostNames = append(p.LostNames, n)
+		}
+		if !lostTo[p][o] {
+			lostTo[p][o] = true
+			p.LostTo = append(p.LostTo, fmt.Sprintf("HTTPRoute %s rule %d", o.Route, o.Index))
 		}
 	}
 	for _, l := range m.Listeners {
@@ -157,7 +150,7 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 					owner[n] = r
 					p.Names = append(p.Names, n)
 				case o != r:
-					lose(p, r, o, n)
+					lose(p, o, n)
 				}
 			}
 		}
@@ -184,7 +177,7 @@ func plan(m *translate.Model) map[*translate.Rule]*rulePlan {
 			}
 			for _, n := range narrower {
 				if o := owner[n]; o != r && covers(wide, n) && elsewhere(r, o) {
-					lose(out[r], r, o, n)
+					lose(out[r], o, n)
 				}
 			}
 		}
@@ -213,14 +206,6 @@ func sortedNames(owner map[Name]*translate.Rule) []Name {
 	return out
 }
 
-// servedOn describes where a rule is served, for messages.
-func servedOn(p *rulePlan) string {
-	if len(p.Hostnames) == 0 {
-		return "it is served for every hostname, on some listeners"
-	}
-	return "it is served only for " + strings.Join(p.Hostnames, ", ")
-}
-
 // The HTTP status gRPC gives a response without grpc-status
 // (grpc/grpc doc/http-grpc-status-mapping.md). grpc-go 1.84 lacks the 431
 // row (it gives UNKNOWN); gRPC Java and the document give INTERNAL.
@@ -240,24 +225,6 @@ func httpStatus(code int) []string {
 		return []string{"UNAVAILABLE"}
 	}
 	return []string{"UNKNOWN"}
-}
-
-// goHTTPStatus is grpc-go 1.84's table (internal/transport
-// HTTPStatusConvTab), which the judge applies.
-func goHTTPStatus(code int) string {
-	switch code {
-	case 400:
-		return "INTERNAL"
-	case 401:
-		return "UNAUTHENTICATED"
-	case 403:
-		return "PERMISSION_DENIED"
-	case 404:
-		return "UNIMPLEMENTED"
-	case 429, 502, 503, 504:
-		return "UNAVAILABLE"
-	}
-	return "UNKNOWN"
 }
 
 // retryableCodes maps the rule's HTTP codes to gRPC statuses, with
@@ -292,11 +259,6 @@ const (
 	// minBackoff is the least initialBackoff gwretry writes (A44 raises
 	// smaller values to it): A6 needs a positive one.
 	minBackoff = time.Millisecond
-	// maxAttemptsCap is what gRPC clients treat a larger maxAttempts as.
-	maxAttemptsCap = 5
-	// retryBuffer is grpc-go's per-call retry buffer: a call whose request
-	// messages exceed it is committed and no longer retried.
-	retryBuffer = 256 << 10
 )
 
 // initialBackoff returns the initialBackoff for a rule's backoff.

@@ -39,7 +39,7 @@ spec:
 		runtime.ReadMemStats(&before)
 		p := plan(m)
 		runtime.ReadMemStats(&after)
-		if got := len(p[m.Rules[0]].Lost); m.Rules[0].Route == "ns/r" && got != 2*n {
+		if got := len(p[m.Rules[0]].LostNames); m.Rules[0].Route == "ns/r" && got != 2*n {
 			t.Errorf("%d routes: the catch-all rule loses %d names, want %d", n, got, 2*n)
 		}
 		return after.TotalAlloc - before.TotalAlloc

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gwretry/gwretry/report"
@@ -61,26 +60,6 @@ func readTimeouts(m *translate.Model, ss []site) []time.Duration {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// readCut says what the entry points' readTimeouts (reads) do to a rule
-// whose request or backendRequest is 0s. Verified with Traefik v3.6.12: a
-// request whose body was still arriving when readTimeout passed got 499 or
-// 504 (the status depends on which error Traefik's proxy sees first: the
-// request's context canceled or the read timed out), and the backend a
-// truncated body.
-func readCut(reads []time.Duration) string {
-	if len(reads) == 0 {
-		reads = []time.Duration{defaultEntryPointReadTimeout}
-	}
-	texts := make([]string, len(reads))
-	for i, d := range reads {
-		texts[i] = traefikDuration(d)
-	}
-	return "but the entry point's respondingTimeouts.readTimeout " + strings.Join(texts, ", ") +
-		" (Traefik's default is " + traefikDuration(defaultEntryPointReadTimeout) + "; a ConnectionTimeoutPolicy " +
-		"clientTimeout sets it, for every route of the entry point) cuts a request whose head and body have " +
-		"not all been read by then: a slow upload is answered 499 or 504 and the backend gets a truncated body"
 }
 
 // connTime is what gwretry writes as a Traefik connection timeout: a Go
@@ -139,31 +118,35 @@ func ruleConn(h *httpConfig, m *translate.Model, r *translate.Rule) error {
 }
 
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
-// fields, per Gateway).
+// fields, per Gateway). Traefik has no timer for a half-closed client or
+// upstream connection (HAProxy's timeout client-fin and server-fin), none
+// for upgraded (WebSocket) connections (Go's reverse proxy copies both
+// ways until one side closes), and no inspect delay (the nearest, the
+// entry point's readTimeout, already carries clientTimeout).
 func connFindings(m *translate.Model) []translate.Finding {
-	why := map[translate.Feature]string{
-		translate.FeatureConnClientFinTimeout: "Traefik has no timer for a half-closed client connection (HAProxy's timeout client-fin)",
-		translate.FeatureConnServerFinTimeout: "Traefik has no timer for a half-closed upstream connection (HAProxy's timeout server-fin)",
-		translate.FeatureConnTunnelTimeout:    "Traefik has no timer for upgraded (WebSocket) connections (HAProxy's timeout tunnel): once switched, Go's reverse proxy copies both ways until one side closes, and no serversTransport or entry point setting times it",
-		translate.FeatureConnTLSInspectDelay:  "Traefik has no delay for inspecting an HTTP entry point's data before routing (HAProxy's tcp-request inspect-delay); the nearest, the entry point's respondingTimeouts.readTimeout, already carries clientTimeout",
-	}
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
+	return translate.ConnectionDecisions(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) report.Decision {
 		s, err := connArg(c)
 		if err != nil {
-			return report.Decide(report.ReasonNotTranslated), err.Error()
+			return report.Decide(report.ReasonNotTranslated)
 		}
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
+			// Go's http.Server ReadTimeout in traefik.yaml, for each of the
+			// Gateway's listeners: a total for reading the whole request,
+			// head and body; writeTimeout would also count the backend's
+			// time, so gwretry leaves it unset.
 			return report.Decide(report.ReasonConfigured).Set("respondingTimeouts.readTimeout "+s).
-					With(report.NewCaveat(report.CaveatTotalInsteadOfIdle), report.NewCaveat(report.CaveatResponseReadNotTimed),
-						report.NewCaveat(report.CaveatRestartToApply)),
-				"entryPoints.<listener>.transport.respondingTimeouts.readTimeout " + s + " in traefik.yaml for each of the Gateway's listeners (static configuration: a change needs a restart): Go's http.Server ReadTimeout, a total for reading the whole request, head and body, rather than HAProxy's timeout client, an inactivity timer (a long upload that keeps sending is cut too, and it also bounds the request head, which HAProxy times with timeout http-request); a client that stops reading the response is not timed: writeTimeout would also count the backend's time, so gwretry leaves it unset"
+				With(report.NewCaveat(report.CaveatTotalInsteadOfIdle), report.NewCaveat(report.CaveatResponseReadNotTimed),
+					report.NewCaveat(report.CaveatRestartToApply))
 		case translate.FeatureConnServerTimeout:
+			// For each rule without timeouts of its own: the time from the
+			// end of writing the request to the response headers (the
+			// serversTransport's readTimeout cannot be set from files); a
+			// try it cuts answers 504.
 			return report.Decide(report.ReasonConfigured).Set("forwardingTimeouts.responseHeaderTimeout "+s).
-					With(report.NewCaveat(report.CaveatTotalInsteadOfIdle), report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders)),
-				"serversTransports forwardingTimeouts.responseHeaderTimeout " + s + " for each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): the time from the end of writing the request to the response headers, a total rather than HAProxy's timeout server, an inactivity timer, and nothing times the response body (the serversTransport's readTimeout cannot be set from files); a try it cuts answers 504"
+				With(report.NewCaveat(report.CaveatTotalInsteadOfIdle), report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders))
 		}
-		return report.Decide(report.ReasonNotExpressible), why[c.Feature]
+		return report.Decide(report.ReasonNotExpressible)
 	})
 }
 

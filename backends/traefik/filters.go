@@ -400,97 +400,83 @@ func sitesOf(m *translate.Model) map[*translate.Rule][]site {
 	return out
 }
 
-// redirectAnswer says what Traefik does with the requests of a rule that
-// answers with a redirect, for messages.
-const redirectAnswer = "Traefik answers with the redirect (redirectRegex)"
-
-// filterFinding is the finding of rule-level filter feature f of r, or
-// ok false when f is not one gwretry translates for Traefik.
-func filterFinding(r *translate.Rule, f translate.Feature, sites []site) (translate.Finding, bool) {
+// filterDecision decides rule-level filter feature f of r, or ok false
+// when f is not one gwretry translates for Traefik.
+func filterDecision(r *translate.Rule, f translate.Feature, sites []site) (report.Decision, bool) {
 	switch f {
 	case translate.FeatureRequestHeaderModifier, translate.FeatureResponseHeaderModifier,
 		translate.FeatureRequestRedirect, translate.FeatureURLRewrite, translate.FeatureRequestMirror:
 	default:
-		return translate.Finding{}, false
+		return report.Decision{}, false
 	}
 	switch {
 	case r.Dead():
-		return translate.Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule forwards nothing (%s): %s for every "+
-			"request it matches, so %s never takes effect", r.NoForwardReason(), deadAnswer, f), true
+		return report.Decide(report.ReasonRuleForwardsNothing), true
 	case redirects(r) && f != translate.FeatureRequestRedirect && f != translate.FeatureResponseHeaderModifier:
-		return translate.DeadRuleFinding(r, f, redirectAnswer), true
+		// Traefik answers with the redirect (redirectRegex).
+		return report.Decide(report.ReasonRuleForwardsNothing), true
 	case f == translate.FeatureRequestRedirect && !redirects(r):
-		// The API forbids a redirect beside backendRefs.
-		return translate.Decided(r, f, report.Decide(report.ReasonRedirectBesideBackends), "the rule also forwards to backendRefs, which the "+
-			"Gateway API does not allow beside a RequestRedirect: no redirect is written and requests are proxied"), true
+		// The API forbids a redirect beside backendRefs: no redirect is
+		// written and requests are proxied.
+		return report.Decide(report.ReasonRedirectBesideBackends), true
 	}
-	var d report.Decision
-	var msg string
 	switch f {
 	case translate.FeatureRequestHeaderModifier:
-		d, msg = assessHeaders(r, r.Filters.RequestHeaders, true)
+		return headersDecision(r, r.Filters.RequestHeaders, true), true
 	case translate.FeatureResponseHeaderModifier:
-		d, msg = assessHeaders(r, r.Filters.ResponseHeaders, false)
+		return headersDecision(r, r.Filters.ResponseHeaders, false), true
 	case translate.FeatureRequestRedirect:
-		d, msg = assessRedirect(r, sites)
+		return redirectDecision(r, sites), true
 	case translate.FeatureURLRewrite:
-		d, msg = assessRewrite(r, sites)
-	case translate.FeatureRequestMirror:
-		d, msg = assessMirror(r)
+		return rewriteDecision(r, sites), true
 	}
-	return translate.Decided(r, f, d, "%s", msg), true
+	return mirrorDecision(r), true
 }
 
-func assessHeaders(r *translate.Rule, hm *translate.HeaderModifier, request bool) (report.Decision, string) {
-	where, name := "customResponseHeaders", respHeadersName(r)
+// headersDecision: a headers middleware (customRequestHeaders or
+// customResponseHeaders) sets each header, replacing the value it had, and
+// deletes those written with an empty value; it cannot add a value, and
+// its map holds one entry per name.
+func headersDecision(r *translate.Rule, hm *translate.HeaderModifier, request bool) report.Decision {
+	where := "customResponseHeaders"
 	if request {
-		where, name = "customRequestHeaders", reqHeadersName(r)
+		where = "customRequestHeaders"
 	}
-	msg := fmt.Sprintf("headers middleware %s, %s: Traefik sets each header (replacing the value it had) and "+
-		"deletes those written with an empty value", name, where)
 	d := report.Decide(report.ReasonConfigured).Set("headers " + where)
-	var gaps []string
 	if len(hm.Add) > 0 {
 		var ns []string
 		for _, h := range hm.Add {
 			ns = append(ns, h.Name)
 		}
-		gaps = append(gaps, fmt.Sprintf("Traefik's headers middleware cannot add a value, only set one: add of %s "+
-			"is written as a set, so a value the %s already has is replaced instead of kept beside the new one",
-			strings.Join(ns, ", "), map[bool]string{true: "request", false: "response"}[request]))
 		d = d.With(report.NewCaveat(report.CaveatHeaderAddReplaces, "headers", strings.Join(ns, ", ")))
 	}
 	seen := map[string]int{}
 	for _, n := range headerNames(hm) {
 		seen[strings.ToLower(n)]++
 	}
-	// handled are the hop-by-hop request headers Go's reverse proxy
-	// drops and the response headers Go's HTTP server manages itself.
+	// repeated are in more than one of set, add and remove (the last is
+	// written); handled are the hop-by-hop request headers Go's reverse
+	// proxy drops and the response headers Go's HTTP server manages itself.
 	var repeated, handled []string
 	for _, n := range sortedKeys(seen) {
 		if seen[n] > 1 {
-			gaps = append(gaps, fmt.Sprintf("%s is in more than one of set, add and remove, and Traefik's header map "+
-				"holds one entry per name: the last of set, add, remove is written", n))
 			repeated = append(repeated, n)
 		}
+	}
+	setOrAdd := func(n string) bool {
+		return slices.ContainsFunc(append(hm.Set, hm.Add...), func(h translate.Header) bool { return strings.EqualFold(h.Name, n) })
 	}
 	for _, n := range sortedKeys(seen) {
 		switch {
 		case request && n == "host":
-			gaps = append(gaps, "Host is the request's host in Traefik: a set replaces it as URLRewrite's hostname does, "+
-				"and a remove does nothing")
 			d = d.With(report.NewCaveat(report.CaveatHostHeaderIsRequestHost))
-		case request && n == "x-forwarded-for" && slices.ContainsFunc(append(hm.Set, hm.Add...), func(h translate.Header) bool { return strings.EqualFold(h.Name, n) }):
-			gaps = append(gaps, "the proxy appends the client's address to the X-Forwarded-For value set")
+		case request && n == "x-forwarded-for" && setOrAdd(n):
 			d = d.With(report.NewCaveat(report.CaveatForwardedForAppended))
 		case request && slices.Contains(hopByHop, n):
-			if slices.ContainsFunc(append(hm.Set, hm.Add...), func(h translate.Header) bool { return strings.EqualFold(h.Name, n) }) {
-				gaps = append(gaps, fmt.Sprintf("%s is a hop-by-hop header that Go's reverse proxy removes before the "+
-					"request reaches the backend", n))
+			if setOrAdd(n) {
 				handled = append(handled, n)
 			}
 		case !request && slices.Contains(serverManaged, n):
-			gaps = append(gaps, fmt.Sprintf("%s is managed by Go's HTTP server when it writes the response", n))
 			handled = append(handled, n)
 		}
 	}
@@ -506,13 +492,9 @@ func assessHeaders(r *translate.Rule, hm *translate.HeaderModifier, request bool
 		}
 	}
 	if request && r.Filters.Rewrite != nil && r.Filters.Rewrite.Path != nil {
-		gaps = append(gaps, fmt.Sprintf("the URLRewrite's path rewrite also deletes any %s header of the request", replacedPathHeader))
 		d = d.With(report.NewCaveat(report.CaveatReplacedPathHeaderDeleted, "header", replacedPathHeader))
 	}
-	if len(gaps) > 0 {
-		return d, msg + "; but " + strings.Join(gaps, "; ")
-	}
-	return d, msg
+	return d
 }
 
 func headerNames(hm *translate.HeaderModifier) []string {
@@ -549,118 +531,86 @@ func redirectStatus(permanent bool, method string) int {
 	return 307
 }
 
-func assessRedirect(r *translate.Rule, sites []site) (report.Decision, string) {
+// redirectDecision: a redirectRegex per router builds the Location from
+// the request's URL as the Gateway API defines it (the query is kept); its
+// status follows from the method, not the filter.
+func redirectDecision(r *translate.Rule, sites []site) report.Decision {
 	rd := r.Filters.Redirect
 	for _, s := range sites {
 		if rd.Path != nil && rd.Path.Type == translate.ReplacePrefixMatch && s.match.PathType != translate.PathPrefix {
-			return report.Decide(report.ReasonPrefixRewriteNeedsPrefix, "match", string(s.match.PathType)),
-				fmt.Sprintf("ReplacePrefixMatch needs a PathPrefix match (the Gateway API "+
-					"allows it only with one), and this rule's match is %s: no redirect is written and %s",
-					s.match.PathType, deadAnswer)
+			// The Gateway API allows it only with a PathPrefix match: no
+			// redirect is written and Traefik answers 500.
+			return report.Decide(report.ReasonPrefixRewriteNeedsPrefix, "match", string(s.match.PathType))
 		}
 	}
 	permanent := rd.StatusCode == 301 || rd.StatusCode == 308
-	msg := fmt.Sprintf("redirectRegex (permanent %t) per router: the Location is built from the request's URL as the "+
-		"Gateway API defines it (%s; the query is kept)", permanent, rd)
 	d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("redirectRegex permanent %t", permanent))
-	byMethod := report.NewCaveat(report.CaveatRedirectStatusByMethod, "status", strconv.Itoa(rd.StatusCode),
-		"get", strconv.Itoa(redirectStatus(permanent, "GET")), "other", strconv.Itoa(redirectStatus(permanent, "POST")))
-	var gaps []string
 	getOnly := r.Methods != nil && len(r.Methods) == 1 && r.Methods[0] == "GET"
 	noGet := r.Methods != nil && !slices.Contains(r.Methods, "GET")
 	want := rd.StatusCode
-	switch {
-	case want == 303:
-		gaps = append(gaps, "Traefik cannot answer 303: its redirect middlewares answer 302 to GET and 307 to other "+
-			"methods (301 and 308 when permanent)")
-		d = d.With(byMethod)
-	case getOnly && redirectStatus(permanent, "GET") == want, noGet && redirectStatus(permanent, "POST") == want:
-	default:
-		gaps = append(gaps, fmt.Sprintf("Traefik's redirect middlewares choose the status by method: %d to GET and %d "+
-			"to every other method, so the rule's requests do not all get %d", redirectStatus(permanent, "GET"),
-			redirectStatus(permanent, "POST"), want))
-		d = d.With(byMethod)
+	if want != 303 && (getOnly && redirectStatus(permanent, "GET") == want || noGet && redirectStatus(permanent, "POST") == want) {
+		// Every request of the rule gets the status asked.
+		return d
 	}
-	if len(gaps) > 0 {
-		return d, msg + "; but " + strings.Join(gaps, "; ")
-	}
-	return d, msg + fmt.Sprintf("; Traefik answers %d to the rule's %s requests", want, strings.Join(r.Methods, ", "))
+	// Traefik cannot answer 303, and answers the other statuses by method.
+	return d.With(report.NewCaveat(report.CaveatRedirectStatusByMethod, "status", strconv.Itoa(rd.StatusCode),
+		"get", strconv.Itoa(redirectStatus(permanent, "GET")), "other", strconv.Itoa(redirectStatus(permanent, "POST"))))
 }
 
-func assessRewrite(r *translate.Rule, sites []site) (report.Decision, string) {
+// rewriteDecision: a headers middleware sets Host (sent because
+// passHostHeader is on); replacePath or replacePathRegex per router
+// rewrites the path, and Traefik adds the old path in X-Replaced-Path,
+// which a headers middleware deletes again.
+func rewriteDecision(r *translate.Rule, sites []site) report.Decision {
 	rw := r.Filters.Rewrite
-	var parts, gaps, facts []string
+	var facts []string
 	var cs []report.Caveat
 	if rw.Hostname != "" {
-		parts = append(parts, fmt.Sprintf("headers middleware %s sets the request's host to %s (Traefik's "+
-			"customRequestHeaders Host), which the proxy sends because passHostHeader is on", rewriteHostName(r), rw.Hostname))
 		facts = append(facts, "customRequestHeaders Host "+rw.Hostname)
 	}
 	if p := rw.Path; p != nil {
 		if p.Type == translate.ReplacePrefixMatch {
 			for _, s := range sites {
 				if s.match.PathType != translate.PathPrefix {
-					return report.Decide(report.ReasonPrefixRewriteNeedsPrefix, "match", string(s.match.PathType)),
-						fmt.Sprintf("ReplacePrefixMatch needs a PathPrefix match (the Gateway "+
-							"API allows it only with one), and this rule's match is %s: the path is not rewritten", s.match.PathType)
+					// The path is not rewritten.
+					return report.Decide(report.ReasonPrefixRewriteNeedsPrefix, "match", string(s.match.PathType))
 				}
 			}
-			parts = append(parts, fmt.Sprintf("replacePathRegex per router replaces the matched prefix by %q path "+
-				"element by element, as the Gateway API's table defines", p.Value))
 			facts = append(facts, "replacePathRegex")
 		} else {
-			parts = append(parts, fmt.Sprintf("replacePath sets the path to %s", p.Value))
 			facts = append(facts, "replacePath "+p.Value)
 		}
-		gaps = append(gaps, fmt.Sprintf("Traefik adds the old path in an %s request header, which the headers "+
-			"middleware %s deletes again, and with it any %s header the client sent", replacedPathHeader,
-			replacedCleanName(r), replacedPathHeader))
 		cs = append(cs, report.NewCaveat(report.CaveatReplacedPathHeaderDeleted, "header", replacedPathHeader))
 	}
 	if rq := r.Filters.RequestHeaders; rw.Hostname != "" && rq != nil &&
 		slices.ContainsFunc(headerNames(rq), func(n string) bool { return strings.EqualFold(n, "host") }) {
-		gaps = append(gaps, "the RequestHeaderModifier also changes Host, and the one applied last wins")
 		cs = append(cs, report.NewCaveat(report.CaveatHostRewrittenTwice))
 	}
-	d := report.Decide(report.ReasonConfigured).Set(strings.Join(facts, ", ")).With(cs...)
-	msg := strings.Join(parts, "; ")
-	if len(gaps) > 0 {
-		return d, msg + "; but " + strings.Join(gaps, "; ")
-	}
-	return d, msg
+	return report.Decide(report.ReasonConfigured).Set(strings.Join(facts, ", ")).With(cs...)
 }
 
-func assessMirror(r *translate.Rule) (report.Decision, string) {
-	var parts, gaps, fractions, percents []string
+// mirrorDecision: a mirroring service sends a whole percent of the
+// requests to each valid mirror (nothing for an invalid backendRef, as the
+// Gateway API defines), each copy once the main backend has answered.
+func mirrorDecision(r *translate.Rule) report.Decision {
+	var fractions, percents []string
 	for _, m := range r.Filters.Mirrors {
 		if m.Backend == nil {
-			parts = append(parts, fmt.Sprintf("nothing is mirrored for an invalid backendRef (%s), as the Gateway API "+
-				"defines", m.Invalid))
 			continue
 		}
-		pct, exact := mirrorPercent(m.Numerator, m.Denominator)
-		parts = append(parts, fmt.Sprintf("%d%% of the requests to %s:%d", pct, m.Backend.Service, m.Backend.Port))
-		if !exact {
-			gaps = append(gaps, fmt.Sprintf("Traefik mirrors a whole percent of the requests: %d/%d is written as %d%%",
-				m.Numerator, m.Denominator, pct))
+		if pct, exact := mirrorPercent(m.Numerator, m.Denominator); !exact {
 			fractions = append(fractions, fmt.Sprintf("%d/%d", m.Numerator, m.Denominator))
 			percents = append(percents, fmt.Sprintf("%d%%", pct))
 		}
 	}
-	msg := fmt.Sprintf("mirroring service %s: %s; Traefik sends each copy (body included) once the main backend "+
-		"has answered, and discards the mirror's answer", r.Name, strings.Join(parts, "; "))
 	d := report.Decide(report.ReasonConfigured).Set("mirroring service " + r.Name)
 	if len(fractions) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(fractions, ", "),
 			"rounded", strings.Join(percents, ", ")))
 	}
 	if retries(r) {
-		gaps = append(gaps, "the Retry middleware runs the mirroring service again for every retry, so a retried "+
-			"request can be mirrored more than once")
+		// The Retry middleware runs the mirroring service again.
 		d = d.With(report.NewCaveat(report.CaveatRetriesMirroredAgain))
 	}
-	if len(gaps) > 0 {
-		return d, msg + "; but " + strings.Join(gaps, "; ")
-	}
-	return d, msg
+	return d
 }

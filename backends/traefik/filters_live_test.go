@@ -9,6 +9,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -97,7 +98,7 @@ func TestTraefik36FiltersLive(t *testing.T) {
 				if fd.Route == r.Route && fd.Feature == f {
 					found = true
 					if fd.Status != st {
-						t.Errorf("%s %s: %s (%s), want %s", path, f, fd.Status, fd.Message, st)
+						t.Errorf("%s %s: %s (%s), want %s", path, f, fd.Status, report.WithParams(fd.Reason, fd.Params), st)
 					}
 				}
 			}

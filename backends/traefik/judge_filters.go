@@ -95,11 +95,22 @@ func (f routerFacts) serves(c translate.MethodClass) bool {
 func (f routerFacts) redirectCode(permanent bool, c translate.MethodClass) int {
 	switch {
 	case f.method != "":
-		return redirectStatus(permanent, f.method)
+		return traefikRedirectCode(permanent, f.method)
 	case c == translate.NonIdempotent:
-		return redirectStatus(permanent, "POST")
+		return traefikRedirectCode(permanent, "POST")
 	}
 	return 0 // GET gets one code, HEAD, PUT... the other
+}
+
+// traefikRedirectCode is the status Traefik's redirect middlewares
+// (pkg/middlewares/redirect) answer: 302 (301 when permanent) to a GET, and
+// 307 (308 when permanent) to every other method, which keeps it.
+func traefikRedirectCode(permanent bool, method string) int {
+	get := method == "GET"
+	if permanent {
+		return map[bool]int{true: 301, false: 308}[get]
+	}
+	return map[bool]int{true: 302, false: 307}[get]
 }
 
 // hdrOp is the last thing the middlewares did to a header.
@@ -270,7 +281,7 @@ type locTemplate struct {
 // expectedTemplate is the Location the Gateway API defines for rd on a
 // listener of scheme scheme and port port.
 func expectedTemplate(rd *translate.Redirect, scheme string, port int) locTemplate {
-	t := locTemplate{scheme: rd.Scheme, host: rd.Hostname, port: locationPort(rd, scheme, port), keepPath: rd.Path == nil}
+	t := locTemplate{scheme: rd.Scheme, host: rd.Hostname, port: gatewayLocationPort(rd, scheme, port), keepPath: rd.Path == nil}
 	if rd.Path != nil {
 		t.path = *rd.Path
 		if t.path.Type == translate.ReplacePrefixMatch {
@@ -278,6 +289,27 @@ func expectedTemplate(rd *translate.Redirect, scheme string, port int) locTempla
 		}
 	}
 	return t
+}
+
+// gatewayLocationPort is the ":port" the Gateway API puts in the
+// Location of rd on a listener of scheme listenerScheme and port
+// listenerPort (HTTPRequestRedirectFilter.port): the filter's port; when
+// unset, the well-known port of the filter's scheme if it sets one, else
+// the listener's port; and none when that port is the well-known one of
+// the Location's scheme (the filter's, else the request's).
+func gatewayLocationPort(rd *translate.Redirect, listenerScheme string, listenerPort int) string {
+	wellKnown := map[string]int{"http": 80, "https": 443}
+	scheme, port := listenerScheme, listenerPort
+	if rd.Scheme != "" {
+		scheme, port = rd.Scheme, wellKnown[rd.Scheme]
+	}
+	if rd.Port != 0 {
+		port = rd.Port
+	}
+	if wellKnown[scheme] == port {
+		return ""
+	}
+	return fmt.Sprintf(":%d", port)
 }
 
 // readRedirect reads a redirectRegex back. When its Location is the one

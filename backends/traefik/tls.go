@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -190,45 +189,35 @@ func covered(name, hostname string) bool {
 	return ok && strings.HasPrefix(d, ".") && len(name) > len(d) && strings.HasSuffix(name, d)
 }
 
-// certText names a certificate by its files.
-func certText(c *certAndStores) string {
-	if c == nil {
-		return "Traefik's own generated certificate (TRAEFIK DEFAULT CERT)"
-	}
-	return "the certificate of " + c.CertFile
-}
-
-// tlsDiffs says, for the virtual host vh of TLS listener l, where the
-// certificate Traefik presents differs from the one the Gateway API
-// chooses (vh's): empty when they agree for every SNI name vh serves.
+// tlsDiffs lists, for the virtual host vh of TLS listener l, the SNI
+// names for which the certificate Traefik presents differs from the one
+// the Gateway API chooses (vh's), each as a short value: a name; "*" for
+// the names no certificate holds (the catch-all host gets Traefik's one
+// default certificate for all entry points, not its own); "*.*.d" for
+// names two or more labels below a wildcard hostname *.d (a wildcard in a
+// certificate covers one label only); "unknown" when gwretry could not
+// read a certificate's names. Empty when they agree for every SNI name vh
+// serves.
 func tlsDiffs(v tlsStoreView, l *translate.Listener, vh *translate.VirtualHost) []string {
 	want := certAndStores{CertFile: vh.Certificate.CertFile, KeyFile: vh.Certificate.KeyFile}
-	var out []string
 	if len(v.unreadable) > 0 {
-		return []string{fmt.Sprintf("gwretry could not read the names of %s, so it cannot tell which certificate Traefik presents for %s",
-			strings.Join(v.unreadable, ", "), hostText(vh.Hostname))}
+		return []string{"unknown"}
 	}
+	var out []string
 	probe := vh.Hostname
-	if probe == "" {
-		if v.def == nil || *v.def != want {
-			out = append(out, fmt.Sprintf("for SNI names no certificate names, Traefik presents the default certificate, %s, not %s: "+
-				"Traefik has one default certificate for all entry points", certText(v.def), certText(&want)))
+	notDefault := v.def == nil || *v.def != want
+	switch {
+	case probe == "" && notDefault:
+		out = append(out, "*")
+	case probe == "":
+	default:
+		if strings.HasPrefix(probe, "*.") && notDefault {
+			out = append(out, "*."+probe)
 		}
-	} else {
-		if strings.HasPrefix(probe, "*.") && (v.def == nil || *v.def != want) {
-			// A certificate's wildcard covers one label; the listener's
-			// hostname covers any number.
-			out = append(out, fmt.Sprintf("for SNI names two or more labels below %s (as a.b%s), which this listener serves, Traefik presents "+
-				"the default certificate, %s, not %s: a wildcard name in a certificate covers one label only",
-				probe[2:], probe[1:], certText(v.def), certText(&want)))
-		}
-		got, amb := v.pick(probe)
-		switch {
-		case amb:
-			out = append(out, fmt.Sprintf("for %s two certificates have the same matching name and Traefik presents either", hostText(probe)))
-		case got == nil || *got != want:
-			out = append(out, fmt.Sprintf("for %s Traefik presents %s, not %s: it picks by the names in the certificates, and %s",
-				hostText(probe), certText(got), certText(&want), whyNot(v, probe, want)))
+		// Traefik picks by the names in the certificates; two with the
+		// same matching name make it present either.
+		if got, amb := v.pick(probe); amb || got == nil || *got != want {
+			out = append(out, probe)
 		}
 	}
 	// A name that another certificate carries and that no more specific
@@ -245,21 +234,10 @@ func tlsDiffs(v tlsStoreView, l *translate.Listener, vh *translate.VirtualHost) 
 			if coveredElsewhere(l, vh, n) {
 				continue
 			}
-			out = append(out, fmt.Sprintf("for SNI %s, which this listener serves with %s, Traefik presents %s, which names it",
-				n, certText(&want), certText(&sc.cert)))
+			out = append(out, n)
 		}
 	}
 	return out
-}
-
-// whyNot explains why want is not Traefik's pick for serverName.
-func whyNot(v tlsStoreView, serverName string, want certAndStores) string {
-	for _, sc := range v.certs {
-		if sc.cert == want {
-			return fmt.Sprintf("the names of %s (%s) do not win for it", want.CertFile, strings.Join(sc.names, ", "))
-		}
-	}
-	return want.CertFile + " is not loaded for it"
 }
 
 // coveredElsewhere reports whether name is served on l by a virtual host
@@ -289,27 +267,24 @@ func moreSpecific(a, b string) bool {
 	return strings.HasPrefix(b, "*.") && (!strings.HasPrefix(a, "*.") || len(a) > len(b))
 }
 
-func hostText(h string) string {
-	if h == "" {
-		return "the catch-all host"
-	}
-	return "SNI " + h
-}
-
-// httpsFinding answers listener.https for a rule whose HTTPS listeners are
-// all generated: its routers on TLS entry points terminate TLS, and the
-// certificate per SNI name is Traefik's pick among the loaded ones, which
-// is the Gateway API's per-listener choice only where the certificates'
-// names say so. HTTP/2 inside TLS is no difference: an HTTPS listener
-// accepts HTTP/1.1 or HTTP/2 sessions. But HTTP/2 clients coalesce
-// connections across the names a certificate covers, and Traefik routes
-// such a request by its Host header (its 421 check, snicheck, compares TLS
-// options only, and every router here has the default ones), where the
-// Gateway API says a Gateway SHOULD answer 421 Misdirected Request when
-// the Host belongs to another listener than the SNI name: approximated
-// wherever a TLS listener of the rule has more than one hostname.
-func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.Finding {
-	var eps, certs, diffs []string
+// httpsDecision decides listener.https for a rule whose HTTPS listeners
+// are all generated: its routers on TLS entry points terminate TLS (the
+// certificates are in the dynamic tls section, read from the PEM files at
+// startup; the default TLS options offer h2 and http/1.1 by ALPN, which an
+// HTTPS listener accepts), and the certificate per SNI name is Traefik's
+// pick among the loaded ones, which is the Gateway API's per-listener
+// choice only where the certificates' names say so. HTTP/2 clients
+// coalesce connections across the names a certificate covers, and Traefik
+// routes such a request by its Host header (its 421 check, snicheck,
+// compares TLS options only, and every router here has the default ones),
+// where the Gateway API says a Gateway SHOULD answer 421 Misdirected
+// Request when the Host belongs to another listener than the SNI name:
+// approximated wherever a TLS listener of the rule has more than one
+// hostname. A listener gwretry does not generate (no route attaches to
+// it) has its SNI names served another certificate and its requests reach
+// this rule.
+func httpsDecision(r *translate.Rule, sites []site, view tlsStoreView) report.Decision {
+	var eps, diffs []string
 	seen := map[*translate.VirtualHost]bool{}
 	misdirected := false
 	for _, s := range sites {
@@ -322,7 +297,6 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 			eps = append(eps, l.Name)
 		}
 		misdirected = misdirected || len(l.VirtualHosts) > 1
-		certs = append(certs, fmt.Sprintf("%s on %s: %s", hostText(vh.Hostname), l.Name, vh.Certificate.CertFile))
 		for _, d := range tlsDiffs(view, l, vh) {
 			if !slices.Contains(diffs, d) {
 				diffs = append(diffs, d)
@@ -331,44 +305,22 @@ func httpsFinding(r *translate.Rule, sites []site, view tlsStoreView) translate.
 	}
 	if len(eps) == 0 {
 		// The rule's TLS routes were all superseded: nothing to terminate.
-		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonNoRequestReachesRule),
-			"the route is attached to %s, but no request reaches this rule there (more precise rules take them)",
-			strings.Join(r.TLSListeners, ", "))
+		return report.Decide(report.ReasonNoRequestReachesRule)
 	}
-	msg := fmt.Sprintf("Traefik terminates TLS on entry point %s (its routers have tls: {}; the certificates are in the dynamic tls "+
-		"section, read from the PEM files at startup) and routes the requests inside by their Host header as on HTTP; "+
-		"its default TLS options offer h2 and http/1.1 by ALPN, so HTTP/2 clients speak HTTP/2, which an HTTPS listener accepts; "+
-		"certificates by SNI: %s",
-		strings.Join(eps, ", "), strings.Join(certs, "; "))
 	d := report.Decide(report.ReasonConfigured).Set("tls on entry point " + strings.Join(eps, ", "))
 	if len(diffs) > 0 {
-		d = d.With(report.NewCaveat(report.CaveatCertificateChosenByNames))
-		msg = fmt.Sprintf("%s; but Traefik picks the certificate by the names in the certificates, not per listener hostname: %s",
-			msg, strings.Join(diffs, "; "))
+		d = d.With(report.NewCaveat(report.CaveatCertificateChosenByNames, "sni", strings.Join(diffs, ", ")))
 	}
 	if misdirected {
 		d = d.With(report.NewCaveat(report.CaveatNoMisdirectedAnswer))
-		msg += "; and a request whose Host header and SNI name select different hostnames of the entry point (as HTTP/2 " +
-			"clients send on a coalesced connection) is routed by its Host, not answered 421 Misdirected Request as the " +
-			"Gateway API says a Gateway SHOULD when the two belong to different listeners: Traefik answers 421 only when " +
-			"the TLS options differ, and every router here has the default ones"
 	}
 	if len(r.TLSUnrouted) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatUngeneratedListenerSNI, "listeners", strings.Join(r.TLSUnrouted, ", ")))
-		msg += "; and gwretry generates nothing for " + strings.Join(r.TLSUnrouted, ", ") + " (no route attaches to it), " +
-			"so its SNI names get another certificate and its requests reach this rule, where the Gateway API presents " +
-			"that listener's certificate and answers 404"
 	}
 	if len(r.TLSCertShadowed) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatListenerCertificateShadowed, "listeners", shadowedListeners(r)))
-		msg += "; and the certificate of " + strings.Join(r.TLSCertShadowed, ", ") + " is not served: another listener " +
-			"at the same address has that hostname first, where the Gateway API presents each listener's own certificate"
 	}
-	if len(diffs) > 0 || misdirected || len(r.TLSUnrouted) > 0 || len(r.TLSCertShadowed) > 0 {
-		return translate.Decided(r, translate.FeatureListenerHTTPS, d, "%s", msg)
-	}
-	return translate.Decided(r, translate.FeatureListenerHTTPS, d,
-		"%s; each certificate names its hostnames, so Traefik's pick by SNI is the listener's certificate", msg)
+	return d
 }
 
 // shadowedListeners names the listeners of r.TLSCertShadowed, without
@@ -384,55 +336,6 @@ func shadowedListeners(r *translate.Rule) string {
 	return strings.Join(ls, ", ")
 }
 
-// tlsObserved is what the files say about TLS: which entry points
-// terminate it (every router on them has tls), and the default store.
-type tlsObserved struct {
-	terminates map[string]bool
-	store      tlsStoreView
-}
-
-// observeTLS reads the TLS settings back from traefik.yaml and
-// dynamic.yaml, in Traefik's terms only: an entry point terminates TLS when
-// its routers have tls; one whose routers disagree is an error (a TLS
-// listener would be served as plain HTTP for some requests).
-func observeTLS(files []translate.File) (tlsObserved, error) {
-	var st staticConfig
-	var d dynamicConfig
-	for _, f := range files {
-		var err error
-		switch f.Path {
-		case staticPath:
-			err = decodeStrict(f.Data, &st)
-		case dynamicPath:
-			err = decodeStrict(f.Data, &d)
-		}
-		if err != nil {
-			return tlsObserved{}, fmt.Errorf("%s: %w", f.Path, err)
-		}
-	}
-	return observeDecodedTLS(&st, &d)
-}
-
-// observeDecodedTLS is observeTLS over files the judge already decoded.
-func observeDecodedTLS(st *staticConfig, d *dynamicConfig) (tlsObserved, error) {
-	o := tlsObserved{terminates: map[string]bool{}, store: storeView(d.TLS)}
-	seen := map[string]bool{}
-	for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
-		rt := d.HTTP.Routers[name]
-		for _, ep := range rt.EntryPoints {
-			if _, ok := st.EntryPoints[ep]; !ok {
-				return o, fmt.Errorf("router %s: entry point %s is not defined", name, ep)
-			}
-			tls := rt.TLS != nil
-			if seen[ep] && o.terminates[ep] != tls {
-				return o, fmt.Errorf("entry point %s has routers with and without tls", ep)
-			}
-			seen[ep], o.terminates[ep] = true, tls
-		}
-	}
-	return o, nil
-}
-
 // sniName reports whether a certificate name can be a TLS server name
 // (a common name such as "My Site" cannot); Traefik also matches an IP
 // name against the local address of a ClientHello without SNI.
@@ -443,99 +346,4 @@ func sniName(n string) bool {
 		}
 	}
 	return n != ""
-}
-
-// routerHost is the hostname a router's rule selects, in the Gateway
-// API's spelling: "h" for Host(`h`), "*.d" for the HostRegexp that
-// wildcardRegexp writes, "" for a rule without a host matcher.
-func routerHost(rule string) (string, error) {
-	x, err := parseRule(rule)
-	if err != nil {
-		return "", err
-	}
-	parts := []expr{x}
-	if x.Op == "&&" {
-		parts = x.Subs
-	}
-	host, found := "", false
-	for _, p := range parts {
-		if p.Func != "Host" && p.Func != "HostRegexp" {
-			continue
-		}
-		if found || len(p.Args) != 1 {
-			return "", fmt.Errorf("rule %q: more than one host", rule)
-		}
-		found, host = true, strings.ToLower(p.Args[0])
-		if p.Func == "HostRegexp" {
-			mid, ok := strings.CutPrefix(p.Args[0], "^.+")
-			mid, ok2 := strings.CutSuffix(mid, "$")
-			w := "*" + strings.ReplaceAll(mid, "[.]", ".")
-			if !ok || !ok2 || !strings.HasPrefix(w, "*.") || !sniName(w) || wildcardRegexp(w) != p.Args[0] {
-				return "", fmt.Errorf("rule %q: HostRegexp %q is no wildcard hostname", rule, p.Args[0])
-			}
-			host = w
-		}
-	}
-	return host, nil
-}
-
-// presented is the certificate Traefik presents for every SNI name that
-// reaches a TLS router of host (routerHost) on an entry point whose TLS
-// routers have the hosts others: for an exact host its pick for that
-// name; for a wildcard its pick for one label below it and the default
-// for deeper names (a certificate's wildcard covers one label); for the
-// catch-all the default; and in each case its pick for every name a
-// certificate carries that host covers and no more specific host of the
-// entry point takes. Where these differ, or a pick is ambiguous or cannot
-// be known, the certificate returned names no file and says why.
-func (v tlsStoreView) presented(host string, others []string) translate.Certificate {
-	if len(v.unreadable) > 0 {
-		return translate.Certificate{CertFile: "(unknown: gwretry cannot read the names of " + strings.Join(v.unreadable, ", ") + ")"}
-	}
-	type at struct {
-		names string
-		c     *certAndStores
-		amb   bool
-	}
-	var picks []at
-	switch {
-	case host == "":
-		picks = append(picks, at{"names no certificate names", v.def, false})
-	case strings.HasPrefix(host, "*."):
-		c, amb := v.pick(host)
-		picks = append(picks, at{"one label below " + host[2:], c, amb}, at{"deeper names below " + host[2:], v.def, false})
-	default:
-		c, amb := v.pick(host)
-		picks = append(picks, at{host, c, amb})
-	}
-	for _, sc := range v.certs {
-		for _, n := range sc.names {
-			if !sniName(n) || n == host || host != "" && !covered(n, host) ||
-				slices.ContainsFunc(others, func(o string) bool { return covered(n, o) && moreSpecific(o, host) }) {
-				continue
-			}
-			c, amb := v.pick(n)
-			picks = append(picks, at{n, c, amb})
-		}
-	}
-	var why []string
-	for _, p := range picks {
-		switch {
-		case p.amb:
-			why = append(why, "either of two certificates for "+p.names)
-		case !sameCert(p.c, picks[0].c):
-			why = append(why, fmt.Sprintf("%s for %s but %s for %s", certText(picks[0].c), picks[0].names, certText(p.c), p.names))
-		}
-	}
-	switch {
-	case len(why) > 0:
-		return translate.Certificate{CertFile: "(no one certificate: " + strings.Join(why, "; ") + ")"}
-	case picks[0].c == nil:
-		return translate.Certificate{CertFile: "(" + certText(nil) + ")"}
-	}
-	return translate.Certificate{CertFile: picks[0].c.CertFile, KeyFile: picks[0].c.KeyFile}
-}
-
-func sameCert(a, b *certAndStores) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

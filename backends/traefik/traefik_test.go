@@ -566,8 +566,8 @@ func checkFindings(t *testing.T, m *translate.Model, out *translate.Output, want
 				got[r.Name][f.Feature] = f.Status
 			}
 		}
-		if f.Status != translate.Honoured && f.Message == "" {
-			t.Errorf("%s %s has no message", f.Feature, f.Status)
+		if f.Status != translate.Honoured && f.Reason == "" {
+			t.Errorf("%s %s has no reason", f.Feature, f.Status)
 		}
 	}
 	for _, r := range m.Rules {
