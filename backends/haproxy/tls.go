@@ -167,18 +167,20 @@ func parseCrtList(data []byte) ([]crtLine, error) {
 // refuses an honoured claim it cannot check.
 const tlsClaimsJudged = false
 
-// tlsFinding is the listener.https finding of a rule whose HTTPS listeners
-// are all generated. It is approximated where HAProxy, as configured,
-// differs from the Gateway API: HAProxy's wildcard filter "*.example.com"
-// matches one label only, so a name deeper below a wildcard hostname (as
+// tlsDecision decides listener.https of a rule whose HTTPS listeners are
+// all generated: served with TLS terminated by HAProxy, each hostname's
+// certificate chosen by an explicit SNI filter of the crt-list, the
+// catch-all hostname's (or else the first hostname's) the default, ALPN
+// http/1.1 only. It is approximated where HAProxy, as configured, differs
+// from the Gateway API: HAProxy's wildcard filter "*.example.com" matches
+// one label only, so a name deeper below a wildcard hostname (as
 // a.b.example.com) gets the listener's default certificate; and a request
 // whose Host names another hostname of the listener than its SNI name is
 // routed by its Host, where the Gateway API recommends 421 Misdirected
 // Request when the two belong to different Gateway listeners (the Model
 // does not say which hostnames share a Gateway listener).
-func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) translate.Finding {
-	feat := translate.FeatureListenerHTTPS
-	var gaps, wildcards []string
+func tlsDecision(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) report.Decision {
+	var wildcards []string
 	misdirected := false
 	// One pass over the rule's placements, not over every virtual host of
 	// the model for every rule.
@@ -195,14 +197,7 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 			continue
 		}
 		wildcards = append(wildcards, vh.Hostname)
-		gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
-			vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
 	}
-	if misdirected {
-		gaps = append(gaps, "a request whose Host header and SNI name select different hostnames of the listener is routed by its Host, not answered 421 Misdirected Request as the Gateway API recommends when they belong to different Gateway listeners")
-	}
-	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; ALPN offers http/1.1 only (alpn http/1.1), so requests inside are HTTP/1.1 and routed by their Host header",
-		strings.Join(r.TLSListeners, ", "))
 	d := report.Decide(report.ReasonConfigured).Set("bind ... ssl crt-list")
 	if len(wildcards) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatWildcardSNIOneLabel, "hostnames", strings.Join(slices.Compact(slices.Sorted(slices.Values(wildcards))), ", ")))
@@ -210,12 +205,11 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 	if misdirected {
 		d = d.With(report.NewCaveat(report.CaveatMisdirectedRequestRouted))
 	}
-	switch {
-	case len(gaps) > 0:
-		return translate.Decided(r, feat, d, "%s; %s", what, strings.Join(gaps, "; "))
-	case !tlsClaimsJudged:
-		return translate.Decided(r, feat, d.With(report.NewCaveat(report.CaveatNotCheckedByJudge)),
-			"%s; not claimed honoured: gwretry's HAProxy judge checks the certificate of every SNI name against the Gateway listeners but does not yet report it to the report's shared check (Behaviour.TLS)", what)
+	if len(d.Caveats) == 0 && !tlsClaimsJudged {
+		// Not claimed honoured: this backend's judge checks the
+		// certificate of every SNI name against the Gateway listeners but
+		// does not yet report it to the shared check (Behaviour.TLS).
+		d = d.With(report.NewCaveat(report.CaveatNotCheckedByJudge))
 	}
-	return translate.Decided(r, feat, d, "%s", what)
+	return d
 }
