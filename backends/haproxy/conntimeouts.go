@@ -21,9 +21,19 @@ type connPlan struct {
 	server, serverFin, tunnel       string
 }
 
+// haproxyTime writes a connection timeout in HAProxy's time format: as
+// the policy wrote it (the policy's values are in that format), or
+// HAProxy's largest time when it was clamped to it.
+func haproxyTime(c translate.ConnectionTimeout) string {
+	if c.Clamped {
+		return ms(maxTimeoutMs)
+	}
+	return c.Text
+}
+
 // connValue is the checked HAProxy text of a connection timeout.
 func connValue(c translate.ConnectionTimeout, ck *tokenChecker) string {
-	v := c.HAProxy()
+	v := haproxyTime(c)
 	if _, _, err := translate.ParseHAProxyTime(v); err != nil && ck.err == nil {
 		ck.err = fmt.Errorf("%s: %w", c.Feature, err)
 	}
@@ -100,7 +110,7 @@ func (d *document) setBackendConn(s sectionRef, p connPlan) {
 // time the server during an upload (vs.ServerTimeoutDuringUpload).
 func connFindings(m *translate.Model, vs versionSupport) []translate.Finding {
 	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
-		v := c.HAProxy()
+		v := haproxyTime(c)
 		configured := func(keyword string) report.Decision {
 			return report.Decide(report.ReasonConfigured).Set(keyword + " " + v)
 		}
