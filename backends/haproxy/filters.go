@@ -241,13 +241,6 @@ func redirectLines(rd *translate.Redirect, ck *tokenChecker) []types.Action {
 	}
 }
 
-func defaultPort(scheme string) int {
-	if scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
 // filterDecision decides a rule-level filter feature that this backend
 // writes; ok is false for the others (translate.Assess decides them
 // NotTranslated).

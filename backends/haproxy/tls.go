@@ -2,7 +2,6 @@ package haproxy
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -43,10 +42,6 @@ const tlsALPN = "http/1.1"
 // resolves from its working directory.
 const crtListDir = "haproxy/"
 
-// crtWordRE is what one word of a crt-list line may be: a certificate path
-// or an SNI filter. No '[' (SSL options), '#' (comments) or whitespace.
-var crtWordRE = regexp.MustCompile(`^!?[A-Za-z0-9._/*-]+$`)
-
 // tlsPlan is the TLS termination of one HTTPS listener.
 type tlsPlan struct {
 	// crtList is the crt-list's path relative to the output directory, as
@@ -55,11 +50,6 @@ type tlsPlan struct {
 	lines   []crtLine
 	// defaultSecret is the Secret of HAProxy's default certificate.
 	defaultSecret string
-}
-
-// crtLine is one line of a crt-list: a certificate and its SNI filter.
-type crtLine struct {
-	cert, filter string
 }
 
 // planTLS lays out the crt-list of the HTTPS listener l.
@@ -102,16 +92,6 @@ func planTLS(l *translate.Listener, ck *tokenChecker) *tlsPlan {
 	return p
 }
 
-// keyPath is where HAProxy, with ssl-load-extra-del-ext, looks for the key
-// of certificate file cert: its extension replaced by ".key".
-func keyPath(cert string) string {
-	dot := strings.LastIndexByte(cert, '.')
-	if dot <= strings.LastIndexByte(cert, '/') {
-		return cert + ".key"
-	}
-	return cert[:dot] + ".key"
-}
-
 // crtWord checks a crt-list word, on top of word.
 func (c *tokenChecker) crtWord(where, s string) string {
 	s = c.word(where, s)
@@ -134,28 +114,6 @@ func (p *tlsPlan) render() ([]byte, error) {
 	}
 	if !slices.Equal(got, p.lines) {
 		return nil, fmt.Errorf("internal error: generated %s reads back as %v, want %v", p.crtList, got, p.lines)
-	}
-	return out, nil
-}
-
-// parseCrtList reads the crt-list lines gwretry writes: a certificate path
-// and one SNI filter, and nothing else (no SSL options, no comments).
-func parseCrtList(data []byte) ([]crtLine, error) {
-	var out []crtLine
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || strings.Join(f, " ") != line {
-			return nil, fmt.Errorf("line %d %q is not a certificate path and one SNI filter", i+1, line)
-		}
-		for _, w := range f {
-			if !crtWordRE.MatchString(w) {
-				return nil, fmt.Errorf("line %d: %q is not an allowed crt-list word", i+1, w)
-			}
-		}
-		if !strings.HasPrefix(f[0], "/") {
-			return nil, fmt.Errorf("line %d: certificate path %q is not absolute", i+1, f[0])
-		}
-		out = append(out, crtLine{cert: f[0], filter: f[1]})
 	}
 	return out, nil
 }
