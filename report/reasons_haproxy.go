@@ -2,6 +2,8 @@ package report
 
 // Reasons and caveats first needed by the haproxy target.
 const (
+	ReasonCodesNeedLaterVersion       Reason = "CodesNeedLaterVersion"
+	CaveatCodesRetriedByLaterVersion  Reason = "CodesRetriedByLaterVersion"
 	CaveatRetryBufferLimitedByHeaders Reason = "RetryBufferLimitedByHeaders"
 	CaveatKeepAliveClosedUnanswered   Reason = "KeepAliveClosedUnanswered"
 	CaveatDisabledTimeoutIsLargest    Reason = "DisabledTimeoutIsLargest"
@@ -21,6 +23,10 @@ const (
 // may give any reason of the catalogue.
 func haproxyReasons() []Entry {
 	return []Entry{
+		{Reason: ReasonCodesNeedLaterVersion, Status: Unsupported, Params: []string{"codes", "versions"},
+			Text: "this version cannot retry {codes}: those responses are returned as they are; later releases retry {versions} (generate for one with --target haproxy@VERSION; for a patch release x.y.z, the next branch's)"},
+		{Reason: CaveatCodesRetriedByLaterVersion, Params: []string{"versions"},
+			Text: "later releases retry {versions} (generate for one with --target haproxy@VERSION; for a patch release x.y.z, the next branch's)"},
 
 		{Reason: CaveatRetryBufferLimitedByHeaders, Params: []string{"bufsize", "maxrewrite"},
 			Text: "a request whose headers and body exceed {bufsize} bytes less {maxrewrite} is retried only after a connection failure"},

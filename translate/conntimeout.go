@@ -114,15 +114,6 @@ type ConnectionTimeout struct {
 	Blocked string
 }
 
-// HAProxy writes the value in the HAProxy time format: as written, or
-// 2147483647ms when clamped.
-func (c ConnectionTimeout) HAProxy() string {
-	if c.Clamped {
-		return "2147483647ms"
-	}
-	return c.Text
-}
-
 // OwnTimeouts reports whether a rule sets timeouts of its own, which win
 // over a Gateway's serverTimeout.
 func (r *Rule) OwnTimeouts() bool {

@@ -114,7 +114,7 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 	if c := g.Timeouts[0]; c.Feature != FeatureConnClientTimeout || c.Policy != "ns/old" || c.Value != 45*time.Second {
 		t.Errorf("clientTimeout %+v: the older policy wins", c)
 	}
-	if c := g.Timeouts[1]; c.Feature != FeatureConnServerTimeout || !c.Clamped || c.HAProxy() != "2147483647ms" {
+	if c := g.Timeouts[1]; c.Feature != FeatureConnServerTimeout || !c.Clamped || c.Value != MaxHAProxyTimeout {
 		t.Errorf("serverTimeout %+v: want clamped", c)
 	}
 	// The policies' statuses, as the RetryPolicies' are reported.

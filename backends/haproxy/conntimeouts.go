@@ -2,9 +2,7 @@ package haproxy
 
 import (
 	"fmt"
-	"time"
 
-	parser "github.com/haproxytech/client-native/v5/config-parser"
 	tcpActions "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/actions"
 	tcptypes "github.com/haproxytech/client-native/v5/config-parser/parsers/tcp/types"
 	"github.com/haproxytech/client-native/v5/config-parser/types"
@@ -21,9 +19,19 @@ type connPlan struct {
 	server, serverFin, tunnel       string
 }
 
+// haproxyTime writes a connection timeout in HAProxy's time format: as
+// the policy wrote it (the policy's values are in that format), or
+// HAProxy's largest time when it was clamped to it.
+func haproxyTime(c translate.ConnectionTimeout) string {
+	if c.Clamped {
+		return ms(maxTimeoutMs)
+	}
+	return c.Text
+}
+
 // connValue is the checked HAProxy text of a connection timeout.
 func connValue(c translate.ConnectionTimeout, ck *tokenChecker) string {
-	v := c.HAProxy()
+	v := haproxyTime(c)
 	if _, _, err := translate.ParseHAProxyTime(v); err != nil && ck.err == nil {
 		ck.err = fmt.Errorf("%s: %w", c.Feature, err)
 	}
@@ -94,103 +102,52 @@ func (d *document) setBackendConn(s sectionRef, p connPlan) {
 }
 
 // connFindings are the connection.* findings: HAProxy has every setting
-// the OpenShift router uses, but only those a live test sees at work
-// (TestLiveConnectionTimeouts*) are honoured: clientTimeout, serverTimeout
-// and tunnelTimeout; serverTimeout is approximated on versions that also
-// time the server during an upload (vs.ServerTimeoutDuringUpload).
+// the OpenShift router uses, written in the frontend of each of the
+// Gateway's listeners (client side) or the backend of each rule served
+// there (server side; a rule with timeouts of its own keeps them, as a
+// Route's timeout annotation does on the router). Only those a live test
+// sees at work (TestLiveConnectionTimeouts*) are honoured: clientTimeout,
+// serverTimeout and tunnelTimeout; serverTimeout is approximated on
+// versions that also time the server during an upload
+// (vs.ServerTimeoutDuringUpload).
 func connFindings(m *translate.Model, vs versionSupport) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
-		v := c.HAProxy()
+	return translate.ConnectionDecisions(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) report.Decision {
 		configured := func(keyword string) report.Decision {
-			return report.Decide(report.ReasonConfigured).Set(keyword + " " + v)
+			return report.Decide(report.ReasonConfigured).Set(keyword + " " + haproxyTime(c))
 		}
-		// The HAProxy version the live tests saw the fin timeouts with.
+		// The fin timeouts, as the router writes them, time nothing seen
+		// in these HTTP sections: HAProxy closes a WebSocket tunnel as
+		// soon as either side shuts down its own, and a client that
+		// half-closes and stops reading is cut after timeout client (seen
+		// live with HAProxy 2.6).
 		unseen := report.NewCaveat(report.CaveatNoEffectSeenLive, "version", "2.6")
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
-			return configured("timeout client"), "timeout client " + v + " in the frontend of each of the Gateway's listeners"
+			return configured("timeout client")
 		case translate.FeatureConnClientFinTimeout:
-			return configured("timeout client-fin").With(unseen), "timeout client-fin " + v + " in the frontend of each of the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP frontends: HAProxy closes a WebSocket tunnel as soon as the client shuts down its side, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6)"
+			return configured("timeout client-fin").With(unseen)
 		case translate.FeatureConnServerTimeout:
-			msg := "timeout server " + v + " in the backend of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs, as a Route's timeout annotation does on the OpenShift router)"
 			if vs.ServerTimeoutDuringUpload {
-				return configured("timeout server").With(report.NewCaveat(report.CaveatServerTimerRunsDuringUpload, "version", vs.Version)),
-					msg + "; but HAProxy " + vs.Version + " also runs it while the client is still sending the request body: a client that stalls its upload gets 504 after " + v + " and the backend gets a truncated body (HAProxy 2.8 and later time only the client then, with timeout client)"
+				return configured("timeout server").With(report.NewCaveat(report.CaveatServerTimerRunsDuringUpload, "version", vs.Version))
 			}
-			return configured("timeout server"), msg
+			return configured("timeout server")
 		case translate.FeatureConnServerFinTimeout:
-			return configured("timeout server-fin").With(unseen), "timeout server-fin " + v + " in the backend of each rule served on the Gateway's listeners, as the OpenShift router writes it, but no live test sees it time anything in these HTTP backends: HAProxy closes a WebSocket tunnel as soon as the backend shuts down its side (seen live with HAProxy 2.6)"
+			return configured("timeout server-fin").With(unseen)
 		case translate.FeatureConnTunnelTimeout:
-			return configured("timeout tunnel"), "timeout tunnel " + v + " in the backend of each rule served on the Gateway's listeners"
+			return configured("timeout tunnel")
 		}
+		// tcp-request inspect-delay with tcp-request content accept if
+		// HTTP, as the router's HTTP frontend. On an HTTPS listener HAProxy
+		// terminates TLS at the bind and picks the certificate during the
+		// handshake (bounded by timeout client), so the delay bounds the
+		// wait for the decrypted request; on HTTP listeners the request
+		// head is parsed (under timeout http-request) before the content
+		// rules run, so the delay holds nothing.
 		for _, l := range g.Listeners {
 			if l.TLS {
-				return configured("tcp-request inspect-delay").With(report.NewCaveat(report.CaveatDelayBoundsDecryptedRequest)), "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in each frontend, as the router's HTTP frontend: on HTTPS listeners HAProxy terminates TLS at the bind and picks the certificate by SNI during the handshake (bounded by timeout client), so the delay bounds the wait for the decrypted HTTP request, not for the ClientHello as in the router's TCP passthrough frontend"
+				return configured("tcp-request inspect-delay").With(report.NewCaveat(report.CaveatDelayBoundsDecryptedRequest))
 			}
 		}
-		return configured("tcp-request inspect-delay").With(report.NewCaveat(report.CaveatDelayNeverHoldsRequest)), "tcp-request inspect-delay " + v + " with tcp-request content accept if HTTP in the frontend of each of the Gateway's listeners, as the router's HTTP frontend, where it has no effect: HAProxy parses the request head (timed by timeout http-request) before the content rules run, so the delay never holds or cuts a request; the router's delay that matters, the wait for a ClientHello in its TLS passthrough frontend, has no counterpart on HTTP listeners"
+		return configured("tcp-request inspect-delay").With(report.NewCaveat(report.CaveatDelayNeverHoldsRequest))
 	})
-}
-
-// ObserveConnections implements translate.ConnectionJudge: it parses
-// haproxy.cfg back and reads, in each frontend and backend where a
-// Gateway's field applies, the value HAProxy uses (the section's own, else
-// the defaults').
-func (*Backend) ObserveConnections(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	p, err := translate.FileParsed(files, OutputPath, parseConfig)
-	if err != nil {
-		return nil, err
-	}
-	c := cfgReader{p: p}
-	defs, err := p.SectionsGet(parser.Defaults)
-	if err != nil {
-		return nil, fmt.Errorf("listing defaults sections: %w", err)
-	}
-	def := ""
-	if len(defs) > 0 {
-		def = defs[len(defs)-1]
-	}
-	read := func(typ parser.Section, section, attr string) (time.Duration, bool, error) {
-		var v any
-		if attr == "tcp-request inspect-delay" {
-			rules, _ := c.get(typ, section, "tcp-request").([]types.TCPType)
-			for _, r := range rules {
-				if d, ok := r.(*tcptypes.InspectDelay); ok {
-					v = &types.SimpleTimeout{Value: d.Timeout}
-				}
-			}
-		} else if v = c.get(typ, section, attr); v == nil {
-			v = c.get(parser.Defaults, def, attr)
-		}
-		t, ok := v.(*types.SimpleTimeout)
-		if !ok {
-			return 0, false, c.err
-		}
-		d, err := parseHAProxyTime(t.Value)
-		return d, true, err
-	}
-	attrs := map[translate.Feature]string{translate.FeatureConnClientTimeout: "timeout client",
-		translate.FeatureConnClientFinTimeout: "timeout client-fin", translate.FeatureConnTLSInspectDelay: "tcp-request inspect-delay",
-		translate.FeatureConnServerTimeout: "timeout server", translate.FeatureConnServerFinTimeout: "timeout server-fin",
-		translate.FeatureConnTunnelTimeout: "timeout tunnel"}
-	out := map[string]map[translate.Feature][]time.Duration{}
-	var rerr error
-	for _, g := range m.ConnectionTimeouts {
-		out[g.Gateway] = map[translate.Feature][]time.Duration{}
-		for _, ct := range g.Timeouts {
-			add := func(typ parser.Section, section string) {
-				d, ok, err := read(typ, section, attrs[ct.Feature])
-				switch {
-				case err != nil && rerr == nil:
-					rerr = fmt.Errorf("%s %s: %w", typ, section, err)
-				case ok:
-					out[g.Gateway][ct.Feature] = append(out[g.Gateway][ct.Feature], d)
-				}
-			}
-			g.ConnectionSites(ct.Feature,
-				func(l *translate.Listener) { add(parser.Frontends, "fe_"+l.Name) },
-				func(r *translate.Rule) { add(parser.Backends, "be_"+r.Name) })
-		}
-	}
-	return out, rerr
 }

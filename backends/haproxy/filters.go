@@ -36,30 +36,28 @@ type filterPlan struct {
 	// response are the http-after-response rules (response headers).
 	response []types.Action
 	// prefixUnknown: a ReplacePrefixMatch could not be written because
-	// the rule has no single PathPrefix match (prefixWhy says why).
-	prefixWhy string
+	// the rule has no single PathPrefix match (a path match of another
+	// type, several prefixes, or no generated listener).
+	prefixUnknown bool
 }
 
 // rulePrefix returns the PathPrefix of the rule's matches, trailing '/'
 // trimmed, when all its matches on every listener are one PathPrefix; else
-// ok is false with the reason.
-func rulePrefix(m *translate.Model, r *translate.Rule) (prefix string, why string) {
+// ok is false.
+func rulePrefix(m *translate.Model, r *translate.Rule) (prefix string, ok bool) {
 	var paths []string
 	for _, p := range m.PlacementsOf(r) {
 		if p.Match.Match.PathType != translate.PathPrefix {
-			return "", fmt.Sprintf("the rule has a %s path match, not a PathPrefix", p.Match.Match.PathType)
+			return "", false
 		}
 		paths = append(paths, strings.TrimRight(p.Match.Match.Path, "/"))
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
-	switch len(paths) {
-	case 0:
-		return "", "the rule is on no generated listener, so its PathPrefix match is not known"
-	case 1:
-		return paths[0], ""
+	if len(paths) != 1 {
+		return "", false
 	}
-	return "", fmt.Sprintf("the rule has several PathPrefix matches (%s)", strings.Join(paths, ", "))
+	return paths[0], true
 }
 
 // planFilters writes the rule-level filters of r. A dead rule gets none
@@ -76,9 +74,9 @@ func planFilters(m *translate.Model, r *translate.Rule, ck *tokenChecker) filter
 	}
 	if rd := fl.Redirect; rd != nil && !r.Forwards() {
 		if rd.Path != nil {
-			a, why := pathAction(m, r, rd.Path, ck)
-			if why != "" {
-				p.prefixWhy = why
+			a, ok := pathAction(m, r, rd.Path, ck)
+			if !ok {
+				p.prefixUnknown = true
 			} else {
 				p.redirect = append(p.redirect, a)
 			}
@@ -91,9 +89,9 @@ func planFilters(m *translate.Model, r *translate.Rule, ck *tokenChecker) filter
 	}
 	if rw := fl.Rewrite; rw != nil {
 		if rw.Path != nil {
-			a, why := pathAction(m, r, rw.Path, ck)
-			if why != "" {
-				p.prefixWhy = why
+			a, ok := pathAction(m, r, rw.Path, ck)
+			if !ok {
+				p.prefixUnknown = true
 			} else {
 				p.request = append(p.request, a)
 			}
@@ -151,16 +149,16 @@ func formatWord(ck *tokenChecker, where, s string) string {
 func quoteFmt(s string) string { return `"` + s + `"` }
 
 // pathAction is set-path for ReplaceFullPath and replace-path for
-// ReplacePrefixMatch; both keep the query string. why is non-empty when
-// the rule's prefix is not known.
-func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifier, ck *tokenChecker) (types.Action, string) {
+// ReplacePrefixMatch; both keep the query string. ok is false when the
+// rule's prefix is not known.
+func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifier, ck *tokenChecker) (_ types.Action, ok bool) {
 	switch pm.Type {
 	case translate.ReplaceFullPath:
-		return &actions.SetPath{Fmt: formatWord(ck, "rewrite path", pm.Value)}, ""
+		return &actions.SetPath{Fmt: formatWord(ck, "rewrite path", pm.Value)}, true
 	case translate.ReplacePrefixMatch:
-		prefix, why := rulePrefix(m, r)
-		if why != "" {
-			return nil, why
+		prefix, ok := rulePrefix(m, r)
+		if !ok {
+			return nil, false
 		}
 		value := strings.TrimRight(pm.Value, "/")
 		if value != "" {
@@ -170,10 +168,10 @@ func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifie
 			ck.pattern("path prefix", prefix)
 		}
 		regex, repl := prefixRewrite(prefix, value)
-		return &actions.ReplacePath{MatchRegex: ck.word("path prefix regular expression", regex), ReplaceFmt: repl}, ""
+		return &actions.ReplacePath{MatchRegex: ck.word("path prefix regular expression", regex), ReplaceFmt: repl}, true
 	}
 	ck.fail(fmt.Errorf("unknown path modifier %q", pm.Type))
-	return nil, ""
+	return nil, true
 }
 
 // prefixRewrite returns replace-path's regular expression and replacement
@@ -243,90 +241,66 @@ func redirectLines(rd *translate.Redirect, ck *tokenChecker) []types.Action {
 	}
 }
 
-func defaultPort(scheme string) int {
-	if scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
-// filterFinding returns the finding of a rule-level filter feature that
-// this backend translates; ok is false for other features (they go to
-// translate.UntranslatedFinding and the retry and timeout cases).
-func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (translate.Finding, bool) {
+// filterDecision decides a rule-level filter feature that this backend
+// writes; ok is false for the others (translate.Assess decides them
+// NotTranslated).
+func filterDecision(r *translate.Rule, feat translate.Feature, p filterPlan) (report.Decision, bool) {
 	fl := &r.Filters
 	switch feat {
 	case translate.FeatureResponseHeaderModifier:
 		if r.Dead() {
-			return translate.Finding{}, false
+			return report.Decision{}, false
 		}
-		what := "the backends' responses"
-		if !r.Forwards() {
-			what = "the redirect"
-		}
-		effect := what + " and HAProxy's own answers for the rule (such as 503 or 504) reach the client with these headers changed"
-		if len(fl.ResponseHeaders.Add) > 0 {
-			effect += "; add-header adds its value as another header line, which HTTP reads as the value appended after a comma"
-		}
-		return ownHeadersCaveat(headerFinding(r, feat, fl.ResponseHeaders, "http-after-response", effect), fl.ResponseHeaders, "response"), true
+		// The backends' responses, or the redirect, and HAProxy's own
+		// answers for the rule (such as 503 or 504) reach the client with
+		// these headers changed.
+		return ownHeadersCaveat(headerDecision(fl.ResponseHeaders, "http-after-response"), fl.ResponseHeaders), true
 	case translate.FeatureRequestHeaderModifier:
 		if !r.Forwards() {
-			return translate.Finding{}, false
+			return report.Decision{}, false
 		}
-		effect := "the backends receive the requests with these headers changed"
-		if len(fl.RequestHeaders.Add) > 0 {
-			effect += "; add-header adds its value as another header line, which HTTP reads as the value appended after a comma"
+		d := headerDecision(fl.RequestHeaders, "http-request")
+		if rw := fl.Rewrite; rw != nil && rw.Hostname != "" && d.Status() == report.Honoured && fl.RequestHeaders.Touches("host") {
+			d = d.With(report.NewCaveat(report.CaveatHostReplacedByRewrite, "hostname", rw.Hostname))
 		}
-		f := headerFinding(r, feat, fl.RequestHeaders, "http-request", effect)
-		if rw := fl.Rewrite; rw != nil && rw.Hostname != "" && f.Status == translate.Honoured && fl.RequestHeaders.Touches("host") {
-			f.AddCaveats(report.NewCaveat(report.CaveatHostReplacedByRewrite, "hostname", rw.Hostname))
-			f.Message += fmt.Sprintf("; the URLRewrite filter then sets Host to %s, which replaces what this filter did to Host", rw.Hostname)
-		}
-		return ownHeadersCaveat(f, fl.RequestHeaders, "request"), true
+		return ownHeadersCaveat(d, fl.RequestHeaders), true
 	case translate.FeatureURLRewrite:
 		if !r.Forwards() {
-			return translate.Finding{}, false
+			return report.Decision{}, false
+		}
+		if p.prefixUnknown {
+			return report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch), true
 		}
 		rw := fl.Rewrite
-		if p.prefixWhy != "" {
-			return translate.Decided(r, feat, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch), "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: requests are proxied without the path rewrite%s",
-				p.prefixWhy, hostRewriteText(rw)), true
-		}
-		var parts, facts []string
+		var facts []string
 		if rw.Path != nil {
+			// Both keep the query string; replace-path replaces the
+			// matched prefix element-wise.
 			switch rw.Path.Type {
 			case translate.ReplaceFullPath:
-				parts = append(parts, fmt.Sprintf("the path is replaced by %s (http-request set-path; the query string is kept)", rw.Path.Value))
 				facts = append(facts, "http-request set-path "+rw.Path.Value)
 			case translate.ReplacePrefixMatch:
-				parts = append(parts, fmt.Sprintf("the matched path prefix is replaced by %q element-wise (http-request replace-path; the query string is kept)", rw.Path.Value))
 				facts = append(facts, "http-request replace-path")
 			}
 		}
 		if rw.Hostname != "" {
-			parts = append(parts, fmt.Sprintf("the Host header becomes %s (http-request set-header Host)", rw.Hostname))
 			facts = append(facts, "http-request set-header Host "+rw.Hostname)
 		}
-		if len(parts) == 0 {
-			parts = append(parts, "the filter sets neither hostname nor path, and HAProxy changes nothing")
-		}
-		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set(strings.Join(facts, "; ")), "%s", strings.Join(parts, "; ")), true
+		return report.Decide(report.ReasonConfigured).Set(strings.Join(facts, "; ")), true
 	case translate.FeatureRequestRedirect:
 		if r.Forwards() {
-			return translate.Finding{}, false
+			return report.Decision{}, false
 		}
-		if p.prefixWhy != "" {
-			return translate.Decided(r, feat, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch), "ReplacePrefixMatch needs the rule's one PathPrefix match, but %s: HAProxy redirects with the request's path unchanged", p.prefixWhy), true
+		if p.prefixUnknown {
+			return report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch), true
 		}
-		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("http-request redirect prefix code %d", fl.Redirect.StatusCode)),
-			"HAProxy answers %d (http-request redirect prefix ... code %d) with a Location made of the scheme%s, %s, the port (%s), then the path%s and the query string",
-			fl.Redirect.StatusCode, fl.Redirect.StatusCode, redirectSchemeText(fl.Redirect), redirectHostText(fl.Redirect), redirectPortText(fl.Redirect), redirectPathText(fl.Redirect)), true
+		return report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("http-request redirect prefix code %d", fl.Redirect.StatusCode)), true
 	case translate.FeatureRequestMirror:
-		return translate.Decided(r, feat, report.Decide(report.ReasonNotExpressible),
-			"HAProxy has no request mirroring of its own (only through an external SPOE agent such as haproxytech/spoa-mirror, which gwretry does not set up): requests are proxied and nothing is mirrored to %s; use the Envoy, nginx or Traefik target to mirror",
-			mirrorTargets(fl.Mirrors)), true
+		// HAProxy mirrors only through an external SPOE agent (such as
+		// haproxytech/spoa-mirror), which gwretry does not set up.
+		return report.Decide(report.ReasonNotExpressible), true
 	}
-	return translate.Finding{}, false
+	return report.Decision{}, false
 }
 
 // ownHeaders are the headers HAProxy's HTTP/1 layer writes itself when it
@@ -338,10 +312,14 @@ func filterFinding(r *translate.Rule, feat translate.Feature, p filterPlan) (tra
 // HAProxy's framing, a changed one cuts or breaks the message).
 var ownHeaders = []string{"connection", "content-length", "transfer-encoding"}
 
-// ownHeadersCaveat adds to f, the finding of header modifier hm of the
-// request or the response (what), the caveat naming the ownHeaders hm
-// sets, adds or removes, lower-case in that list's order.
-func ownHeadersCaveat(f translate.Finding, hm *translate.HeaderModifier, what string) translate.Finding {
+// ownHeadersCaveat adds to d, the decision of header modifier hm, the
+// caveat naming the ownHeaders hm sets, adds or removes, lower-case in
+// that list's order: HAProxy writes them itself when it forwards the
+// request or response (a Connection of keep-alive is dropped, HAProxy
+// adds its own Connection: close beside other values and after a
+// removal, and Content-Length and Transfer-Encoding are its framing of
+// the body it forwards).
+func ownHeadersCaveat(d report.Decision, hm *translate.HeaderModifier) report.Decision {
 	var own []string
 	for _, n := range ownHeaders {
 		if hm.Touches(n) {
@@ -349,15 +327,16 @@ func ownHeadersCaveat(f translate.Finding, hm *translate.HeaderModifier, what st
 		}
 	}
 	if len(own) == 0 {
-		return f
+		return d
 	}
-	f.AddCaveats(report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(own, ", ")))
-	f.Message += "; but HAProxy writes " + strings.Join(own, ", ") + " itself when it forwards the " + what +
-		", so the change does not arrive as the Gateway API defines (a Connection of keep-alive is dropped, HAProxy adds its own Connection: close beside other values and after a removal, and Content-Length and Transfer-Encoding are HAProxy's framing of the body it forwards)"
-	return f
+	return d.With(report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(own, ", ")))
 }
 
-func headerFinding(r *translate.Rule, feat translate.Feature, hm *translate.HeaderModifier, keyword, effect string) translate.Finding {
+// headerDecision decides a header modifier, written as keyword rules
+// (http-request or http-after-response) that remove, then set, then add
+// (add-header adds its value as another header line, which HTTP reads as
+// the value appended after a comma).
+func headerDecision(hm *translate.HeaderModifier, keyword string) report.Decision {
 	var parts []string
 	if len(hm.Remove) > 0 {
 		parts = append(parts, keyword+" del-header "+strings.Join(hm.Remove, ", "))
@@ -368,17 +347,14 @@ func headerFinding(r *translate.Rule, feat translate.Feature, hm *translate.Head
 	if len(hm.Add) > 0 {
 		parts = append(parts, keyword+" add-header "+headerNames(hm.Add))
 	}
-	if len(parts) == 0 {
-		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured), "the filter sets, adds and removes nothing, and HAProxy changes nothing")
-	}
-	msg := strings.Join(parts, "; ") + ": " + effect
 	d := report.Decide(report.ReasonConfigured).Set(strings.Join(parts, "; "))
-	if c, names := headerConflicts(hm); len(c) > 0 {
+	if names := headerConflicts(hm); len(names) > 0 {
+		// HAProxy removes first, then sets, then adds, each in order, so a
+		// later rule for the same name undoes an earlier one, where the
+		// Gateway API leaves the outcome undefined.
 		d = d.With(report.NewCaveat(report.CaveatHeaderRulesUndoEachOther, "headers", strings.Join(names, ", ")))
-		return translate.Decided(r, feat, d,
-			"%s; but %s: HAProxy removes first, then sets, then adds, each in order, so a later rule for the same name undoes an earlier one, where the Gateway API leaves the outcome undefined", msg, strings.Join(c, ", "))
 	}
-	return translate.Decided(r, feat, d, "%s", msg)
+	return d
 }
 
 func headerNames(hs []translate.Header) string {
@@ -392,12 +368,11 @@ func headerNames(hs []translate.Header) string {
 // headerConflicts lists the header names that one rule of a modifier
 // undoes for another (names compare case-insensitively): a name both
 // removed and set or added, or set twice. Setting and adding one name,
-// or adding it twice, is exact (more header lines). names are the names
-// concerned, each once, as the modifier first spells them.
-func headerConflicts(hm *translate.HeaderModifier) (out, names []string) {
+// or adding it twice, is exact (more header lines). Each name is listed
+// once, as the modifier first spells it.
+func headerConflicts(hm *translate.HeaderModifier) (names []string) {
 	removed, set, named := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	conflict := func(name, what string) {
-		out = append(out, name+what)
+	conflict := func(name string) {
 		if k := strings.ToLower(name); !named[k] {
 			named[k] = true
 			names = append(names, name)
@@ -408,72 +383,15 @@ func headerConflicts(hm *translate.HeaderModifier) (out, names []string) {
 	}
 	for _, h := range hm.Set {
 		k := strings.ToLower(h.Name)
-		switch {
-		case removed[k]:
-			conflict(h.Name, " is both removed and set")
-		case set[k]:
-			conflict(h.Name, " is set twice")
+		if removed[k] || set[k] {
+			conflict(h.Name)
 		}
 		set[k] = true
 	}
 	for _, h := range hm.Add {
 		if removed[strings.ToLower(h.Name)] {
-			conflict(h.Name, " is both removed and added")
+			conflict(h.Name)
 		}
 	}
-	return out, names
-}
-
-func hostRewriteText(rw *translate.Rewrite) string {
-	if rw.Hostname == "" {
-		return ""
-	}
-	return fmt.Sprintf("; the Host header becomes %s (http-request set-header Host)", rw.Hostname)
-}
-
-func redirectSchemeText(rd *translate.Redirect) string {
-	if rd.Scheme != "" {
-		return " " + rd.Scheme
-	}
-	return " of the request (https when it came over TLS, by ssl_fc)"
-}
-
-func redirectHostText(rd *translate.Redirect) string {
-	if rd.Hostname != "" {
-		return "host " + rd.Hostname
-	}
-	return "the request's host (its Host header without the port)"
-}
-
-func redirectPortText(rd *translate.Redirect) string {
-	switch {
-	case rd.Port != 0:
-		return fmt.Sprintf("%d, left out where it is the scheme's default", rd.Port)
-	case rd.Scheme != "":
-		return "the scheme's default, so left out"
-	}
-	return "the listener's port the request arrived on (dst_port), left out when it is the scheme's default"
-}
-
-func redirectPathText(rd *translate.Redirect) string {
-	if rd.Path == nil {
-		return " of the request"
-	}
-	if rd.Path.Type == translate.ReplaceFullPath {
-		return " " + rd.Path.Value + " (http-request set-path first)"
-	}
-	return fmt.Sprintf(" with the matched prefix replaced by %q element-wise (http-request replace-path first)", rd.Path.Value)
-}
-
-func mirrorTargets(ms []*translate.Mirror) string {
-	var out []string
-	for _, m := range ms {
-		if m.Backend != nil {
-			out = append(out, m.Backend.Service)
-		}
-	}
-	if len(out) == 0 {
-		return "the mirror backends"
-	}
-	return strings.Join(out, ", ")
+	return names
 }

@@ -129,7 +129,7 @@ func TestFilters(t *testing.T) {
 			f := findingOf(t, fs, rule, feat)
 			hostConflict := rule == 8 && feat == translate.FeatureRequestHeaderModifier
 			if f.Reason != want || hasCaveat(f, report.CaveatHostReplacedByRewrite) != hostConflict || len(f.Caveats) > 1 {
-				t.Errorf("rule %d %s: %s %v (%s), want %s", rule, feat, f.Reason, f.Caveats, f.Message, want)
+				t.Errorf("rule %d %s: %s %v, want %s", rule, feat, f.Reason, f.Caveats, want)
 			}
 		}
 	}

@@ -61,18 +61,10 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	var backends []backendPlan
 	var findings []translate.Finding
 	for _, r := range m.Rules {
-		b, fs := planRule(m, r, vs, opts, &ck)
+		b := planRule(m, r, vs, opts, &ck)
 		b.conn = planRuleConn(m, r, &ck)
 		backends = append(backends, b)
-		for i, f := range fs {
-			// Every HTTPS listener of the rule is generated: HAProxy
-			// terminates TLS (with some, UntranslatedFinding keeps its
-			// unsupported answer).
-			if f.Feature == translate.FeatureListenerHTTPS && len(r.Ungenerated) == 0 {
-				fs[i] = tlsFinding(m, r, tls)
-			}
-		}
-		findings = append(findings, fs...)
+		findings = append(findings, translate.Assess(r, decisions(m, r, vs, opts, b, tls))...)
 	}
 	findings = append(findings, connFindings(m, vs)...)
 	if ck.err != nil {

@@ -89,19 +89,20 @@ func TestVersions(t *testing.T) {
 // TestVersionTable covers every row of supportTable: the codes written in
 // retry-on and the codes finding.
 func TestVersionTable(t *testing.T) {
-	// notRetried are the codes of the CodesNotRetried caveat; the hints,
-	// which version to choose, are only in the message.
+	// notRetried are the codes of the CodesNotRetried caveat; later, of
+	// the CodesRetriedByLaterVersion caveat, names the release that
+	// retries each of them ("" for no caveat: none does).
 	tests := []struct {
 		version    string
 		retryOn    string
 		notRetried string
-		hints      []string
+		later      string
 	}{
-		{"2.6", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", []string{"421 needs HAProxy 3.2", "429 needs HAProxy 3.1"}},
-		{"2.8", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", nil},
-		{"3.0", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", []string{"3.0.4 or later"}},
-		{"3.1", "conn-failure empty-response response-timeout 401 425 429 500 504", "409, 421", []string{"421 needs HAProxy 3.2"}},
-		{"3.2", "conn-failure empty-response response-timeout 401 421 425 429 500 504", "409", []string{"no HAProxy version can"}},
+		{"2.6", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", "421 from 3.2, 429 from 3.1"},
+		{"2.8", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", "421 from 3.2, 429 from 3.1"},
+		{"3.0", "conn-failure empty-response response-timeout 401 425 500 504", "409, 421, 429", "421 from 3.2, 429 from 3.1 or 3.0.4"},
+		{"3.1", "conn-failure empty-response response-timeout 401 425 429 500 504", "409, 421", "421 from 3.2"},
+		{"3.2", "conn-failure empty-response response-timeout 401 421 425 429 500 504", "409", ""},
 	}
 	if len(tests) != len(supportTable()) {
 		t.Fatalf("%d tests for %d table rows", len(tests), len(supportTable()))
@@ -122,16 +123,16 @@ func TestVersionTable(t *testing.T) {
 			if c, ok := caveatOf(f, report.CaveatCodesNotRetried); f.Reason != report.ReasonConfigured || !ok || !cmp.Equal(c, want) {
 				t.Errorf("codes finding = %s %v, want %v", f.Reason, f.Caveats, want)
 			}
-			for _, m := range tt.hints {
-				if !strings.Contains(f.Message, m) {
-					t.Errorf("codes message %q does not mention %q", f.Message, m)
-				}
+			c, ok := caveatOf(f, report.CaveatCodesRetriedByLaterVersion)
+			if got := c.Params["versions"]; ok != (tt.later != "") || got != tt.later {
+				t.Errorf("CodesRetriedByLaterVersion = %q (%v), want %q", got, ok, tt.later)
 			}
 		})
 	}
 	// Codes every version supports are retried, but only for requests that
 	// fit in one buffer (approximated, naming the limit); codes none
-	// supports are unsupported.
+	// supports are unsupported, naming the release that retries them
+	// when one does.
 	for _, s := range supportTable() {
 		_, fs := generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: s.RetryCodes}, translate.Timeouts{})), translate.Options{Version: s.Version, RetryNonIdempotent: true})
 		if f := fs[0][translate.FeatureRetryCodes]; !cmp.Equal(f.Caveats, []report.Caveat{oneBuffer}) {
@@ -140,6 +141,14 @@ func TestVersionTable(t *testing.T) {
 		_, fs = generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: []int{409, 505}}, translate.Timeouts{})), translate.Options{Version: s.Version})
 		if f := fs[0][translate.FeatureRetryCodes]; f.Reason != report.ReasonCodesNotRetryable || f.Params["codes"] != "409, 505" {
 			t.Errorf("%s: only unsupported codes: %s %v, want CodesNotRetryable", s.Version, f.Reason, f.Params)
+		}
+		if s.Version == "3.2" {
+			continue
+		}
+		_, fs = generate(t, modelOf(rule(0, &translate.Retry{Attempts: 1, Codes: []int{409, 421}}, translate.Timeouts{})), translate.Options{Version: s.Version})
+		want := report.Params{"codes": "409, 421", "versions": "421 from 3.2"}
+		if f := fs[0][translate.FeatureRetryCodes]; f.Reason != report.ReasonCodesNeedLaterVersion || !cmp.Equal(f.Params, want) {
+			t.Errorf("%s: only unsupported codes, one retried by 3.2: %s %v, want CodesNeedLaterVersion %v", s.Version, f.Reason, f.Params, want)
 		}
 	}
 }

@@ -383,13 +383,19 @@ func (v backendView) l7OffFor(class translate.MethodClass) bool {
 }
 
 // wantShare is the fraction of a rule's requests the Gateway API answers
-// 500 for its invalid backendRefs.
+// 500 for its invalid backendRefs: their weight over the weight of all
+// its backendRefs. Division rounds exactly, so it equals the fraction
+// read from a rand condition of the same ratio in lowest terms.
 func wantShare(r *translate.Rule) float64 {
-	inv, total := invalidShare(r)
-	if inv == 0 {
+	inv := float64(r.InvalidWeight())
+	total := inv
+	for _, b := range r.Backends {
+		total += float64(max(b.Weight, 0))
+	}
+	if inv == 0 || total == 0 {
 		return 0
 	}
-	return float64(inv) / float64(total)
+	return inv / total
 }
 
 // parseHAProxyTime reads a HAProxy time: an integer and an optional unit

@@ -221,11 +221,28 @@ func readReplacePath(m *translate.Model, r *translate.Rule, regex, repl string) 
 		return other
 	}
 	p, ok := unRegexLiteral(lit)
-	want, why := rulePrefix(m, r)
-	if !ok || why != "" || p != want {
+	want, one := matchedPrefix(m, r)
+	if !ok || !one || p != want {
 		return other
 	}
 	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: value}
+}
+
+// matchedPrefix is the prefix the Gateway API's ReplacePrefixMatch
+// replaces for every request of rule r: its PathPrefix match, trailing '/'
+// trimmed, when every match of the rule on every listener is a PathPrefix
+// of that one value; one is false otherwise (no replace-path can then be
+// the filter).
+func matchedPrefix(m *translate.Model, r *translate.Rule) (prefix string, one bool) {
+	for i, p := range m.PlacementsOf(r) {
+		mt := p.Match.Match
+		v := strings.TrimRight(mt.Path, "/")
+		if mt.PathType != translate.PathPrefix || (i > 0 && v != prefix) {
+			return "", false
+		}
+		prefix, one = v, true
+	}
+	return prefix, one
 }
 
 // unRegexLiteral reads a regular expression made of letters, digits, '/'

@@ -49,7 +49,7 @@ func startConnPolicyOn(t *testing.T, h installedHAProxy, backend string, honoure
 	for _, f := range res.Report.Findings {
 		for _, h := range honoured {
 			if f.Feature == h && f.Status != translate.Honoured {
-				t.Fatalf("%s is %s, the test proves an honoured claim: %s", f.Feature, f.Status, f.Message)
+				t.Fatalf("%s is %s, the test proves an honoured claim: %s", f.Feature, f.Status, report.WithParams(f.Reason, f.Params))
 			}
 		}
 	}

@@ -11,13 +11,16 @@ import (
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -119,7 +122,7 @@ func TestLiveBodyLimit(t *testing.T) {
 	small, large := bytes.Repeat([]byte("a"), 4<<10), bytes.Repeat([]byte("a"), 100<<10)
 	// 15000 and 15200 bytes with short headers: both fit in bufsize minus
 	// maxrewrite (15360), but HAProxy's internal framing takes the rest;
-	// the finding names both sizes.
+	// the finding names the limit (RetryBufferLimitedByHeaders).
 	fits, over := bytes.Repeat([]byte("a"), 15000), bytes.Repeat([]byte("a"), 15200)
 	for _, optIn := range []bool{true, false} {
 		t.Run(fmt.Sprintf("opt-in=%v", optIn), func(t *testing.T) {
@@ -128,8 +131,8 @@ func TestLiveBodyLimit(t *testing.T) {
 			m := liveModel(t, be.Addr(), r)
 			url := startLive(t, m, translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
 			_, findings := generate(t, m, translate.Options{Version: checkedVersion, RetryNonIdempotent: optIn})
-			if f := findings[0][translate.FeatureRetryCodes]; !strings.Contains(f.Message, "a 15200-byte one is not") {
-				t.Errorf("retry.codes does not say where the buffer ends: %q", f.Message)
+			if f := findings[0][translate.FeatureRetryCodes]; !slices.ContainsFunc(f.Caveats, func(c report.Caveat) bool { return cmp.Equal(c, oneBuffer) }) {
+				t.Errorf("retry.codes does not say where the buffer ends: %v, want %v", f.Caveats, oneBuffer)
 			}
 			c := oneShotClient()
 			tests := []struct {
@@ -377,8 +380,8 @@ func testSilentCloseResend(t *testing.T, h installedHAProxy) {
 			}
 			for _, feat := range []translate.Feature{translate.FeatureRetryAttempts, translate.FeatureRetryConnectionErrors} {
 				f := findings[i][feat]
-				if f.Status == translate.Honoured || !strings.Contains(f.Message, "send it again on a new connection") {
-					t.Errorf("the backend got %d tries for attempts %d, but %s is %s: %q", tries, tt.retry.Attempts, feat, f.Status, f.Message)
+				if f.Status == translate.Honoured || !hasCaveat(f, report.CaveatKeepAliveClosedUnanswered) {
+					t.Errorf("the backend got %d tries for attempts %d, but %s is %s: %v, want the KeepAliveClosedUnanswered caveat (clients re-send)", tries, tt.retry.Attempts, feat, f.Status, f.Caveats)
 				}
 			}
 		})
@@ -425,8 +428,8 @@ func TestLiveTimeoutAfterHeaders(t *testing.T) {
 			if n := len(be.Hits(path)); n != 1 {
 				t.Errorf("%d tries, want 1: a response already begun is not retried", n)
 			}
-			if f := findings[i][translate.FeatureBackendRequestTimeout]; f.Status == translate.Honoured || !strings.Contains(f.Message, "truncated body, not 504") {
-				t.Errorf("timeouts.backendRequest is %s: %q", f.Status, f.Message)
+			if f := findings[i][translate.FeatureBackendRequestTimeout]; f.Status == translate.Honoured || !hasCaveat(f, report.CaveatNoAnswerAfterHeaders) {
+				t.Errorf("timeouts.backendRequest is %s: %v, want the NoAnswerAfterHeaders caveat (a truncated body, not 504)", f.Status, f.Caveats)
 			}
 		})
 	}

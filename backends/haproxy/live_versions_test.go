@@ -3,6 +3,7 @@ package haproxy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -152,8 +154,9 @@ func TestLiveRetryCodesByVersion(t *testing.T) {
 			m := liveModel(t, be.Addr(), r)
 			_, findings := generate(t, m, translate.Options{Version: vs.Version})
 			newer := firstVersionWithCode(c)
-			if f := findings[0][translate.FeatureRetryCodes]; !strings.Contains(f.Message, p+" or later") || !strings.Contains(f.Message, "haproxy@"+newer) {
-				t.Errorf("HAProxy %s retries %d, but the %s finding does not say from which release and with which target: %q", h.full, c, vs.Version, f.Message)
+			want := report.Params{"codes": strconv.Itoa(c), "versions": fmt.Sprintf("%d from %s or %s", c, newer, p)}
+			if f := findings[0][translate.FeatureRetryCodes]; f.Reason != report.ReasonCodesNeedLaterVersion || !maps.Equal(f.Params, want) {
+				t.Errorf("HAProxy %s retries %d, but the %s finding does not say from which release and with which target: %s %v, want %v", h.full, c, vs.Version, f.Reason, f.Params, want)
 			}
 			url := startLiveOn(t, h, m, translate.Options{Version: newer})
 			path := fmt.Sprintf("/r00/%d", c)

@@ -64,8 +64,8 @@ type backendPlan struct {
 	redirects bool
 }
 
-// planRule translates one rule into its backend and its findings.
-func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) (backendPlan, []translate.Finding) {
+// planRule translates one rule into its backend.
+func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts translate.Options, ck *tokenChecker) backendPlan {
 	b := backendPlan{name: ruleBackendName(r, ck), object: translate.RuleObject(r), filters: planFilters(m, r, ck)}
 	if !r.Forwards() {
 		// No server at all: every request the rule matches gets the
@@ -76,7 +76,7 @@ func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts tra
 		} else {
 			b.answer500 = "always"
 		}
-		return b, deadFindings(r, b.filters)
+		return b
 	}
 	b.timeouts = planTimeouts(r.Timeouts)
 	weights, rounded := serverWeights(r.Backends)
@@ -104,7 +104,7 @@ func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts tra
 	if r.Retry != nil {
 		attempts = r.Retry.Attempts
 	}
-	supported, unsupported := r.Retry.SplitCodes(vs.RetryCodes)
+	supported, _ := r.Retry.SplitCodes(vs.RetryCodes)
 	if attempts > 0 {
 		b.retries = min(int64(attempts), vs.MaxRetries)
 		b.retryOn = connectionRetryOn
@@ -117,7 +117,7 @@ func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts tra
 	} else {
 		b.retryOn = "none"
 	}
-	return b, ruleFindings(r, vs, opts, b, supported, unsupported)
+	return b
 }
 
 // invalidShare returns the weight of the rule's invalid backendRefs and the
@@ -141,41 +141,6 @@ func randCond(invalid, total int64) string {
 	return fmt.Sprintf("{ rand(%d) lt %d }", total, invalid)
 }
 
-// deadAnswer says what HAProxy does with every request of a rule that
-// forwards nothing.
-const deadAnswer = "HAProxy answers 500 (http-request return status 500)"
-
-// redirectAnswer says what HAProxy does with every request of a rule that
-// redirects.
-const redirectAnswer = "HAProxy answers with the redirect (http-request redirect)"
-
-// deadFindings are the findings of a rule that forwards nothing: it is
-// dead or it redirects.
-func deadFindings(r *translate.Rule, p filterPlan) []translate.Finding {
-	var fs []translate.Finding
-	answer := deadAnswer
-	if !r.Dead() {
-		answer = redirectAnswer
-	}
-	for _, feat := range r.Features() {
-		if f, ok := filterFinding(r, feat, p); ok {
-			fs = append(fs, f)
-			continue
-		}
-		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", answer); ok {
-			fs = append(fs, u)
-			continue
-		}
-		if feat == translate.FeatureBackendRefs {
-			fs = append(fs, translate.Decided(r, feat, report.Decide(report.ReasonAnswers500).Set("http-request return status 500"),
-				"%s: HAProxy answers 500 to every request the rule matches (http-request return status 500, no server)", r.DeadReason()))
-			continue
-		}
-		fs = append(fs, translate.DeadRuleFinding(r, feat, answer))
-	}
-	return fs
-}
-
 // exemptions are the requests of a rule that HAProxy, as configured, does
 // not retry as the Gateway API asks; each makes the retry findings it
 // touches approximated.
@@ -192,27 +157,8 @@ type exemptions struct {
 	version   string
 }
 
-// note lists the exemptions for a message; withKeepAlive adds the
+// caveats are the exemptions as caveats; withKeepAlive adds the
 // keep-alive one (it concerns what the client gets after the last try).
-func (e exemptions) note(withKeepAlive bool) string {
-	var parts []string
-	if e.nonIdempotent {
-		parts = append(parts, "POST, PATCH and LOCK requests are retried only after a connection failure, never on a status code, an empty response or a timeout (http-request disable-l7-retry; --retry-non-idempotent lifts this)")
-	}
-	if e.body {
-		parts = append(parts, fmt.Sprintf("whatever the method, a request that does not fit in one buffer (tune.bufsize %d bytes minus tune.maxrewrite %d, headers and HAProxy's internal framing included: with short headers a 15000-byte body is retried, a 15200-byte one is not) is retried only after a connection failure (raise tune.bufsize in the global section to retry larger bodies)", defaultBufSize, defaultMaxRewrite))
-	}
-	if withKeepAlive && e.keepAlive {
-		parts = append(parts, silentCloseNote(e.version, "the last try of", "the whole series of tries twice"))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "; " + strings.Join(parts, "; ")
-}
-
-// caveats are the exemptions as caveats, those note names with the same
-// withKeepAlive.
 func (e exemptions) caveats(withKeepAlive bool) []report.Caveat {
 	var cs []report.Caveat
 	if e.nonIdempotent {
@@ -228,7 +174,7 @@ func (e exemptions) caveats(withKeepAlive bool) []report.Caveat {
 	return cs
 }
 
-// keepAliveCaveat is the caveat silentCloseNote says in words.
+// keepAliveCaveat is the caveat of versions with SilentKeepAliveClose.
 func keepAliveCaveat(version string) report.Caveat {
 	return report.NewCaveat(report.CaveatKeepAliveClosedUnanswered, "version", version)
 }
@@ -243,9 +189,27 @@ func silentCloseNote(version, what, again string) string {
 	return fmt.Sprintf("HAProxy %s closes the client connection without any answer, instead of 502, when %s a request that is not the first on a kept-alive client connection ends with an empty response or a reset, and clients that re-send a request when a kept-alive connection closes without an answer (curl; Go's net/http for GET, HEAD, OPTIONS and TRACE; browsers) send it again on a new connection, so the backend gets %s (HAProxy 3.0 answers 502; option httpclose would avoid it at the cost of client keep-alive)", version, what, again)
 }
 
-// ruleFindings returns one finding per feature the rule sets.
-func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, b backendPlan, supported, unsupported []int) []translate.Finding {
-	var fs []translate.Finding
+// decisions are what HAProxy does with each feature of rule r, planned
+// as b, for translate.Assess: the filters and listener.https it writes,
+// then backendRefs and the retry and timeout features.
+func decisions(m *translate.Model, r *translate.Rule, vs versionSupport, opts translate.Options, b backendPlan, tls map[string]*tlsPlan) translate.Decisions {
+	return translate.Decisions{
+		Written: func(feat translate.Feature) (report.Decision, bool) {
+			if feat == translate.FeatureListenerHTTPS {
+				return tlsDecision(m, r, tls), true
+			}
+			return filterDecision(r, feat, b.filters)
+		},
+		Feature: func(feat translate.Feature) report.Decision { return ruleDecision(r, feat, vs, opts, b) },
+	}
+}
+
+// ruleDecision decides backendRefs, and the retry and timeout features of
+// a rule that forwards.
+func ruleDecision(r *translate.Rule, feat translate.Feature, vs versionSupport, opts translate.Options, b backendPlan) report.Decision {
+	if feat == translate.FeatureBackendRefs {
+		return backendRefsDecision(r, b)
+	}
 	attempts := 0
 	if r.Retry != nil {
 		attempts = r.Retry.Attempts
@@ -255,197 +219,166 @@ func ruleFindings(r *translate.Rule, vs versionSupport, opts translate.Options, 
 		ex = exemptions{nonIdempotent: !opts.RetryNonIdempotent && r.MatchesNonIdempotent(), body: true,
 			keepAlive: vs.SilentKeepAliveClose, version: vs.Version}
 	}
-	// noRetry is the finding of a retry feature of a rule with attempts 0:
-	// HAProxy does not retry, but where it closes kept-alive client
+	// noRetry is the decision of a retry feature of a rule with attempts
+	// 0: HAProxy does not retry, but where it closes kept-alive client
 	// connections silently the client sends a failed request again.
-	noRetry := func(feat translate.Feature, configured, what string) translate.Finding {
+	noRetry := func(configured string) report.Decision {
 		d := report.Decide(report.ReasonRetriesDisabled).Set(configured)
-		if !vs.SilentKeepAliveClose {
-			return translate.Decided(r, feat, d, "%s", what)
+		if vs.SilentKeepAliveClose {
+			d = d.With(keepAliveCaveat(vs.Version))
 		}
-		return translate.Decided(r, feat, d.With(keepAliveCaveat(vs.Version)), "%s, but %s", what,
-			silentCloseNote(vs.Version, "the one try of", "a second try, at once"))
+		return d
 	}
-	clamped := int64(attempts) > b.retries && attempts > 0
-	for _, feat := range r.Features() {
-		if f, ok := filterFinding(r, feat, b.filters); ok {
-			fs = append(fs, f)
-			continue
+	switch feat {
+	case translate.FeatureRetryAttempts:
+		if attempts == 0 {
+			return noRetry("retries 0")
 		}
-		if u, ok := translate.UntranslatedFinding(r, feat, "HAProxy", deadAnswer); ok {
-			fs = append(fs, u)
-			continue
+		d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("retries %d", b.retries)).With(ex.caveats(true)...)
+		if int64(attempts) > b.retries {
+			// HAProxy reads retries into a C int: larger values wrap.
+			d = d.With(report.NewCaveat(report.CaveatAttemptsClamped, "configured", strconv.FormatInt(b.retries, 10), "max", strconv.FormatInt(vs.MaxRetries, 10)))
 		}
-		var f translate.Finding
-		switch feat {
-		case translate.FeatureBackendRefs:
-			f = backendRefsFinding(r, b)
-		case translate.FeatureRetryAttempts:
-			switch {
-			case attempts == 0:
-				f = noRetry(feat, "retries 0", "retries 0: HAProxy does not retry")
-			case clamped:
-				d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("retries %d", b.retries)).With(ex.caveats(true)...).
-					With(report.NewCaveat(report.CaveatAttemptsClamped, "configured", strconv.FormatInt(b.retries, 10), "max", strconv.FormatInt(vs.MaxRetries, 10)))
-				f = translate.Decided(r, feat, d,
-					"attempts %d is more than HAProxy's largest retries value %d (it reads the number into a C int, so larger values wrap around): clamped to retries %d%s",
-					attempts, vs.MaxRetries, b.retries, ex.note(true))
-			default:
-				f = translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("retries %d", b.retries)).With(ex.caveats(true)...),
-					"retries %d (retries after the first try)%s", attempts, ex.note(true))
-			}
-		case translate.FeatureRetryCodes:
-			f = codesFinding(r, vs, attempts, supported, unsupported, ex)
-		case translate.FeatureRetryConnectionErrors:
-			if attempts == 0 {
-				f = noRetry(feat, "retry-on none", "attempts is 0: HAProxy retries nothing")
-			} else {
-				f = translate.Decided(r, feat, report.Decide(report.ReasonConfigured).Set("retry-on "+connectionRetryOn).With(ex.caveats(true)...),
-					"retry-on %s retries refused or failed connections and servers that close or reset without a response%s", connectionRetryOn, ex.note(true))
-			}
-		case translate.FeatureRetryBackoff:
-			if attempts == 0 {
-				f = noRetry(feat, "", "attempts is 0: HAProxy retries nothing, so there is no delay to keep")
-			} else {
-				f = translate.Decided(r, feat, report.Decide(report.ReasonNoBackoff),
-					"HAProxy has no backoff: a retry after an error status, empty response or timeout starts at once, and the only pause is a fixed turn-around of min(timeout connect, 1s) after a connection to the same server refused or failed before timeout connect (none when timeout connect expired); backoff %s is ignored (Envoy or Traefik can delay retries)",
-					r.Retry.Backoff.Text)
-			}
-		case translate.FeatureRetryBackendTimeout:
-			f = backendTimeoutRetryFinding(r, attempts, b.timeouts, ex)
-		case translate.FeatureBackendRequestTimeout:
-			f = backendRequestFinding(r, b.timeouts)
-		case translate.FeatureRequestTimeout:
-			f = requestFinding(r, attempts, b.timeouts)
-		default:
-			f = translate.Decided(r, feat, report.Decide(report.ReasonNotTranslated), "gwretry's HAProxy backend does not know feature %s", feat)
+		return d
+	case translate.FeatureRetryCodes:
+		return codesDecision(r, vs, attempts, ex)
+	case translate.FeatureRetryConnectionErrors:
+		if attempts == 0 {
+			return noRetry("retry-on none")
 		}
-		fs = append(fs, f)
+		return report.Decide(report.ReasonConfigured).Set("retry-on " + connectionRetryOn).With(ex.caveats(true)...)
+	case translate.FeatureRetryBackoff:
+		if attempts == 0 {
+			return noRetry("")
+		}
+		// A retry starts at once; the only pause is the turn-around of
+		// min(timeout connect, 1s) after a failed connection.
+		return report.Decide(report.ReasonNoBackoff)
+	case translate.FeatureRetryBackendTimeout:
+		return backendTimeoutRetryDecision(r, attempts, b.timeouts, ex)
+	case translate.FeatureBackendRequestTimeout:
+		return backendRequestDecision(r, b.timeouts)
+	case translate.FeatureRequestTimeout:
+		return requestDecision(r, attempts, b.timeouts)
 	}
-	return fs
+	return report.Decide(report.ReasonNotTranslated)
 }
 
-// backendRefsFinding is the finding of a rule with some invalid
-// backendRefs (a dead rule has deadFindings).
-func backendRefsFinding(r *translate.Rule, b backendPlan) translate.Finding {
-	feat := translate.FeatureBackendRefs
-	var reasons []string
-	for _, inv := range r.Invalid {
-		reasons = append(reasons, fmt.Sprintf("backendRefs[%d]: %s", inv.Index, inv.Reason))
+// backendRefsDecision is the decision of a rule with some or all
+// backendRefs invalid: HAProxy answers their share of the requests 500
+// itself (drawn at random per request, as the weighted servers are), or
+// every request of a rule that forwards nothing.
+func backendRefsDecision(r *translate.Rule, b backendPlan) report.Decision {
+	switch {
+	case !r.Forwards():
+		return report.Decide(report.ReasonAnswers500).Set("http-request return status 500")
+	case b.answer500 == "":
+		// The invalid backendRefs have weight 0 and get no requests.
+		return report.Decide(report.ReasonConfigured)
 	}
-	why := strings.Join(reasons, "; ")
-	inv, total := invalidShare(r)
-	if inv == 0 {
-		return translate.Decided(r, feat, report.Decide(report.ReasonConfigured), "the invalid backendRefs (%s) have weight 0 and get no requests", why)
-	}
-	return translate.Decided(r, feat, report.Decide(report.ReasonAnswers500).Set("http-request return status 500 if "+b.answer500),
-		"the invalid backendRefs' share of the requests (%d in %d: %s) is answered 500 by HAProxy (http-request return status 500 if %s), drawn at random per request as the weighted servers are; the rest goes to the valid backends",
-		inv, total, why, b.answer500)
+	return report.Decide(report.ReasonAnswers500).Set("http-request return status 500 if " + b.answer500)
 }
 
-func codesFinding(r *translate.Rule, vs versionSupport, attempts int, supported, unsupported []int, ex exemptions) translate.Finding {
-	feat := translate.FeatureRetryCodes
+// codesDecision decides retry.codes. Codes the version cannot retry are
+// returned as they are; those a later release can are named with the
+// release (laterVersions), so that the user can choose it.
+func codesDecision(r *translate.Rule, vs versionSupport, attempts int, ex exemptions) report.Decision {
 	if attempts == 0 {
-		return translate.Decided(r, feat, report.Decide(report.ReasonRetriesDisabled).Set("retry-on none"), "attempts is 0: no status code is retried")
+		return report.Decide(report.ReasonRetriesDisabled).Set("retry-on none")
 	}
-	configured := report.Decide(report.ReasonConfigured).Set("retry-on " + joinInts(supported)).With(ex.caveats(false)...)
-	if len(unsupported) == 0 {
-		return translate.Decided(r, feat, configured, "retry-on %s%s", joinInts(supported), ex.note(false))
+	supported, unsupported := r.Retry.SplitCodes(vs.RetryCodes)
+	later := laterVersions(vs, unsupported)
+	if len(supported) == 0 {
+		if later != "" {
+			return report.Decide(report.ReasonCodesNeedLaterVersion, "codes", codeList(unsupported), "versions", later)
+		}
+		return report.Decide(report.ReasonCodesNotRetryable, "codes", codeList(unsupported))
 	}
-	var hints []string
+	d := report.Decide(report.ReasonConfigured).Set("retry-on " + joinInts(supported)).With(ex.caveats(false)...)
+	if len(unsupported) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatCodesNotRetried, "codes", codeList(unsupported)))
+	}
+	if later != "" {
+		d = d.With(report.NewCaveat(report.CaveatCodesRetriedByLaterVersion, "versions", later))
+	}
+	return d
+}
+
+// laterVersions names, for each code of unsupported that a later release
+// retries, the first such release, and the patch release of vs's branch
+// it was backported to: "421 from 3.2, 429 from 3.1 or 3.0.4". "" when no
+// release retries any of them.
+func laterVersions(vs versionSupport, unsupported []int) string {
+	var out []string
 	for _, c := range unsupported {
 		v := firstVersionWithCode(c)
 		if v == "" {
 			continue
 		}
-		hint := fmt.Sprintf("%d needs HAProxy %s or later", c, v)
+		s := fmt.Sprintf("%d from %s", c, v)
 		if p := vs.Backported[c]; p != "" {
-			hint += fmt.Sprintf(", or %s or later (backported; earlier %s releases refuse it, so haproxy@%s leaves it out, but the output of --target haproxy@%s suits %s and later)", p, vs.Version, vs.Version, v, p)
+			s += " or " + p
 		}
-		hints = append(hints, hint)
+		out = append(out, s)
 	}
-	what := "HAProxy " + vs.Version + " retry-on cannot match " + joinInts(unsupported) + ", so responses with those codes are returned without a retry"
-	if len(vs.Backported) > 0 {
-		what = "retry-on for HAProxy " + vs.Version + " leaves out " + joinInts(unsupported) + ", so responses with those codes are returned without a retry"
-	}
-	if len(hints) > 0 {
-		what += " (" + strings.Join(hints, "; ") + ": choose it with --target haproxy@VERSION)"
-	} else {
-		what += " (no HAProxy version can; Envoy retries any code)"
-	}
-	if len(supported) == 0 {
-		return translate.Decided(r, feat, report.Decide(report.ReasonCodesNotRetryable, "codes", codeList(unsupported)),
-			"%s; only connection failures, empty responses and timeouts are retried", what)
-	}
-	return translate.Decided(r, feat, configured.With(report.NewCaveat(report.CaveatCodesNotRetried, "codes", codeList(unsupported))),
-		"%s; %s are retried%s", what, joinInts(supported), ex.note(false))
+	return strings.Join(out, ", ")
 }
 
-func backendTimeoutRetryFinding(r *translate.Rule, attempts int, t timeoutPlan, ex exemptions) translate.Finding {
-	feat := translate.FeatureRetryBackendTimeout
+// backendTimeoutRetryDecision decides retry.backendTimeout: retry-on
+// response-timeout retries a try whose timeout server, an inactivity
+// timer, expired before the response began.
+func backendTimeoutRetryDecision(r *translate.Rule, attempts int, t timeoutPlan, ex exemptions) report.Decision {
 	server := "timeout server " + ms(t.serverMs)
 	switch {
 	case attempts == 0:
-		return translate.Decided(r, feat, report.Decide(report.ReasonRetriesDisabled).Set("retry-on none, "+server).With(report.NewCaveat(report.CaveatIdleTimer)),
-			"attempts is 0: a timed-out try is not retried, but the try is cut by timeout server %s, an inactivity timer, not after %s in total (see timeouts.backendRequest)",
-			ms(t.serverMs), r.Timeouts.BackendRequest.Text)
+		return report.Decide(report.ReasonRetriesDisabled).Set("retry-on none, " + server).With(report.NewCaveat(report.CaveatIdleTimer))
 	case r.Timeouts.BackendRequest.IsZero():
-		d := report.Decide(report.ReasonTimeoutDisabled).Set("retry-on response-timeout, " + server).
+		return report.Decide(report.ReasonTimeoutDisabled).Set("retry-on response-timeout, " + server).
 			With(ex.caveats(false)...).With(largestTimeoutCaveat())
-		return translate.Decided(r, feat, d,
-			"backendRequest is 0s, but HAProxy's server timeout cannot be off without a warning: timeout server %s (about 24.8 days, its largest) can cut a try, which retry-on response-timeout then retries%s",
-			ms(maxTimeoutMs), ex.note(false))
 	}
-	d := report.Decide(report.ReasonConfigured).Set("retry-on response-timeout, "+server).
+	return report.Decide(report.ReasonConfigured).Set("retry-on response-timeout, "+server).
 		With(ex.caveats(false)...).With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)).
 		With(clampCaveats(t)...)
-	return translate.Decided(r, feat, d,
-		"retry-on response-timeout retries a try whose timeout server %s expired before the response began; timeout server is an inactivity timer, so a try whose server keeps sending data is not cut after %s in total%s%s",
-		ms(t.serverMs), r.Timeouts.BackendRequest.Text, clampNote(r.Timeouts.BackendRequest, t), ex.note(false))
 }
 
-func backendRequestFinding(r *translate.Rule, t timeoutPlan) translate.Finding {
-	feat := translate.FeatureBackendRequestTimeout
+// backendRequestDecision decides timeouts.backendRequest: timeout server
+// is an inactivity timer per try, and 0s becomes its largest value
+// (`timeout server 0` makes HAProxy warn about missing timeouts, and a
+// per-request set-timeout cannot be 0).
+func backendRequestDecision(r *translate.Rule, t timeoutPlan) report.Decision {
 	if r.Timeouts.BackendRequest.IsZero() {
-		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled).Set("timeout server "+ms(t.serverMs)).With(largestTimeoutCaveat()),
-			"0s (no timeout) becomes timeout server %s (about 24.8 days), HAProxy's largest value, so a try that sends nothing for that long is still cut: `timeout server 0` would mean no timeout, but HAProxy warns about it (missing timeouts) and a per-request `http-request set-timeout server` cannot be 0", ms(maxTimeoutMs))
+		return report.Decide(report.ReasonTimeoutDisabled).Set("timeout server " + ms(t.serverMs)).With(largestTimeoutCaveat())
 	}
-	d := report.Decide(report.ReasonConfigured).Set("timeout server "+ms(t.serverMs)+", timeout connect "+ms(t.connectMs)).
+	return report.Decide(report.ReasonConfigured).Set("timeout server "+ms(t.serverMs)+", timeout connect "+ms(t.connectMs)).
 		With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)).With(clampCaveats(t)...)
-	return translate.Decided(r, feat, d,
-		"timeout server %s is an inactivity timer, not a total per try: a try ends with 504 only when the server sends nothing for %s before its response headers; a server that falls silent that long after them has its response cut short (the client gets the headers and a truncated body, not 504, and the try is not retried), and a slow response that keeps sending data can take longer; timeout connect %s%s",
-		ms(t.serverMs), r.Timeouts.BackendRequest.Text, ms(t.connectMs), clampNote(r.Timeouts.BackendRequest, t))
 }
 
-func requestFinding(r *translate.Rule, attempts int, t timeoutPlan) translate.Finding {
-	feat := translate.FeatureRequestTimeout
+// requestDecision decides timeouts.request: HAProxy has no total request
+// timeout, so timeout server stands in for it when backendRequest is
+// not set.
+func requestDecision(r *translate.Rule, attempts int, t timeoutPlan) report.Decision {
 	rq := r.Timeouts.Request
 	br := r.Timeouts.BackendRequest
 	switch {
 	case rq.IsZero() && br != nil && !br.IsZero() && attempts > 0:
-		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled).
-			With(report.NewCaveat(report.CaveatBufferedBodyReadTimeout, "timeout", ms(defaultHTTPRequestMs))),
-			"0s: no total request timeout (HAProxy has none) and tries are limited by backendRequest, but the rule retries, so HAProxy reads the request body before the first try (option http-buffer-request) under timeout http-request %s: a client that takes longer to send its headers and body (or the first buffer of a larger one) gets 408", ms(defaultHTTPRequestMs))
+		// The rule retries, so HAProxy reads the body before the first
+		// try (option http-buffer-request) under timeout http-request.
+		return report.Decide(report.ReasonTimeoutDisabled).
+			With(report.NewCaveat(report.CaveatBufferedBodyReadTimeout, "timeout", ms(defaultHTTPRequestMs)))
 	case rq.IsZero() && br != nil && !br.IsZero():
-		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled), "0s: no total request timeout (HAProxy has none); tries are limited by backendRequest only")
+		return report.Decide(report.ReasonTimeoutDisabled)
 	case rq.IsZero():
-		return translate.Decided(r, feat, report.Decide(report.ReasonTimeoutDisabled).Set("timeout server "+ms(t.serverMs)).With(largestTimeoutCaveat()),
-			"0s (no timeout): HAProxy has no total request timeout, and timeout server is set to %s (about 24.8 days, its largest) so that the default %s does not cut the request; a try that sends nothing for that long is still cut", ms(maxTimeoutMs), ms(defaultServerMs))
+		return report.Decide(report.ReasonTimeoutDisabled).Set("timeout server " + ms(t.serverMs)).With(largestTimeoutCaveat())
 	case br != nil:
-		return translate.Decided(r, feat, report.Decide(report.ReasonNotExpressible),
-			"HAProxy has no total request timeout; only backendRequest's timeout server %s (an inactivity timer per try) is set, so with retries a request can take much longer than %s; enforce %s in front of HAProxy or in the client",
-			ms(t.serverMs), rq.Text, rq.Text)
+		// Only backendRequest's timer per try is set.
+		return report.Decide(report.ReasonNotExpressible)
 	}
-	total := ""
 	d := report.Decide(report.ReasonConfigured).Set("timeout server "+ms(t.serverMs)).
 		With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoTotalRequestTimeout)).With(clampCaveats(t)...)
 	if attempts > 0 {
 		d = d.With(report.NewCaveat(report.CaveatTimerPerTry, "tries", strconv.Itoa(attempts+1)))
-		total = fmt.Sprintf(" and each of the %d tries gets its own timer (retry-on response-timeout), so the total can reach about %d×%s", attempts+1, attempts+1, rq.Text)
 	}
-	return translate.Decided(r, feat, d,
-		"HAProxy has no total request timeout; timeout server %s is used instead: a request ends with 504 when the server sends nothing for %s, but a response that keeps sending data is not cut%s%s",
-		ms(t.serverMs), rq.Text, total, clampNote(rq, t))
+	return d
 }
 
 // largestTimeoutCaveat is the caveat of a 0s timeout, which becomes
@@ -454,20 +387,13 @@ func largestTimeoutCaveat() report.Caveat {
 	return report.NewCaveat(report.CaveatDisabledTimeoutIsLargest, "timeout", ms(maxTimeoutMs))
 }
 
-// clampCaveats are the caveats clampNote says in words.
+// clampCaveats names the clamp of a timeout longer than HAProxy's largest
+// time.
 func clampCaveats(t timeoutPlan) []report.Caveat {
 	if !t.clamped {
 		return nil
 	}
 	return []report.Caveat{report.NewCaveat(report.CaveatTimeoutClamped, "max", ms(maxTimeoutMs))}
-}
-
-// clampNote says when a duration was clamped to HAProxy's largest time.
-func clampNote(d *translate.Duration, t timeoutPlan) string {
-	if !t.clamped {
-		return ""
-	}
-	return fmt.Sprintf("; %s is longer than HAProxy's largest time and was clamped to %s (about 24.8 days)", d.Text, ms(maxTimeoutMs))
 }
 
 // codeList is a list of status codes as a parameter: "409, 421".

@@ -2,7 +2,6 @@ package haproxy
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -43,10 +42,6 @@ const tlsALPN = "http/1.1"
 // resolves from its working directory.
 const crtListDir = "haproxy/"
 
-// crtWordRE is what one word of a crt-list line may be: a certificate path
-// or an SNI filter. No '[' (SSL options), '#' (comments) or whitespace.
-var crtWordRE = regexp.MustCompile(`^!?[A-Za-z0-9._/*-]+$`)
-
 // tlsPlan is the TLS termination of one HTTPS listener.
 type tlsPlan struct {
 	// crtList is the crt-list's path relative to the output directory, as
@@ -55,11 +50,6 @@ type tlsPlan struct {
 	lines   []crtLine
 	// defaultSecret is the Secret of HAProxy's default certificate.
 	defaultSecret string
-}
-
-// crtLine is one line of a crt-list: a certificate and its SNI filter.
-type crtLine struct {
-	cert, filter string
 }
 
 // planTLS lays out the crt-list of the HTTPS listener l.
@@ -102,16 +92,6 @@ func planTLS(l *translate.Listener, ck *tokenChecker) *tlsPlan {
 	return p
 }
 
-// keyPath is where HAProxy, with ssl-load-extra-del-ext, looks for the key
-// of certificate file cert: its extension replaced by ".key".
-func keyPath(cert string) string {
-	dot := strings.LastIndexByte(cert, '.')
-	if dot <= strings.LastIndexByte(cert, '/') {
-		return cert + ".key"
-	}
-	return cert[:dot] + ".key"
-}
-
 // crtWord checks a crt-list word, on top of word.
 func (c *tokenChecker) crtWord(where, s string) string {
 	s = c.word(where, s)
@@ -138,28 +118,6 @@ func (p *tlsPlan) render() ([]byte, error) {
 	return out, nil
 }
 
-// parseCrtList reads the crt-list lines gwretry writes: a certificate path
-// and one SNI filter, and nothing else (no SSL options, no comments).
-func parseCrtList(data []byte) ([]crtLine, error) {
-	var out []crtLine
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || strings.Join(f, " ") != line {
-			return nil, fmt.Errorf("line %d %q is not a certificate path and one SNI filter", i+1, line)
-		}
-		for _, w := range f {
-			if !crtWordRE.MatchString(w) {
-				return nil, fmt.Errorf("line %d: %q is not an allowed crt-list word", i+1, w)
-			}
-		}
-		if !strings.HasPrefix(f[0], "/") {
-			return nil, fmt.Errorf("line %d: certificate path %q is not absolute", i+1, f[0])
-		}
-		out = append(out, crtLine{cert: f[0], filter: f[1]})
-	}
-	return out, nil
-}
-
 // tlsClaimsJudged reports whether gwretry's shared judge (translate) reads
 // TLS termination back, so that listener.https may be claimed honoured.
 // translate.Behaviour has no field for it yet: this backend's own judge
@@ -167,18 +125,20 @@ func parseCrtList(data []byte) ([]crtLine, error) {
 // refuses an honoured claim it cannot check.
 const tlsClaimsJudged = false
 
-// tlsFinding is the listener.https finding of a rule whose HTTPS listeners
-// are all generated. It is approximated where HAProxy, as configured,
-// differs from the Gateway API: HAProxy's wildcard filter "*.example.com"
-// matches one label only, so a name deeper below a wildcard hostname (as
+// tlsDecision decides listener.https of a rule whose HTTPS listeners are
+// all generated: served with TLS terminated by HAProxy, each hostname's
+// certificate chosen by an explicit SNI filter of the crt-list, the
+// catch-all hostname's (or else the first hostname's) the default, ALPN
+// http/1.1 only. It is approximated where HAProxy, as configured, differs
+// from the Gateway API: HAProxy's wildcard filter "*.example.com" matches
+// one label only, so a name deeper below a wildcard hostname (as
 // a.b.example.com) gets the listener's default certificate; and a request
 // whose Host names another hostname of the listener than its SNI name is
 // routed by its Host, where the Gateway API recommends 421 Misdirected
 // Request when the two belong to different Gateway listeners (the Model
 // does not say which hostnames share a Gateway listener).
-func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) translate.Finding {
-	feat := translate.FeatureListenerHTTPS
-	var gaps, wildcards []string
+func tlsDecision(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) report.Decision {
+	var wildcards []string
 	misdirected := false
 	// One pass over the rule's placements, not over every virtual host of
 	// the model for every rule.
@@ -195,14 +155,7 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 			continue
 		}
 		wildcards = append(wildcards, vh.Hostname)
-		gaps = append(gaps, fmt.Sprintf("HAProxy's wildcard SNI filters match one label only: SNI names more than one label below %s on %s get the default certificate (Secret %s) instead of Secret %s",
-			vh.Hostname, l.Name, p.defaultSecret, vh.Certificate.Secret))
 	}
-	if misdirected {
-		gaps = append(gaps, "a request whose Host header and SNI name select different hostnames of the listener is routed by its Host, not answered 421 Misdirected Request as the Gateway API recommends when they belong to different Gateway listeners")
-	}
-	what := fmt.Sprintf("served on %s with TLS terminated by HAProxy (bind ... ssl crt-list): each hostname's certificate is chosen by an explicit SNI filter in the crt-list, the catch-all hostname's certificate (or else the first hostname's) is the default for other or missing SNI names; ALPN offers http/1.1 only (alpn http/1.1), so requests inside are HTTP/1.1 and routed by their Host header",
-		strings.Join(r.TLSListeners, ", "))
 	d := report.Decide(report.ReasonConfigured).Set("bind ... ssl crt-list")
 	if len(wildcards) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatWildcardSNIOneLabel, "hostnames", strings.Join(slices.Compact(slices.Sorted(slices.Values(wildcards))), ", ")))
@@ -210,12 +163,11 @@ func tlsFinding(m *translate.Model, r *translate.Rule, tls map[string]*tlsPlan) 
 	if misdirected {
 		d = d.With(report.NewCaveat(report.CaveatMisdirectedRequestRouted))
 	}
-	switch {
-	case len(gaps) > 0:
-		return translate.Decided(r, feat, d, "%s; %s", what, strings.Join(gaps, "; "))
-	case !tlsClaimsJudged:
-		return translate.Decided(r, feat, d.With(report.NewCaveat(report.CaveatNotCheckedByJudge)),
-			"%s; not claimed honoured: gwretry's HAProxy judge checks the certificate of every SNI name against the Gateway listeners but does not yet report it to the report's shared check (Behaviour.TLS)", what)
+	if len(d.Caveats) == 0 && !tlsClaimsJudged {
+		// Not claimed honoured: this backend's judge checks the
+		// certificate of every SNI name against the Gateway listeners but
+		// does not yet report it to the shared check (Behaviour.TLS).
+		d = d.With(report.NewCaveat(report.CaveatNotCheckedByJudge))
 	}
-	return translate.Decided(r, feat, d, "%s", what)
+	return d
 }

@@ -118,14 +118,14 @@ func TestTLSListenerConfig(t *testing.T) {
 }
 
 // TestTLSNotGenerated: a rule with an HTTPS listener gwretry does not
-// generate keeps UntranslatedFinding's unsupported answer, and an HTTP
+// generate gets the shared ListenerNotGenerated record, and an HTTP
 // model writes no TLS at all.
 func TestTLSNotGenerated(t *testing.T) {
 	r := rule(0, nil, translate.Timeouts{})
 	r.Ungenerated = []translate.UngeneratedListener{{Gateway: "ns/gw", Listener: "https", Protocol: "HTTPS"}}
 	cfg, fs := generate(t, modelOf(r), translate.Options{Version: checkedVersion})
 	if f := findingOf(t, fs, 0, translate.FeatureListenerHTTPS); f.Reason != report.ReasonListenerNotGenerated {
-		t.Errorf("finding %s %q", f.Reason, f.Message)
+		t.Errorf("finding %s %v", f.Reason, f.Caveats)
 	}
 	if strings.Contains(cfg, "ssl") {
 		t.Errorf("an HTTP-only configuration mentions ssl:\n%s", cfg)

@@ -33,7 +33,6 @@ import (
 	"maps"
 	"math"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -228,29 +227,27 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		"the tuning options are proxy-wide: they apply to every Route and Ingress the IngressController serves, not only to one Gateway's traffic",
 		"the router serves OpenShift Routes and Ingresses, not Gateway API HTTPRoutes: every route rule gets unsupported findings on this target",
 	)}
-	out.Findings = append(out.Findings, translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
-		f := fields()[slices.IndexFunc(fields(), func(f field) bool { return f.feature == c.Feature })]
-		win := chosen[c.Feature]
-		if win.Value != c.Value {
-			return report.Decide(report.ReasonOneValueForAllGateways, "policy", win.Policy, "value", win.Text),
-				fmt.Sprintf("the router has one %s for all Gateways: policy %s (%s), older or first by name, wins", c.Feature.Field(), win.Policy, win.Text)
+	out.Findings = append(out.Findings, translate.ConnectionDecisions(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) report.Decision {
+		if win := chosen[c.Feature]; win.Value != c.Value {
+			return report.Decide(report.ReasonOneValueForAllGateways, "policy", win.Policy, "value", win.Text)
 		}
-		chain := fmt.Sprintf("spec.tuningOptions.%s %s; the operator sets %s=%s, which the router's template writes as %s",
-			c.Feature.Field(), apiDuration(c), f.env, operatorTimeSpec(c.Value), haproxyLine(c.Feature))
-		// The chain is as written, but the router accepts no connection
-		// of this Gateway: it serves Routes and Ingresses, never a
-		// Gateway's listeners (and gwretry writes no Routes), so the
-		// value times the router's own traffic, not the Gateway's; and
-		// the chain rests on the operator's and the template's source.
+		// The patch is as written (the operator turns it into the router
+		// variable, which the router's template writes as the HAProxy
+		// line), but the router accepts no connection of this Gateway: it
+		// serves Routes and Ingresses, never a Gateway's listeners (and
+		// gwretry writes no Routes), so the value times the router's own
+		// traffic, not the Gateway's; and the chain rests on the
+		// operator's and the template's source (no test runs a router).
 		d := report.Decide(report.ReasonConfigured).Set(fmt.Sprintf("spec.tuningOptions.%s %s", c.Feature.Field(), apiDuration(c))).
 			With(report.NewCaveat(report.CaveatGatewayListenersNotServed), report.NewCaveat(report.CaveatSourceOnly))
 		if c.Feature == translate.FeatureConnClientFinTimeout || c.Feature == translate.FeatureConnServerFinTimeout {
 			// The line is written as asked, but the haproxy target's live
-			// tests see HAProxy never wait on it in an HTTP proxy.
+			// tests see HAProxy never wait on it in an HTTP proxy: it
+			// closes a WebSocket tunnel as soon as either side shuts down
+			// its own (seen with HAProxy 2.6).
 			d = d.With(report.NewCaveat(report.CaveatHalfCloseTimerUnobserved, "version", "2.6"))
-			return d, chain + ", but no live test sees HAProxy time anything with it in an HTTP proxy: it closes a WebSocket tunnel as soon as either side shuts down its own, and a client that half-closes and stops reading a response is cut after timeout client (seen live with HAProxy 2.6 by gwretry's haproxy target); " + notServed + " (" + sourceBased + ")"
 		}
-		return d, chain + "; " + notServed + " (" + sourceBased + ")"
+		return d
 	})...)
 	// The rules are outside the router's scope (translate reports them
 	// not applicable); one note says where their nearest settings are.
@@ -258,26 +255,6 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 		out.Notes = append(out.Notes, translate.Info("", "%s", routesNote))
 	}
 	return out, nil
-}
-
-// notServed is said of every connection finding: the router sets the
-// value for the connections it accepts, which are never this Gateway's
-// (its haproxy-config.template has frontends public and public_ssl for
-// Routes and Ingresses and no Gateway listener; the Gateway's rules are
-// unsupported on this target).
-const notServed = "the router applies it to the connections of every Route and Ingress it serves, but it does not serve this Gateway's listeners (it implements Routes and Ingresses, not Gateway API Gateways, and gwretry writes no Routes), so this Gateway's own connections get it only once its traffic is served by the router as Routes or Ingresses"
-
-// sourceBased is said of every connection finding: no test runs an OpenShift
-// router, so the chain from the patch to the HAProxy line rests on the
-// operator's and the router template's source (what HAProxy then does
-// with the line is the haproxy target's claim).
-const sourceBased = "per cluster-ingress-operator's and openshift/router's source (gwretry's tests run no OpenShift router)"
-
-func haproxyLine(f translate.Feature) string {
-	return map[translate.Feature]string{translate.FeatureConnClientTimeout: "timeout client in defaults",
-		translate.FeatureConnClientFinTimeout: "timeout client-fin in defaults", translate.FeatureConnServerTimeout: "timeout server in defaults (a Route's haproxy.router.openshift.io/timeout annotation overrides it)",
-		translate.FeatureConnServerFinTimeout: "timeout server-fin in defaults", translate.FeatureConnTunnelTimeout: "timeout tunnel in defaults (a Route's haproxy.router.openshift.io/timeout-tunnel annotation overrides it)",
-		translate.FeatureConnTLSInspectDelay: "tcp-request inspect-delay in the public and public_ssl frontends"}[f]
 }
 
 // routesNote says what the router does with the rules of HTTPRoutes: it
