@@ -31,7 +31,7 @@ import (
 //     HAProxy's timeout server ("the server is expected to acknowledge or
 //     send data"). proxy_connect_timeout keeps its default, as HAProxy's
 //     timeout connect is a timer of its own.
-//   - the others have no nginx setting (connNotWritten).
+//   - the others have no nginx setting (connFindings).
 func listenerConnDirectives() []string { return []string{"client_body_timeout", "send_timeout"} }
 
 func ruleConnDirectives() []string { return []string{"proxy_send_timeout", "proxy_read_timeout"} }
@@ -90,50 +90,49 @@ func ruleConn(m *translate.Model, r *translate.Rule) (crossplane.Directives, err
 	return connDirectives(c, ruleConnDirectives())
 }
 
-// connNotWritten are the fields nginx has no setting for, with the nearest.
-func connNotWritten(f translate.Feature) string {
-	return map[translate.Feature]string{
-		translate.FeatureConnClientFinTimeout: "nginx has no timer of its own for the client side once nginx has shut its side of the connection (HAProxy's timeout client-fin); its nearest setting, lingering_timeout, waits in that state only during a lingering close (for data the client still sends, within lingering_time), so gwretry does not write it",
-		translate.FeatureConnServerFinTimeout: "nginx has no timer for a half-closed upstream connection (HAProxy's timeout server-fin); proxy_read_timeout keeps timing it as any other read",
-		translate.FeatureConnTunnelTimeout:    "nginx has no separate tunnel timer: an upgraded (WebSocket) connection is closed once no data has passed either way for its rule's proxy_read_timeout (the rule's backendRequest or request timer, or else serverTimeout, or else 60s); proxy_send_timeout and send_timeout time only a write that blocks",
-		translate.FeatureConnTLSInspectDelay:  "nginx has no delay for inspecting a connection's data before routing (HAProxy's tcp-request inspect-delay): the http module reads the TLS handshake and the request head within client_header_timeout, which gwretry leaves at its default",
-	}[f]
-}
-
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
-// fields, per Gateway).
+// fields, per Gateway). The fields nginx has no setting for are not
+// expressible: clientFinTimeout (lingering_timeout waits only during a
+// lingering close, so gwretry does not write it), serverFinTimeout
+// (proxy_read_timeout keeps timing a half-closed upstream connection),
+// tunnelTimeout (an upgraded connection keeps its rule's proxy_read_timeout)
+// and tlsInspectDelay (the TLS handshake and request head are read within
+// client_header_timeout, left at its default).
 func connFindings(m *translate.Model) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
+	return translate.ConnectionDecisions(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) report.Decision {
 		arg, err := connArg(c)
 		if err != nil {
-			return report.Decide(report.ReasonTimeNotWritable, "value", c.Text), err.Error()
+			return report.Decide(report.ReasonTimeNotWritable, "value", c.Text)
 		}
 		var cs []report.Caveat
-		rounded := ""
 		if connMillis(c) != c.Value {
-			rounded = fmt.Sprintf("; %s %s is rounded up to %s, nginx's granularity", c.Feature.Field(), c.Text, arg)
 			cs = append(cs, report.NewCaveat(report.CaveatRoundedUp, "value", c.Text, "rounded", arg))
 		}
 		configured := report.Decide(report.ReasonConfigured)
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
-			// Not honoured: HAProxy (the router, whose timer the field
-			// is) answers a client that stalls its body while the
-			// backend has not answered (2.6: 504 at timeout server;
-			// 3.0: 400 at timeout client; both proven live in the
-			// HAProxy backend's TestLiveConnectionTimeouts); nginx
-			// closes the connection without an answer.
+			// client_body_timeout and send_timeout in every server block
+			// of the Gateway's listeners; the request head keeps
+			// client_header_timeout (60s). Not honoured: HAProxy (the
+			// router, whose timer the field is) answers a client that
+			// stalls its body while the backend has not answered (2.6:
+			// 504 at timeout server; 3.0: 400 at timeout client; both
+			// proven live in the HAProxy backend's
+			// TestLiveConnectionTimeouts); nginx closes the connection
+			// without an answer.
 			cs = append(cs, report.NewCaveat(report.CaveatStalledBodyClosesConnection))
-			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy 2.6's timeout client does not fire and its timeout server ends the request with 504 (HAProxy 3.0 answers 400 once timeout client expires)"
 			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
-				msg += "; on HTTPS listeners nginx times the TLS handshake with client_header_timeout, where HAProxy uses timeout client"
 				cs = append(cs, report.NewCaveat(report.CaveatHandshakeTimedApart, "timer", "client_header_timeout"))
 			}
-			return configured.Set("client_body_timeout and send_timeout " + arg).With(cs...), msg + rounded
+			return configured.Set("client_body_timeout and send_timeout " + arg).With(cs...)
 		case translate.FeatureConnServerTimeout:
-			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...), "proxy_send_timeout and proxy_read_timeout " + arg + " in the named location of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): inactivity between two writes to and two reads from the backend, as HAProxy's timeout server; proxy_connect_timeout keeps its default (60s), as HAProxy's timeout connect is a timer of its own; an upgraded (WebSocket) connection of those rules is closed once no data has passed either way for " + arg + rounded
+			// In the named location of each rule served on the Gateway's
+			// listeners that sets no timeouts of its own;
+			// proxy_connect_timeout keeps its default (60s), as HAProxy's
+			// timeout connect is a timer of its own.
+			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...)
 		}
-		return report.Decide(report.ReasonNotExpressible), connNotWritten(c.Feature)
+		return report.Decide(report.ReasonNotExpressible)
 	})
 }
 

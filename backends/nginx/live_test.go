@@ -272,7 +272,7 @@ func TestLiveNonIdempotentBodies(t *testing.T) {
 					want = translate.Honoured
 				}
 				if f.Status != want {
-					t.Errorf("rule %d %s: %s, want %s (%s)", f.Rule, f.Feature, f.Status, want, f.Message)
+					t.Errorf("rule %d %s: %s, want %s (%+v)", f.Rule, f.Feature, f.Status, want, f.Decision)
 				}
 			}
 			out, err := b.Generate(m, translate.Options{Version: "1.22", RetryNonIdempotent: optIn})

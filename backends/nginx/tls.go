@@ -11,79 +11,24 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// tlsFindings answers the listener.https finding of every rule whose HTTPS
-// listeners nginx all generates (the rule has no Ungenerated listener): it
-// says how nginx terminates TLS for it. A rule with an ungenerated HTTPS
-// listener keeps translate.UntranslatedFinding's unsupported answer.
-func tlsFindings(m *translate.Model, fs []translate.Finding) []translate.Finding {
-	type key struct {
-		route string
-		index int
-	}
-	rules := map[key]*translate.Rule{}
-	for _, r := range m.Rules {
-		rules[key{r.Route, r.Index}] = r
-	}
-	for i, f := range fs {
-		r := rules[key{f.Route, f.Rule}]
-		if f.Feature != translate.FeatureListenerHTTPS || r == nil || len(r.Ungenerated) > 0 {
-			continue
-		}
-		fs[i] = tlsFinding(m, r)
-	}
-	return fs
-}
-
-// tlsFinding describes the TLS termination of rule r: per generated TLS
-// listener that routes to it, the certificate each SNI name gets.
-func tlsFinding(m *translate.Model, r *translate.Rule) translate.Finding {
-	// The rule's placements, in listener order: one pass over them, not
-	// over every virtual host of the model for every rule.
-	var parts []string
-	var l *translate.Listener
-	var certs []string
-	seen := map[*translate.VirtualHost]bool{}
-	flush := func() {
-		if l == nil || len(certs) == 0 {
-			return
-		}
-		refused := ""
-		if vhs := l.VirtualHosts; len(vhs) == 0 || vhs[len(vhs)-1].Hostname != "" {
-			// The catch-all host "" sorts last; without it nginx refuses
-			// unknown SNI names.
-			refused = "; a client whose SNI names no hostname of the listener, or that sends none, has its handshake refused (ssl_reject_handshake on)"
-		}
-		parts = append(parts, fmt.Sprintf("listener %s (listen %s ssl): %s%s", l.Name, hostPort(l.Address, l.Port), strings.Join(certs, ", "), refused))
-	}
+// tlsDecision is the listener.https decision of rule r, whose HTTPS
+// listeners nginx all generates: nginx terminates TLS on each generated
+// TLS listener that routes to the rule, with the certificate (from
+// --tls-dir) its server_name selects by SNI, and serves HTTP/1.1 inside; a
+// listener without a catch-all host refuses the handshake of an unknown
+// SNI name (ssl_reject_handshake on). It is approximated, not honoured:
+// nginx routes by the Host header without comparing it with the SNI name,
+// so a request whose Host names another hostname of the listener is
+// served by that hostname's routes, not answered 421 (and translate's
+// judge cannot read TLS back yet, so an honoured claim would not be
+// checked).
+func tlsDecision(m *translate.Model, r *translate.Rule) report.Decision {
 	for _, pl := range m.PlacementsOf(r) {
-		if pl.Listener != l {
-			flush()
-			l, certs = pl.Listener, nil
+		if pl.Listener.TLS && pl.VirtualHost.Certificate != nil {
+			return report.Decide(report.ReasonConfigured).Set("listen ssl, ssl_certificate per server_name").With(report.NewCaveat(report.CaveatHostNotCheckedAgainstSNI))
 		}
-		vh := pl.VirtualHost
-		if !l.TLS || vh.Certificate == nil || seen[vh] {
-			continue
-		}
-		seen[vh] = true
-		name := "SNI " + vh.Hostname
-		if vh.Hostname == "" {
-			name = "any other SNI name or none (default_server)"
-		}
-		certs = append(certs, fmt.Sprintf("%s gets Secret %s", name, vh.Certificate.Secret))
 	}
-	flush()
-	if len(parts) == 0 {
-		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonNotServedOverHTTPS),
-			"the rule is on %s, but no generated HTTPS server of nginx routes to it", strings.Join(r.TLSListeners, ", "))
-	}
-	// Approximated, not honoured: nginx does not compare the Host header
-	// with the SNI name (and translate's judge cannot read TLS back yet,
-	// so an honoured claim would not be checked).
-	d := report.Decide(report.ReasonConfigured).Set("listen ssl, ssl_certificate per server_name").With(report.NewCaveat(report.CaveatHostNotCheckedAgainstSNI))
-	return translate.Decided(r, translate.FeatureListenerHTTPS, d,
-		"nginx terminates TLS for %s and serves HTTP/1.1 inside, with the certificate its server_name selects by SNI (ssl_certificate and ssl_certificate_key from --tls-dir): %s; "+
-			"but nginx then routes the request by its Host header without comparing it with the SNI name: a request whose Host names another hostname of the listener is served by that hostname's routes, not refused (no 421 Misdirected Request)",
-		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
+	return report.Decide(report.ReasonNotServedOverHTTPS)
 }
 
 // listensSSL reports whether a server block's listen directive has the ssl
