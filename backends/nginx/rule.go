@@ -191,6 +191,16 @@ func (x forwardDecisions) interim() []report.Caveat {
 	return []report.Caveat{report.NewCaveat(report.CaveatInterimResponseIsFinal, "version", x.v.Name)}
 }
 
+// framing is the caveat of the connectionErrors finding on a version that
+// does not check the framing headers of a backend's response: a malformed
+// one reaches the client unretried (TestLiveResponseFraming).
+func (x forwardDecisions) framing() []report.Caveat {
+	if x.v.ChecksResponseFraming {
+		return nil
+	}
+	return []report.Caveat{report.NewCaveat(report.CaveatResponseFramingNotChecked, "version", x.v.Name, "fixedIn", "1.23.0")}
+}
+
 // decide is the decision of feature f.
 func (x forwardDecisions) decide(f translate.Feature) report.Decision {
 	r, t := x.r, x.r.Timeouts
@@ -225,7 +235,7 @@ func (x forwardDecisions) decide(f translate.Feature) report.Decision {
 		if !retrying {
 			return disabled
 		}
-		return configured.Set("proxy_next_upstream error timeout invalid_header").With(x.retryCaveats()...)
+		return configured.Set("proxy_next_upstream error timeout invalid_header").With(x.retryCaveats()...).With(x.framing()...)
 	case translate.FeatureRetryBackoff:
 		if !retrying {
 			return disabled
