@@ -17,6 +17,7 @@ const (
 	CaveatHostNotCheckedAgainstSNI    Reason = "HostNotCheckedAgainstSNI"
 	CaveatStalledBodyClosesConnection Reason = "StalledBodyClosesConnection"
 	CaveatHandshakeTimedApart         Reason = "HandshakeTimedApart"
+	CaveatResponseFramingNotChecked   Reason = "ResponseFramingNotChecked"
 )
 
 // nginxReasons are the reasons and caveats first needed by the nginx target.
@@ -55,6 +56,8 @@ func nginxReasons() []Entry {
 			Text: "the Host header is not compared with the SNI name: a misdirected request is served, not answered 421"},
 		{Reason: CaveatStalledBodyClosesConnection,
 			Text: "a client that stalls its request body before the backend answers is cut without a response (HAProxy: 504 or 400)"},
+		{Reason: CaveatResponseFramingNotChecked, Params: []string{"version", "fixedIn"},
+			Text: "version {version} does not check a response's framing headers (two Content-Length, Content-Length and Transfer-Encoding): such a response is passed on, not retried ({fixedIn} retries it)"},
 		{Reason: CaveatHandshakeTimedApart, Params: []string{"timer"},
 			Text: "on HTTPS listeners the TLS handshake is timed by {timer}, not by this timeout"},
 	}

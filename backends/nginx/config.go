@@ -79,7 +79,6 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			return cp, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
 		}
 		plans[r] = p
-		cp.Findings = append(cp.Findings, p.Findings...)
 		cp.Notes = append(cp.Notes, p.Notes...)
 		if p.Upstream.Servers != nil {
 			upstreams = append(upstreams, block("upstream", []string{upstreamName(r)}, p.Upstream.Servers))
@@ -159,8 +158,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 	}
 
-	cp.Findings = tlsFindings(m, cp.Findings)
-	cp.Findings = unroutedFindings(m, routed, cp.Findings)
+	for _, r := range m.Rules {
+		cp.Findings = append(cp.Findings, translate.Assess(r, ruleDecisions(m, r, plans[r].Decisions, routed))...)
+	}
 	maps = append(maps, passMaps(servers)...)
 	http := crossplane.Directives{}
 	if longestName > 32 {
@@ -377,27 +377,30 @@ func nextPow2(n int) int {
 	return p
 }
 
-// unroutedFindings turns every finding of a rule that no request can reach
-// (all its matches are beyond nginx) into unsupported: nginx applies none
-// of that rule's retries or timeouts, whatever its location says.
-func unroutedFindings(m *translate.Model, routed map[*translate.Rule]bool, fs []translate.Finding) []translate.Finding {
-	type key struct {
-		route string
-		index int
-	}
-	lost := map[key]bool{}
-	for _, r := range m.Rules {
-		if reached, ok := routed[r]; ok && !reached {
-			lost[key{r.Route, r.Index}] = true
+// ruleDecisions completes the decisions planRule made for rule r with
+// what is known once every server is written: a rule that no request can
+// reach (all its matches are beyond nginx; requests go to the next
+// matching route or get 404) is refused as a whole, as nginx applies none
+// of its retries or timeouts whatever its location says; and listener.https
+// says how nginx terminates TLS for it (tlsDecision). translate.Assess
+// decides an ungenerated HTTPS listener before Written.
+func ruleDecisions(m *translate.Model, r *translate.Rule, d translate.Decisions, routed map[*translate.Rule]bool) translate.Decisions {
+	if reached, ok := routed[r]; ok && !reached {
+		d.First = func(translate.Feature) (report.Decision, bool) {
+			return report.Decide(report.ReasonNoMatchExpressible), true
 		}
 	}
-	for i, f := range fs {
-		if lost[key{f.Route, f.Rule}] {
-			fs[i].Decide(report.Decide(report.ReasonNoMatchExpressible))
-			fs[i].Message = "nginx routes no request to this rule: none of its matches can be expressed in nginx (see the info lines); requests go to the next matching route or get 404"
+	written := d.Written
+	d.Written = func(f translate.Feature) (report.Decision, bool) {
+		if f == translate.FeatureListenerHTTPS {
+			return tlsDecision(m, r), true
 		}
+		if written == nil {
+			return report.Decision{}, false
+		}
+		return written(f)
 	}
-	return fs
+	return d
 }
 
 // portMapBlock is the map behind redirectPortVar: the listener's port,

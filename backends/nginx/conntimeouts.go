@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
@@ -31,7 +30,7 @@ import (
 //     HAProxy's timeout server ("the server is expected to acknowledge or
 //     send data"). proxy_connect_timeout keeps its default, as HAProxy's
 //     timeout connect is a timer of its own.
-//   - the others have no nginx setting (connNotWritten).
+//   - the others have no nginx setting (connFindings).
 func listenerConnDirectives() []string { return []string{"client_body_timeout", "send_timeout"} }
 
 func ruleConnDirectives() []string { return []string{"proxy_send_timeout", "proxy_read_timeout"} }
@@ -90,133 +89,48 @@ func ruleConn(m *translate.Model, r *translate.Rule) (crossplane.Directives, err
 	return connDirectives(c, ruleConnDirectives())
 }
 
-// connNotWritten are the fields nginx has no setting for, with the nearest.
-func connNotWritten(f translate.Feature) string {
-	return map[translate.Feature]string{
-		translate.FeatureConnClientFinTimeout: "nginx has no timer of its own for the client side once nginx has shut its side of the connection (HAProxy's timeout client-fin); its nearest setting, lingering_timeout, waits in that state only during a lingering close (for data the client still sends, within lingering_time), so gwretry does not write it",
-		translate.FeatureConnServerFinTimeout: "nginx has no timer for a half-closed upstream connection (HAProxy's timeout server-fin); proxy_read_timeout keeps timing it as any other read",
-		translate.FeatureConnTunnelTimeout:    "nginx has no separate tunnel timer: an upgraded (WebSocket) connection is closed once no data has passed either way for its rule's proxy_read_timeout (the rule's backendRequest or request timer, or else serverTimeout, or else 60s); proxy_send_timeout and send_timeout time only a write that blocks",
-		translate.FeatureConnTLSInspectDelay:  "nginx has no delay for inspecting a connection's data before routing (HAProxy's tcp-request inspect-delay): the http module reads the TLS handshake and the request head within client_header_timeout, which gwretry leaves at its default",
-	}[f]
-}
-
 // connFindings are the connection.* findings (a ConnectionTimeoutPolicy's
-// fields, per Gateway).
+// fields, per Gateway). The fields nginx has no setting for are not
+// expressible: clientFinTimeout (lingering_timeout waits only during a
+// lingering close, so gwretry does not write it), serverFinTimeout
+// (proxy_read_timeout keeps timing a half-closed upstream connection),
+// tunnelTimeout (an upgraded connection keeps its rule's proxy_read_timeout)
+// and tlsInspectDelay (the TLS handshake and request head are read within
+// client_header_timeout, left at its default).
 func connFindings(m *translate.Model) []translate.Finding {
-	return translate.ConnectionFindings(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) (report.Decision, string) {
+	return translate.ConnectionDecisions(m, func(g *translate.GatewayTimeouts, c translate.ConnectionTimeout) report.Decision {
 		arg, err := connArg(c)
 		if err != nil {
-			return report.Decide(report.ReasonTimeNotWritable, "value", c.Text), err.Error()
+			return report.Decide(report.ReasonTimeNotWritable, "value", c.Text)
 		}
 		var cs []report.Caveat
-		rounded := ""
 		if connMillis(c) != c.Value {
-			rounded = fmt.Sprintf("; %s %s is rounded up to %s, nginx's granularity", c.Feature.Field(), c.Text, arg)
 			cs = append(cs, report.NewCaveat(report.CaveatRoundedUp, "value", c.Text, "rounded", arg))
 		}
 		configured := report.Decide(report.ReasonConfigured)
 		switch c.Feature {
 		case translate.FeatureConnClientTimeout:
-			// Not honoured: HAProxy (the router, whose timer the field
-			// is) answers a client that stalls its body while the
-			// backend has not answered (2.6: 504 at timeout server;
-			// 3.0: 400 at timeout client; both proven live in the
-			// HAProxy backend's TestLiveConnectionTimeouts); nginx
-			// closes the connection without an answer.
+			// client_body_timeout and send_timeout in every server block
+			// of the Gateway's listeners; the request head keeps
+			// client_header_timeout (60s). Not honoured: HAProxy (the
+			// router, whose timer the field is) answers a client that
+			// stalls its body while the backend has not answered (2.6:
+			// 504 at timeout server; 3.0: 400 at timeout client; both
+			// proven live in the HAProxy backend's
+			// TestLiveConnectionTimeouts); nginx closes the connection
+			// without an answer.
 			cs = append(cs, report.NewCaveat(report.CaveatStalledBodyClosesConnection))
-			msg := "client_body_timeout and send_timeout " + arg + " in every server block of the Gateway's listeners: inactivity between two reads of the request body and between two writes to the client; the request head keeps client_header_timeout (60s) as HAProxy's keeps timeout http-request; but nginx also cuts a client that stalls its body while the backend has not answered (the connection is closed), where HAProxy 2.6's timeout client does not fire and its timeout server ends the request with 504 (HAProxy 3.0 answers 400 once timeout client expires)"
 			if slices.ContainsFunc(g.Listeners, func(l *translate.Listener) bool { return l.TLS }) {
-				msg += "; on HTTPS listeners nginx times the TLS handshake with client_header_timeout, where HAProxy uses timeout client"
 				cs = append(cs, report.NewCaveat(report.CaveatHandshakeTimedApart, "timer", "client_header_timeout"))
 			}
-			return configured.Set("client_body_timeout and send_timeout " + arg).With(cs...), msg + rounded
+			return configured.Set("client_body_timeout and send_timeout " + arg).With(cs...)
 		case translate.FeatureConnServerTimeout:
-			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...), "proxy_send_timeout and proxy_read_timeout " + arg + " in the named location of each rule served on the Gateway's listeners that sets no timeouts of its own (those keep theirs): inactivity between two writes to and two reads from the backend, as HAProxy's timeout server; proxy_connect_timeout keeps its default (60s), as HAProxy's timeout connect is a timer of its own; an upgraded (WebSocket) connection of those rules is closed once no data has passed either way for " + arg + rounded
+			// In the named location of each rule served on the Gateway's
+			// listeners that sets no timeouts of its own;
+			// proxy_connect_timeout keeps its default (60s), as HAProxy's
+			// timeout connect is a timer of its own.
+			return configured.Set("proxy_send_timeout and proxy_read_timeout " + arg).With(cs...)
 		}
-		return report.Decide(report.ReasonNotExpressible), connNotWritten(c.Feature)
+		return report.Decide(report.ReasonNotExpressible)
 	})
-}
-
-// ObserveConnections implements translate.ConnectionJudge: it parses the
-// file back and reads, in every server block of the Gateway's listeners,
-// client_body_timeout and send_timeout (clientTimeout), and in every copy
-// of the named location of each of its rules proxy_send_timeout and
-// proxy_read_timeout (serverTimeout), inherited from the enclosing blocks
-// and nginx's 60s default when unset. Each directive is one value, so a
-// claim fails when either differs.
-func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	_, http, err := b.readBack(opts, files)
-	if err != nil {
-		return nil, err
-	}
-	httpLeaves := leaves(http)
-	read := func(scopes []crossplane.Directives, names []string) ([]time.Duration, error) {
-		var out []time.Duration
-		for _, n := range names {
-			d := defaultProxyTimeout // every one of them defaults to 60s
-			if args, ok := lookup(scopes, n); ok {
-				if len(args) != 1 {
-					return nil, fmt.Errorf("%s has %d arguments", n, len(args))
-				}
-				if d, err = parseNginxTime(args[0]); err != nil {
-					return nil, fmt.Errorf("%s %q: %w", n, args[0], err)
-				}
-			}
-			out = append(out, d)
-		}
-		return out, nil
-	}
-	// Server blocks by listen address, and the named locations of rules.
-	type scope struct{ server, location crossplane.Directives }
-	servers := map[string][]crossplane.Directives{}
-	locations := map[string][]scope{}
-	for _, d := range http {
-		if d.Directive != "server" {
-			continue
-		}
-		for _, x := range d.Block {
-			switch {
-			case x.Directive == "listen" && len(x.Args) > 0:
-				servers[x.Args[0]] = append(servers[x.Args[0]], d.Block)
-			case x.Directive == "location" && len(x.Args) == 1 && strings.HasPrefix(x.Args[0], "@"):
-				locations[x.Args[0]] = append(locations[x.Args[0]], scope{d.Block, x.Block})
-			}
-		}
-	}
-	out := map[string]map[translate.Feature][]time.Duration{}
-	var rerr error
-	for _, g := range m.ConnectionTimeouts {
-		out[g.Gateway] = map[translate.Feature][]time.Duration{}
-		for _, c := range g.Timeouts {
-			var names []string
-			switch c.Feature {
-			case translate.FeatureConnClientTimeout:
-				names = listenerConnDirectives()
-			case translate.FeatureConnServerTimeout:
-				names = ruleConnDirectives()
-			default:
-				continue
-			}
-			add := func(where string, scopes []crossplane.Directives) {
-				ds, err := read(scopes, names)
-				if err != nil && rerr == nil {
-					rerr = fmt.Errorf("%s: %w", where, err)
-				}
-				out[g.Gateway][c.Feature] = append(out[g.Gateway][c.Feature], ds...)
-			}
-			g.ConnectionSites(c.Feature,
-				func(l *translate.Listener) {
-					listen := hostPort(l.Address, l.Port)
-					for _, s := range servers[listen] {
-						add("server "+listen, []crossplane.Directives{leaves(s), httpLeaves})
-					}
-				},
-				func(r *translate.Rule) {
-					for _, sc := range locations["@"+locationName(r)] {
-						add("location @"+locationName(r), []crossplane.Directives{sc.location, leaves(sc.server), httpLeaves})
-					}
-				})
-		}
-	}
-	return out, rerr
 }

@@ -37,8 +37,24 @@ type filterPlan struct {
 	Upstreams crossplane.Directives
 	// Server are locations each server that routes to the rule needs (the
 	// mirror locations).
-	Server   crossplane.Directives
-	Findings []translate.Finding
+	Server crossplane.Directives
+	// Decisions are the decisions of the filters it writes, by feature.
+	Decisions map[translate.Feature]report.Decision
+}
+
+// written is the Written hook of translate.Decisions: the decision of a
+// filter the plan writes.
+func (p filterPlan) written(f translate.Feature) (report.Decision, bool) {
+	d, ok := p.Decisions[f]
+	return d, ok
+}
+
+// decide records the decision of feature f.
+func (p *filterPlan) decide(f translate.Feature, d report.Decision) {
+	if p.Decisions == nil {
+		p.Decisions = map[translate.Feature]report.Decision{}
+	}
+	p.Decisions[f] = d
 }
 
 // schemes says on which kinds of listener a rule is served.
@@ -141,9 +157,6 @@ func ruleVar(r *translate.Rule, suffix string) string {
 func planFilters(r *translate.Rule, v version, matches ruleMatches, served schemes) filterPlan {
 	var p filterPlan
 	fl := &r.Filters
-	add := func(f translate.Feature, d report.Decision, format string, args ...any) {
-		p.Findings = append(p.Findings, translate.Decided(r, f, d, format, args...))
-	}
 
 	// Request headers: one proxy_set_header per name, Host first, then
 	// the upgrade pass-through, which a modifier of the same name replaces.
@@ -153,24 +166,23 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 	}
 	p.Headers = append(crossplane.Directives{directive("proxy_set_header", "Host", host)}, upgradeHeaders()...)
 	if hm := fl.RequestHeaders; hm != nil && r.Forwards() {
-		var what, caveats []string
 		var cs []report.Caveat
 		var dropped, oneLine []string
 		names, twice := headerNames(hm)
 		for _, h := range hm.Set {
 			if strings.EqualFold(h.Name, "host") {
 				p.Headers[0] = directive("proxy_set_header", "Host", textArg(h.Value))
-				what = append(what, fmt.Sprintf("sets %s (proxy_set_header Host %q)", h.Name, h.Value))
 				continue
 			}
 			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
-			what = append(what, fmt.Sprintf("sets %s (proxy_set_header %s %q)", h.Name, h.Name, h.Value))
 		}
 		for k, h := range hm.Add {
 			src, ok := nginxHeaderVar(h.Name)
 			if !ok {
+				// nginx has no variable for the client's header
+				// ($http_<name> would also read the name with '-'):
+				// the add replaces the client's value.
 				p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, textArg(h.Value)))
-				caveats = append(caveats, fmt.Sprintf("nginx has no variable for the client's %s header ('_' or '.' in the name: $http_<name> would also read the name with '-'), so the add replaces the client's value with %q", h.Name, h.Value))
 				dropped = append(dropped, h.Name)
 				continue
 			}
@@ -180,20 +192,18 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 				directive("default", src+","+textArg(h.Value)),
 			}))
 			p.Headers = append(p.Headers, directive("proxy_set_header", h.Name, vr))
-			what = append(what, fmt.Sprintf("adds %q to %s (the client's value, ',' and the value; the value alone when the client sent none)", h.Value, h.Name))
 			if !v.JoinsHeaderLines {
-				caveats = append(caveats, fmt.Sprintf("nginx %s's %s holds only the first line of a header the client sent on several lines, so the other lines of %s are dropped (nginx 1.23.0 joins them)", v.Name, src, h.Name))
+				// $http_<name> holds only the first line of a header
+				// sent on several lines before nginx 1.23.0.
 				oneLine = append(oneLine, h.Name)
 			}
 		}
 		for _, n := range hm.Remove {
 			if strings.EqualFold(n, "host") {
 				p.Headers[0] = directive("proxy_set_header", "Host", "")
-				what = append(what, fmt.Sprintf("removes %s (proxy_set_header Host \"\")", n))
 				continue
 			}
 			p.Headers = append(p.Headers, directive("proxy_set_header", n, ""))
-			what = append(what, fmt.Sprintf("removes %s (proxy_set_header %s \"\")", n, n))
 		}
 		if len(dropped) > 0 {
 			cs = append(cs, report.NewCaveat(report.CaveatClientHeaderDropped, "headers", strings.Join(dropped, ", ")))
@@ -201,23 +211,17 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		if len(oneLine) > 0 {
 			cs = append(cs, report.NewCaveat(report.CaveatRepeatedHeaderFirstLineOnly, "headers", strings.Join(oneLine, ", "), "version", v.Name, "fixedIn", "1.23.0"))
 		}
+		// nginx writes or handles these itself when it proxies (Host,
+		// Connection and the framing headers); a value set or removed for
+		// Connection or Upgrade replaces the upgrade pass-through.
 		if sp := intersect(names, specialRequestHeaders); len(sp) > 0 {
-			text := fmt.Sprintf("nginx writes or handles %s itself when it proxies (Host, Connection and the framing headers), so changing them does not act as the Gateway API defines", strings.Join(sp, ", "))
-			if slices.Contains(sp, "connection") || slices.Contains(sp, "upgrade") {
-				text += " (the value set or removed replaces the upgrade pass-through, Upgrade as the client sent it and Connection upgrade or close, so a backend that needs both refuses a WebSocket upgrade through this rule)"
-			}
-			caveats = append(caveats, text)
 			cs = append(cs, report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(sp, ", ")))
 		}
+		// nginx sends one value per name, the last of set, add, remove.
 		if len(twice) > 0 {
-			caveats = append(caveats, fmt.Sprintf("%s is named in more than one of set, add and remove: nginx sends one value per name, the last of set, add, remove", strings.Join(twice, ", ")))
 			cs = append(cs, report.NewCaveat(report.CaveatHeaderInSeveralLists, "headers", strings.Join(twice, ", ")))
 		}
-		msg := "nginx " + strings.Join(what, "; ") + " on every request it proxies for the rule (client headers of other names pass unchanged)"
-		if len(caveats) > 0 {
-			msg += "; but " + strings.Join(caveats, "; and ")
-		}
-		add(translate.FeatureRequestHeaderModifier, report.Decide(report.ReasonConfigured).Set("proxy_set_header "+strings.Join(names, ", ")).With(cs...), "%s", msg)
+		p.decide(translate.FeatureRequestHeaderModifier, report.Decide(report.ReasonConfigured).Set("proxy_set_header "+strings.Join(names, ", ")).With(cs...))
 	}
 	// Order for a stable file: Host, then by name.
 	slices.SortStableFunc(p.Headers[1:], func(a, b *crossplane.Directive) int {
@@ -239,7 +243,6 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 	}
 	p.Pass = passDirectives(hiddenByRule)
 	if hm := fl.ResponseHeaders; hm != nil {
-		var what []string
 		hidden := map[string]bool{}
 		hide := func(n string) {
 			if !hidden[strings.ToLower(n)] {
@@ -250,35 +253,28 @@ func planFilters(r *translate.Rule, v version, matches ruleMatches, served schem
 		for _, h := range hm.Set {
 			hide(h.Name)
 			p.Location = append(p.Location, directive("add_header", h.Name, textArg(h.Value), "always"))
-			what = append(what, fmt.Sprintf("sets %s (proxy_hide_header %s; add_header %s %q always)", h.Name, h.Name, h.Name, h.Value))
 		}
+		// An added header is a further line after the backend's, which
+		// HTTP reads as the values joined by commas.
 		for _, h := range hm.Add {
 			p.Location = append(p.Location, directive("add_header", h.Name, textArg(h.Value), "always"))
-			what = append(what, fmt.Sprintf("adds %s (add_header %s %q always: a further header line after the backend's, which HTTP reads as the values joined by commas)", h.Name, h.Name, h.Value))
 		}
 		for _, n := range hm.Remove {
 			hide(n)
-			what = append(what, fmt.Sprintf("removes %s (proxy_hide_header %s)", n, n))
 		}
 		names, twice := headerNames(hm)
-		var caveats []string
 		var cs []report.Caveat
+		// nginx writes or treats these itself (its own Server and Date,
+		// the framing headers, and headers add_header replaces).
 		if sp := intersect(names, specialResponseHeaders); len(sp) > 0 {
-			caveats = append(caveats, fmt.Sprintf("nginx writes or treats %s itself (its own Server and Date, the framing headers, and headers add_header replaces rather than adds), so changing them does not act as the Gateway API defines", strings.Join(sp, ", ")))
 			cs = append(cs, report.NewCaveat(report.CaveatHeadersHandledByProxy, "headers", strings.Join(sp, ", ")))
 		}
+		// nginx hides the backend's header and sends every value set or
+		// added.
 		if len(twice) > 0 {
-			caveats = append(caveats, fmt.Sprintf("%s is named in more than one of set, add and remove: nginx hides the backend's header and sends every value set or added", strings.Join(twice, ", ")))
 			cs = append(cs, report.NewCaveat(report.CaveatHeaderInSeveralLists, "headers", strings.Join(twice, ", ")))
 		}
-		if !r.Forwards() {
-			what = append(what, "on the redirect nginx answers")
-		}
-		msg := "nginx " + strings.Join(what, "; ") + "; on every response of the rule, errors included"
-		if len(caveats) > 0 {
-			msg += "; but " + strings.Join(caveats, "; and ")
-		}
-		add(translate.FeatureResponseHeaderModifier, report.Decide(report.ReasonConfigured).Set("add_header/proxy_hide_header "+strings.Join(names, ", ")).With(cs...), "%s", msg)
+		p.decide(translate.FeatureResponseHeaderModifier, report.Decide(report.ReasonConfigured).Set("add_header/proxy_hide_header "+strings.Join(names, ", ")).With(cs...))
 	}
 
 	if rd := fl.Redirect; rd != nil && !r.Forwards() {
@@ -377,18 +373,16 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 		port, p.PortMap = redirectPortVar, true
 	}
 	path := "$request_uri"
-	d, caveat := report.Decide(report.ReasonConfigured), ""
-	var how string
+	d := report.Decide(report.ReasonConfigured)
 	if rd.Path != nil {
 		switch rd.Path.Type {
 		case translate.ReplaceFullPath:
 			path = rd.Path.Value + "$is_args$args"
-			how = "the path replaced by " + rd.Path.Value + " and the query kept"
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
-				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestRedirect, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch),
-					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx answers 500 (return 500)"))
+				// The Gateway API rejects such a route; nginx answers 500.
+				p.decide(translate.FeatureRequestRedirect, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch))
 				p.Location = crossplane.Directives{directive("return", "500")}
 				return
 			}
@@ -403,62 +397,41 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 			}
 			entries = append(entries, directive("default", orRoot(v)))
 			p.Maps = append(p.Maps, block("map", []string{"$request_uri", prefixMapName(r, "rd")}, entries))
+			// The map works on the request URI as the client sent it: a
+			// raw path that does not begin with the prefix as written
+			// (percent-encoded, dot segments) gets the value alone.
 			path = prefixMapName(r, "rd")
-			how = fmt.Sprintf("the matched prefix replaced by %q on the request URI as the client sent it (query kept); a request whose raw path does not begin with the prefix as written in the route (percent-encoded or with dot segments there, which nginx's routing decodes and normalizes) gets %s, without the rest of its path", rd.Path.Value, orRoot(v))
 			if ambiguous {
 				d = d.With(report.NewCaveat(report.CaveatLongestPrefixReplaced))
-				caveat = "; but the rule has nested prefixes whose longer one has other conditions: nginx replaces the longest prefix of the rule that fits the path, which is not the prefix of the match that selected the request when that match's other conditions failed"
 			}
 		}
-	} else {
-		how = "the path and query kept ($request_uri)"
 	}
+	// A port equal to the default of the scheme is written only when the
+	// rule is served on HTTP and HTTPS listeners (the same URL).
 	loc := scheme + "://" + host + port + path
 	p.Location = append(crossplane.Directives{directive("return", strconv.Itoa(rd.StatusCode), loc)}, p.Location...)
-	portText := "no port (the default of the scheme)"
-	switch {
-	case port == redirectPortVar && served.tls:
-		portText = "the listener's port (none for 80 on HTTP and 443 on HTTPS)"
-	case port == redirectPortVar:
-		portText = "the listener's port (none for 80)"
-	case port != "" && effective == "" && (rd.Port == 80 || rd.Port == 443):
-		portText = "port " + port[1:] + " (written also where it is the default port of the request's scheme, as the rule is served on HTTP and HTTPS listeners: the same URL)"
-	case port != "":
-		portText = "port " + port[1:]
-	}
-	p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestRedirect, d.Set(fmt.Sprintf("return %d %s", rd.StatusCode, loc)),
-		"nginx answers every request of the rule with return %d %s: scheme %s, host %s, %s, %s%s", rd.StatusCode, loc,
-		orText(rd.Scheme, "of the request"), orText(rd.Hostname, "of the request's Host header ($host)"), portText, how, caveat))
-}
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
+	p.decide(translate.FeatureRequestRedirect, d.Set(fmt.Sprintf("return %d %s", rd.StatusCode, loc)))
 }
 
 // planRewrite rewrites the path with rewrite ... break (nginx escapes the
 // new path when it proxies it) and the host with proxy_set_header Host.
 func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, matches ruleMatches) {
 	d := report.Decide(report.ReasonConfigured)
-	var what, facts []string
+	var facts []string
 	if rw.Hostname != "" {
-		what = append(what, fmt.Sprintf("sends Host %s (proxy_set_header Host %s)", rw.Hostname, rw.Hostname))
 		facts = append(facts, "proxy_set_header Host "+rw.Hostname)
 	}
-	caveat := ""
 	if pm := rw.Path; pm != nil {
 		switch pm.Type {
 		case translate.ReplaceFullPath:
 			p.Location = append(p.Location, directive("rewrite", "^", pm.Value, "break"))
-			what = append(what, fmt.Sprintf("replaces the path with %s (rewrite ^ %s break; the query is kept)", pm.Value, pm.Value))
 			facts = append(facts, "rewrite ^ "+pm.Value+" break")
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
-				p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch),
-					"ReplacePrefixMatch needs every match of the rule to be a PathPrefix (the Gateway API rejects the route otherwise); nginx proxies the path unchanged"))
+				// The Gateway API rejects such a route; nginx proxies the
+				// path unchanged.
+				p.decide(translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch))
 				return
 			}
 			v := trimmedValue(pm)
@@ -466,8 +439,7 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 			for _, pre := range raw {
 				dec, err := decodePath(pre)
 				if err != nil {
-					p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixNotWritable, "prefix", pre),
-						"the prefix %q cannot be written for nginx (%v); nginx proxies the path unchanged", pre, err))
+					p.decide(translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixNotWritable, "prefix", pre))
 					return
 				}
 				lit := literal(dec)
@@ -480,14 +452,15 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 			p.Maps = append(p.Maps, block("map", []string{"$uri", prefixMapName(r, "rw")}, entries))
 			p.Location = append(p.Location, directive("rewrite", "^", prefixMapName(r, "rw"), "break"))
 			facts = append(facts, "rewrite ^ "+prefixMapName(r, "rw")+" break")
-			what = append(what, fmt.Sprintf("replaces the matched prefix with %q (a map on nginx's decoded, normalized $uri, the path nginx routes on, then rewrite ... break; nginx percent-encodes the new path when it proxies it, and the query is kept)", pm.Value))
+			// With nested prefixes whose longer one has other conditions,
+			// the longest that fits the path is replaced, which may not be
+			// the prefix of the match that selected the request.
 			if ambiguous {
 				d = d.With(report.NewCaveat(report.CaveatLongestPrefixReplaced))
-				caveat = "; but the rule has nested prefixes whose longer one has other conditions: nginx replaces the longest prefix of the rule that fits the path, which is not the prefix of the match that selected the request when that match's other conditions failed"
 			}
 		}
 	}
-	p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureURLRewrite, d.Set(strings.Join(facts, ", ")), "nginx %s%s", strings.Join(what, " and "), caveat))
+	p.decide(translate.FeatureURLRewrite, d.Set(strings.Join(facts, ", ")))
 }
 
 // mirrorLocation is the exact location a rule's k-th mirror subrequest
@@ -508,11 +481,12 @@ func mirrorSkipVar(r *translate.Rule, k int) string {
 // internal location and its upstream; a share below 100% is drawn per
 // request by split_clients on $request_id.
 func (p *filterPlan) planMirrors(r *translate.Rule) {
-	var what, caveats, mirrors, shares, percents []string
+	var mirrors, shares, percents []string
 	d := report.Decide(report.ReasonConfigured)
 	for k, m := range r.Filters.Mirrors {
 		if m.Backend == nil {
-			what = append(what, fmt.Sprintf("mirrors nothing for requestMirror %d (%s), as the Gateway API asks", k, m.Invalid))
+			// Nothing is mirrored for an invalid mirror, as the Gateway
+			// API asks.
 			continue
 		}
 		loc := mirrorLocation(r, k)
@@ -522,14 +496,12 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 			servers = append(servers, directive("server", hostPort(e.Host, e.Port), "max_fails=0"))
 		}
 		if len(servers) == 0 {
-			what = append(what, fmt.Sprintf("mirrors nothing to %s (no endpoint)", m.Backend.Service))
 			continue
 		}
 		p.Upstreams = append(p.Upstreams, block("upstream", []string{up}, servers))
 		p.Location = append(p.Location, directive("mirror", loc))
 		mirrors = append(mirrors, loc)
 		body := crossplane.Directives{directive("internal")}
-		share := "every request"
 		if m.Numerator < m.Denominator {
 			// split_clients takes percentages with two decimals.
 			hundredths := (m.Numerator*10000 + m.Denominator/2) / m.Denominator
@@ -541,11 +513,9 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 			entries = append(entries, directive("*", "1"))
 			p.Maps = append(p.Maps, block("split_clients", []string{"$request_id", skip}, entries))
 			body = append(body, block("if", []string{skip}, crossplane.Directives{directive("return", "204")}))
-			share = fmt.Sprintf("%s of the requests, drawn per request (split_clients on $request_id)", percentText(hundredths))
 			if m.Numerator*10000%m.Denominator != 0 {
 				shares = append(shares, fmt.Sprintf("%d/%d", m.Numerator, m.Denominator))
 				percents = append(percents, percentText(hundredths))
-				caveats = append(caveats, fmt.Sprintf("the share %d/%d is rounded to %s (split_clients takes percentages with two decimals)", m.Numerator, m.Denominator, percentText(hundredths)))
 			}
 		}
 		body = append(body, directive("proxy_pass", "http://"+up+"$request_uri"), directive("proxy_http_version", "1.1"))
@@ -560,23 +530,18 @@ func (p *filterPlan) planMirrors(r *translate.Rule) {
 		}
 		body = append(body, ignoreDirective(), directive("proxy_next_upstream", "off"))
 		p.Server = append(p.Server, block("location", []string{"=", loc}, body))
-		what = append(what, fmt.Sprintf("mirrors %s to %s (mirror %s, an internal location that proxies to the upstream %s with the rule's request headers; responses are ignored)", share, m.Backend.Service, loc, up))
 	}
 	if len(shares) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatMirrorShareRounded, "share", strings.Join(shares, ", "), "rounded", strings.Join(percents, ", ")))
 	}
+	// A mirror gets $request_uri, the path as the client sent it.
 	if r.Filters.Rewrite != nil {
 		d = d.With(report.NewCaveat(report.CaveatMirrorGetsClientPath))
-		caveats = append(caveats, "a mirror receives the path as the client sent it ($request_uri), not the URLRewrite's")
-	}
-	msg := "nginx " + strings.Join(what, "; ") + "; nginx finishes a client connection only once its mirror subrequests are done, so a slow mirror delays the next request on a kept-alive connection, not the response, and a client request to a mirror location's exact path gets 404"
-	if len(caveats) > 0 {
-		msg += "; but " + strings.Join(caveats, "; and ")
 	}
 	if len(mirrors) > 0 {
 		d = d.Set("mirror " + strings.Join(mirrors, ", "))
 	}
-	p.Findings = append(p.Findings, translate.Decided(r, translate.FeatureRequestMirror, d, "%s", msg))
+	p.decide(translate.FeatureRequestMirror, d)
 }
 
 // percentText writes hundredths of a percent as split_clients reads them.

@@ -4,20 +4,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // TestHostHeaderFindingNamesHost: a RequestHeaderModifier that sets or
-// removes Host says so in its finding (the message once named nothing:
-// "nginx  on every request ...").
+// removes Host records it as configured (the message once named nothing:
+// "nginx  on every request ...") and writes proxy_set_header Host.
 func TestHostHeaderFindingNamesHost(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		hm   *translate.HeaderModifier
 		want string
 	}{
-		{"set", &translate.HeaderModifier{Set: []translate.Header{{Name: "host", Value: "h.example"}}}, `sets host (proxy_set_header Host "h.example")`},
-		{"remove", &translate.HeaderModifier{Remove: []string{"Host"}}, `removes Host (proxy_set_header Host "")`},
+		{"set", &translate.HeaderModifier{Set: []translate.Header{{Name: "host", Value: "h.example"}}}, "proxy_set_header Host h.example;"},
+		{"remove", &translate.HeaderModifier{Remove: []string{"Host"}}, `proxy_set_header Host "";`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &translate.Rule{Name: "default_h_r0", Route: "default/h", Filters: translate.Filters{RequestHeaders: tc.hm},
@@ -38,13 +39,17 @@ func TestHostHeaderFindingNamesHost(t *testing.T) {
 			for _, f := range out.Findings {
 				if f.Feature == translate.FeatureRequestHeaderModifier {
 					found = true
-					if !strings.Contains(f.Message, tc.want) || strings.Contains(f.Message, "nginx  ") {
-						t.Errorf("finding %q, want it to say %q", f.Message, tc.want)
+					if f.Reason != report.ReasonConfigured || f.Configured != "proxy_set_header host" || len(f.Caveats) != 1 ||
+						f.Caveats[0].Reason != report.CaveatHeadersHandledByProxy || f.Caveats[0].Params["headers"] != "host" {
+						t.Errorf("finding %+v, want Configured \"proxy_set_header host\" with HeadersHandledByProxy{headers=host}", f.Decision)
 					}
 				}
 			}
 			if !found {
 				t.Fatal("no requestHeaderModifier finding")
+			}
+			if conf := string(out.Files[0].Data); !strings.Contains(conf, tc.want) {
+				t.Errorf("nginx.conf lacks %q:\n%s", tc.want, conf)
 			}
 		})
 	}

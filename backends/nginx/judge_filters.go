@@ -92,7 +92,7 @@ func (fs filterScope) requestHeaders() (hm *translate.HeaderModifier, host strin
 			}
 			continue
 		}
-		if isUpgradeHeader(d) {
+		if judgedUpgradeHeader(name, val) {
 			continue
 		}
 		switch {

@@ -36,7 +36,7 @@ func TestLiveConnectionTimeouts(t *testing.T) {
 	}
 	for _, f := range res.Report.Findings {
 		if f.Feature == translate.FeatureConnServerTimeout && f.Status != translate.Honoured {
-			t.Fatalf("%s is %s, the test proves an honoured claim: %s", f.Feature, f.Status, f.Message)
+			t.Fatalf("%s is %s, the test proves an honoured claim: %+v", f.Feature, f.Status, f.Decision)
 		}
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)

@@ -47,7 +47,7 @@ func TestLiveFilters(t *testing.T) {
 			want = translate.Honoured
 		}
 		if f.Status != want {
-			t.Errorf("%s %s: %s, want %s (%s)", prefixes[f.Rule].prefix, f.Feature, f.Status, want, f.Message)
+			t.Errorf("%s %s: %s, want %s (%+v)", prefixes[f.Rule].prefix, f.Feature, f.Status, want, f.Decision)
 		}
 		if f.Status == translate.Honoured {
 			honoured[prefixes[f.Rule].prefix+" "+string(f.Feature)] = true

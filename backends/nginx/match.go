@@ -3,7 +3,6 @@ package nginx
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/gwretry/gwretry/translate"
@@ -112,40 +111,6 @@ func valueRegex(v translate.ValueMatch, prefix string) (string, error) {
 	return "", fmt.Errorf("unknown match type %q", v.Type)
 }
 
-// decodedSafe are the characters a percent-escape in a path may stand for:
-// nginx matches locations against the decoded path, and these are the
-// characters literal can write without a backslash.
-const decodedSafe = "._~!$&()*+,=:@%/-"
-
-// decodePath decodes the percent-escapes of a path the way nginx decodes the
-// request path before matching it.
-func decodePath(p string) (string, error) {
-	if !strings.Contains(p, "%") {
-		return p, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		if p[i] != '%' {
-			b.WriteByte(p[i])
-			continue
-		}
-		if i+2 >= len(p) {
-			return "", fmt.Errorf("path %q: incomplete percent-escape", p)
-		}
-		n, err := strconv.ParseUint(p[i+1:i+3], 16, 8)
-		if err != nil {
-			return "", fmt.Errorf("path %q: invalid percent-escape %q", p, p[i:i+3])
-		}
-		c := byte(n)
-		if !isAlnum(c) && !strings.ContainsRune(decodedSafe, rune(c)) {
-			return "", fmt.Errorf("path %q: percent-escape %q decodes to a character gwretry does not write into an nginx regex", p, p[i:i+3])
-		}
-		b.WriteByte(c)
-		i += 2
-	}
-	return b.String(), nil
-}
-
 // literal writes s as a PCRE that matches s exactly, without backslashes
 // (which nginx-go-crossplane cannot quote safely): metacharacters go into a
 // one-character class. s holds only allowlisted characters.
@@ -160,8 +125,4 @@ func literal(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

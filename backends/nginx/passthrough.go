@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -138,100 +137,4 @@ func usesArg(ds crossplane.Directives, s string) bool {
 		}
 	}
 	return false
-}
-
-// The judge's side.
-
-// checkServerHeaderNames refuses a server block (its leaves, then http's)
-// that drops request header names with '_' or '.'.
-func checkServerHeaderNames(scopes []crossplane.Directives) error {
-	for _, want := range acceptedHeaderNames() {
-		if args, ok := lookup(scopes, want.Directive); !ok || !slices.Equal(args, want.Args) {
-			return fmt.Errorf("%s %q: nginx drops client headers with '_' or '.' in the name (%s %s wanted)", want.Directive, args, want.Directive, want.Args[0])
-		}
-	}
-	return nil
-}
-
-// checkIgnored refuses a proxying location where nginx acts on a
-// backend's X-Accel-* header.
-func checkIgnored(scopes []crossplane.Directives) error {
-	args, _ := lookup(scopes, "proxy_ignore_headers")
-	for _, n := range ignoredHeaders {
-		if !slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, n) }) {
-			return fmt.Errorf("proxy_ignore_headers %q: nginx acts on a backend's %s response header", args, n)
-		}
-	}
-	return nil
-}
-
-// passedHeaders reads proxy_pass_header (the innermost level that has
-// one, as nginx inherits it): the lower-case names nginx passes.
-func passedHeaders(scopes []crossplane.Directives) map[string]bool {
-	out := map[string]bool{}
-	for _, d := range innermost(scopes, "proxy_pass_header") {
-		if len(d.Args) == 1 {
-			out[strings.ToLower(d.Args[0])] = true
-		}
-	}
-	return out
-}
-
-// checkStripped refuses a proxying location where nginx strips one of
-// strippedHeaders by its default alone: a proxy_hide_header of the name
-// is a rule's Remove or Set, which responseHeaders reads.
-func checkStripped(scopes []crossplane.Directives) error {
-	passed := passedHeaders(scopes)
-	hidden := map[string]bool{}
-	for _, d := range innermost(scopes, "proxy_hide_header") {
-		if len(d.Args) == 1 {
-			hidden[strings.ToLower(d.Args[0])] = true
-		}
-	}
-	for _, n := range strippedHeaders {
-		if l := strings.ToLower(n); !passed[l] && !hidden[l] {
-			return fmt.Errorf("no proxy_pass_header %s: nginx strips the backend's %s response header", n, n)
-		}
-	}
-	return nil
-}
-
-// checkUpgrade refuses a proxying location that does not pass an
-// upgrade: without proxy_set_header Upgrade nginx sends none, and
-// without proxy_set_header Connection it sends Connection: close. A value
-// other than upgradeHeaders' is a rule's header filter, which
-// requestHeaders reads; upgradeVar must be upgradeMap.
-func (fs filterScope) checkUpgrade() error {
-	set := map[string]string{}
-	for _, d := range innermost(fs.scopes, "proxy_set_header") {
-		if len(d.Args) == 2 {
-			set[strings.ToLower(d.Args[0])] = d.Args[1]
-		}
-	}
-	for _, name := range []string{"Upgrade", "Connection"} {
-		if _, ok := set[strings.ToLower(name)]; !ok {
-			return fmt.Errorf("no proxy_set_header %s: nginx does not pass an upgrade (WebSocket) to the backend", name)
-		}
-	}
-	if set["connection"] == upgradeVar && !fs.isBlock(upgradeVar, upgradeMap()) {
-		return fmt.Errorf("the map of %s is not %s", upgradeVar, "map $http_upgrade "+upgradeVar+" { default upgrade; \"\" close; }")
-	}
-	return nil
-}
-
-// isHostVar reports whether hostVar is defined by hostMaps.
-func (fs filterScope) isHostVar() bool {
-	for _, m := range hostMaps() {
-		if !fs.isBlock(m.Args[1], m) {
-			return false
-		}
-	}
-	return true
-}
-
-// isBlock reports whether the http-level block that defines variable is
-// want.
-func (fs filterScope) isBlock(variable string, want *crossplane.Directive) bool {
-	b, ok := fs.blocks[variable]
-	return ok && equalDirective(b, want)
 }

@@ -1,215 +1,26 @@
 package nginx
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
-	crossplane "github.com/nginxinc/nginx-go-crossplane"
-
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
-// tlsFindings answers the listener.https finding of every rule whose HTTPS
-// listeners nginx all generates (the rule has no Ungenerated listener): it
-// says how nginx terminates TLS for it. A rule with an ungenerated HTTPS
-// listener keeps translate.UntranslatedFinding's unsupported answer.
-func tlsFindings(m *translate.Model, fs []translate.Finding) []translate.Finding {
-	type key struct {
-		route string
-		index int
-	}
-	rules := map[key]*translate.Rule{}
-	for _, r := range m.Rules {
-		rules[key{r.Route, r.Index}] = r
-	}
-	for i, f := range fs {
-		r := rules[key{f.Route, f.Rule}]
-		if f.Feature != translate.FeatureListenerHTTPS || r == nil || len(r.Ungenerated) > 0 {
-			continue
-		}
-		fs[i] = tlsFinding(m, r)
-	}
-	return fs
-}
-
-// tlsFinding describes the TLS termination of rule r: per generated TLS
-// listener that routes to it, the certificate each SNI name gets.
-func tlsFinding(m *translate.Model, r *translate.Rule) translate.Finding {
-	// The rule's placements, in listener order: one pass over them, not
-	// over every virtual host of the model for every rule.
-	var parts []string
-	var l *translate.Listener
-	var certs []string
-	seen := map[*translate.VirtualHost]bool{}
-	flush := func() {
-		if l == nil || len(certs) == 0 {
-			return
-		}
-		refused := ""
-		if vhs := l.VirtualHosts; len(vhs) == 0 || vhs[len(vhs)-1].Hostname != "" {
-			// The catch-all host "" sorts last; without it nginx refuses
-			// unknown SNI names.
-			refused = "; a client whose SNI names no hostname of the listener, or that sends none, has its handshake refused (ssl_reject_handshake on)"
-		}
-		parts = append(parts, fmt.Sprintf("listener %s (listen %s ssl): %s%s", l.Name, hostPort(l.Address, l.Port), strings.Join(certs, ", "), refused))
-	}
+// tlsDecision is the listener.https decision of rule r, whose HTTPS
+// listeners nginx all generates: nginx terminates TLS on each generated
+// TLS listener that routes to the rule, with the certificate (from
+// --tls-dir) its server_name selects by SNI, and serves HTTP/1.1 inside; a
+// listener without a catch-all host refuses the handshake of an unknown
+// SNI name (ssl_reject_handshake on). It is approximated, not honoured:
+// nginx routes by the Host header without comparing it with the SNI name,
+// so a request whose Host names another hostname of the listener is
+// served by that hostname's routes, not answered 421 (and translate's
+// judge cannot read TLS back yet, so an honoured claim would not be
+// checked).
+func tlsDecision(m *translate.Model, r *translate.Rule) report.Decision {
 	for _, pl := range m.PlacementsOf(r) {
-		if pl.Listener != l {
-			flush()
-			l, certs = pl.Listener, nil
-		}
-		vh := pl.VirtualHost
-		if !l.TLS || vh.Certificate == nil || seen[vh] {
-			continue
-		}
-		seen[vh] = true
-		name := "SNI " + vh.Hostname
-		if vh.Hostname == "" {
-			name = "any other SNI name or none (default_server)"
-		}
-		certs = append(certs, fmt.Sprintf("%s gets Secret %s", name, vh.Certificate.Secret))
-	}
-	flush()
-	if len(parts) == 0 {
-		return translate.Decided(r, translate.FeatureListenerHTTPS, report.Decide(report.ReasonNotServedOverHTTPS),
-			"the rule is on %s, but no generated HTTPS server of nginx routes to it", strings.Join(r.TLSListeners, ", "))
-	}
-	// Approximated, not honoured: nginx does not compare the Host header
-	// with the SNI name (and translate's judge cannot read TLS back yet,
-	// so an honoured claim would not be checked).
-	d := report.Decide(report.ReasonConfigured).Set("listen ssl, ssl_certificate per server_name").With(report.NewCaveat(report.CaveatHostNotCheckedAgainstSNI))
-	return translate.Decided(r, translate.FeatureListenerHTTPS, d,
-		"nginx terminates TLS for %s and serves HTTP/1.1 inside, with the certificate its server_name selects by SNI (ssl_certificate and ssl_certificate_key from --tls-dir): %s; "+
-			"but nginx then routes the request by its Host header without comparing it with the SNI name: a request whose Host names another hostname of the listener is served by that hostname's routes, not refused (no 421 Misdirected Request)",
-		strings.Join(r.TLSListeners, ", "), strings.Join(parts, "; "))
-}
-
-// listensSSL reports whether a server block's listen directive has the ssl
-// parameter.
-func listensSSL(server crossplane.Directives) bool {
-	for _, d := range server {
-		if d.Directive == "listen" && slices.Contains(d.Args, "ssl") {
-			return true
+		if pl.Listener.TLS && pl.VirtualHost.Certificate != nil {
+			return report.Decide(report.ReasonConfigured).Set("listen ssl, ssl_certificate per server_name").With(report.NewCaveat(report.CaveatHostNotCheckedAgainstSNI))
 		}
 	}
-	return false
-}
-
-// tlsSeen is what the judge reads back of the TLS of one listen address.
-type tlsSeen struct {
-	// SSL: some server on the address listens with ssl, which nginx
-	// applies to the whole address; Plain: some server lacks it.
-	SSL, Plain bool
-	// Certs are the certificate and key files of each server_name ("" for
-	// the catch-all) on the address.
-	Certs map[string]translate.Certificate
-	// Default is the server_name of the default_server; Rejects: that
-	// server refuses the handshake (ssl_reject_handshake on).
-	HasDefault bool
-	Default    string
-	Rejects    bool
-}
-
-// readTLS reads, per listen address, which servers terminate TLS and with
-// which certificate files each SNI name is answered.
-func readTLS(http crossplane.Directives) (map[string]*tlsSeen, error) {
-	out := map[string]*tlsSeen{}
-	for _, d := range http {
-		if d.Directive != "server" {
-			continue
-		}
-		var addr, name, cert, key string
-		var ssl, def, reject bool
-		for _, x := range d.Block {
-			switch x.Directive {
-			case "listen":
-				if len(x.Args) == 0 {
-					return nil, fmt.Errorf("listen without an address")
-				}
-				addr = x.Args[0]
-				ssl = slices.Contains(x.Args[1:], "ssl")
-				def = slices.Contains(x.Args[1:], "default_server")
-			case "server_name":
-				if len(x.Args) != 1 {
-					return nil, fmt.Errorf("server_name %q: want one name", x.Args)
-				}
-				name = x.Args[0]
-			case "ssl_certificate":
-				cert = strings.Join(x.Args, " ")
-			case "ssl_certificate_key":
-				key = strings.Join(x.Args, " ")
-			case "ssl_reject_handshake":
-				reject = slices.Equal(x.Args, []string{"on"})
-			}
-		}
-		seen := out[addr]
-		if seen == nil {
-			seen = &tlsSeen{Certs: map[string]translate.Certificate{}}
-			out[addr] = seen
-		}
-		seen.SSL = seen.SSL || ssl
-		seen.Plain = seen.Plain || !ssl
-		if cert != "" || key != "" {
-			if _, dup := seen.Certs[name]; dup {
-				return nil, fmt.Errorf("listen %s: two servers named %q", addr, name)
-			}
-			seen.Certs[name] = translate.Certificate{CertFile: cert, KeyFile: key}
-		}
-		if def {
-			if seen.HasDefault {
-				return nil, fmt.Errorf("listen %s: two default servers", addr)
-			}
-			seen.HasDefault, seen.Default, seen.Rejects = true, name, reject
-		}
-	}
-	return out, nil
-}
-
-// checkTLS compares the TLS read back from a file with the model: every
-// TLS listener's servers all listen with ssl and answer each hostname with
-// its virtual host's certificate and key, the default server is the
-// catch-all host's or refuses the handshake, and plain listeners have no
-// TLS at all.
-func checkTLS(m *translate.Model, seen map[string]*tlsSeen) error {
-	for _, l := range m.Listeners {
-		addr := hostPort(l.Address, l.Port)
-		s := seen[addr]
-		if s == nil {
-			return fmt.Errorf("listener %s: no server listens on %s", l.Name, addr)
-		}
-		if !l.TLS {
-			if s.SSL || len(s.Certs) > 0 {
-				return fmt.Errorf("plain listener %s: %s terminates TLS", l.Name, addr)
-			}
-			continue
-		}
-		if s.Plain || !s.SSL {
-			return fmt.Errorf("TLS listener %s: a server on %s listens without ssl", l.Name, addr)
-		}
-		want := map[string]translate.Certificate{}
-		catchAll := false
-		for _, vh := range l.VirtualHosts {
-			if vh.Certificate == nil {
-				return fmt.Errorf("TLS listener %s host %q has no certificate", l.Name, vh.Hostname)
-			}
-			want[vh.Hostname] = translate.Certificate{CertFile: vh.Certificate.CertFile, KeyFile: vh.Certificate.KeyFile}
-			catchAll = catchAll || vh.Hostname == ""
-		}
-		for h, c := range want {
-			if got, ok := s.Certs[h]; !ok || got != c {
-				return fmt.Errorf("TLS listener %s: SNI %q is answered with certificate %+v, want %+v", l.Name, h, got, c)
-			}
-		}
-		for h := range s.Certs {
-			if _, ok := want[h]; !ok {
-				return fmt.Errorf("TLS listener %s: server_name %q has a certificate the model does not give", l.Name, h)
-			}
-		}
-		if !s.HasDefault || s.Default != "" || (!catchAll && !s.Rejects) {
-			return fmt.Errorf("TLS listener %s: the default server is %q (refuses handshakes: %v), want the catch-all", l.Name, s.Default, s.Rejects)
-		}
-	}
-	return nil
+	return report.Decide(report.ReasonNotServedOverHTTPS)
 }

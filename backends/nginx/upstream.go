@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"fmt"
 	"net/netip"
 	"strconv"
 
@@ -126,11 +125,3 @@ func gcd(a, b int) int {
 }
 
 func lcm(a, b int) int { return a / gcd(a, b) * b }
-
-// hostPort writes host:port, with brackets around an IPv6 address.
-func hostPort(host string, port int) string {
-	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
-		return fmt.Sprintf("[%s]:%d", host, port)
-	}
-	return fmt.Sprintf("%s:%d", host, port)
-}
