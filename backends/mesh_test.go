@@ -85,7 +85,7 @@ func TestEveryBackendReportsMeshRules(t *testing.T) {
 				case f.Route == "ns/gamma":
 					t.Errorf("%s@%s: finding for rule %d, which sets nothing: %+v", be.Name(), v, f.Rule, f)
 				case f.Route == "ns/mixed" && f.Reason == report.ReasonMeshAttachmentOnly:
-					t.Errorf("%s@%s: the Gateway part of a mixed route is reported as a mesh attachment: %q", be.Name(), v, f.Message)
+					t.Errorf("%s@%s: the Gateway part of a mixed route is reported as a mesh attachment: %s", be.Name(), v, f.Reason)
 				}
 			}
 			if len(seen) != want {

@@ -168,11 +168,6 @@ type Finding struct {
 	Status   Status  `json:"status"`
 	// Decision is the record the status follows from.
 	Decision
-	// Message is the target's own wording, kept only while targets move to
-	// Record; nothing shows or writes it. What people read is Text, the
-	// rendering of the record from the catalogue, so rewording a message
-	// changes no file gwretry writes.
-	Message string `json:"-"`
 	// Source is where the feature's value came from, on the findings of
 	// rules some policy reaches ("HTTPRoute", "RetryPolicy ns/name
 	// override", ...); "" on the others, whose values all come from the

@@ -444,30 +444,12 @@ func ConnectionDecisions(m *Model, decide func(g *GatewayTimeouts, c ConnectionT
 	return out
 }
 
-// ConnectionFindings is ConnectionDecisions for a decide that also words
-// its decision, kept in Message, which nothing shows (Finding.Text renders
-// the record).
-//
-// Deprecated: use ConnectionDecisions.
-func ConnectionFindings(m *Model, decide func(g *GatewayTimeouts, c ConnectionTimeout) (report.Decision, string)) []Finding {
-	words := map[[2]string]string{}
-	fs := ConnectionDecisions(m, func(g *GatewayTimeouts, c ConnectionTimeout) report.Decision {
-		d, msg := decide(g, c)
-		words[[2]string{g.Gateway, string(c.Feature)}] = msg
-		return d
-	})
-	for i := range fs {
-		fs[i].Message = words[[2]string{fs[i].Gateway, string(fs[i].Feature)}]
-	}
-	return fs
-}
-
 // UnsupportedConnections returns an unsupported finding (NotExpressible)
 // for every field of every Gateway's connection timeouts, for a target
 // that has none of them.
-func UnsupportedConnections(m *Model, why string) []Finding {
-	return ConnectionFindings(m, func(*GatewayTimeouts, ConnectionTimeout) (report.Decision, string) {
-		return report.Decide(report.ReasonNotExpressible), why
+func UnsupportedConnections(m *Model) []Finding {
+	return ConnectionDecisions(m, func(*GatewayTimeouts, ConnectionTimeout) report.Decision {
+		return report.Decide(report.ReasonNotExpressible)
 	})
 }
 

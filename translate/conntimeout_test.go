@@ -137,7 +137,7 @@ func TestConnectionTimeoutsModel(t *testing.T) {
 		t.Errorf("a policy of a Gateway not in the input: %+v", m2.Policies)
 	}
 	// The report contract: one finding per (gateway, target, field).
-	fs := UnsupportedConnections(m, "x")
+	fs := UnsupportedConnections(m)
 	if err := checkFindings(m, fs, GatewayScope()); err != nil {
 		t.Errorf("one per field: %v", err)
 	}
@@ -197,7 +197,7 @@ func TestConnectionFindingsSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[Feature]string{}
-	for _, f := range UnsupportedConnections(m, "x") {
+	for _, f := range UnsupportedConnections(m) {
 		got[f.Feature] = f.Source
 	}
 	for _, tc := range []struct {

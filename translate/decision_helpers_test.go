@@ -4,7 +4,7 @@ import "github.com/gwretry/gwretry/report"
 
 // statusFinding is a fake backend's finding of status s, with a decision
 // that gives s (Configured, NotExpressible, or Configured with a caveat).
-func statusFinding(r *Rule, f Feature, s Status, msg string) Finding {
+func statusFinding(r *Rule, f Feature, s Status, _ string) Finding {
 	d := report.Decide(report.ReasonConfigured)
 	switch s {
 	case Unsupported:
@@ -12,5 +12,5 @@ func statusFinding(r *Rule, f Feature, s Status, msg string) Finding {
 	case Approximated:
 		d = d.With(report.NewCaveat(report.CaveatIdleTimer))
 	}
-	return Decided(r, f, d, "%s", msg)
+	return Record(r, f, d)
 }

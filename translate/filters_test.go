@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // TestFilterFeatures: each filter kind, on the rule or on a backendRef,
@@ -66,10 +68,11 @@ func TestFilterFeatures(t *testing.T) {
 			if strings.Contains(NotesText(m.Notes), "filters are not translated") {
 				t.Errorf("a lost filter is an info line, not a finding:\n%s", NotesText(m.Notes))
 			}
-			for _, f := range tt.want {
-				u, ok := UntranslatedFinding(r, f, "nginx", "nginx answers 500")
-				if !ok || u.Status != Unsupported || !strings.Contains(u.Message, string(strings.TrimPrefix(string(f), "backendRefs."))) || !strings.Contains(u.Message, "nginx") {
-					t.Errorf("UntranslatedFinding(%s) = %+v, %v", f, u, ok)
+			// A target that writes none of them: each is the shared
+			// NotTranslated finding of Assess.
+			for _, u := range Assess(r, Decisions{}) {
+				if u.Feature.IsFilter() && (u.Status != Unsupported || u.Reason != report.ReasonNotTranslated) {
+					t.Errorf("Assess: %s is %s %s", u.Feature, u.Status, u.Reason)
 				}
 			}
 		})
@@ -97,12 +100,16 @@ func TestRedirectOnlyRule(t *testing.T) {
 	if strings.Contains(NotesText(m.Notes), "500") {
 		t.Errorf("notes call a redirect dead:\n%s", NotesText(m.Notes))
 	}
-	u, _ := UntranslatedFinding(r, FeatureRequestRedirect, "nginx", "nginx answers 500 (return 500)")
-	if !strings.Contains(u.Message, "instead of redirecting (301 to https://") || strings.Contains(u.Message, "Gateway API answers") {
-		t.Errorf("redirect finding %q", u.Message)
-	}
-	if d := DeadRuleFinding(r, FeatureRetryAttempts, "nginx answers 500"); !strings.Contains(d.Message, "forwards nothing (it answers with a redirect") {
-		t.Errorf("retry finding of a redirect %q", d.Message)
+	// A target that writes no redirect: the redirect is not translated
+	// and the retry forwards nothing; nothing calls the rule dead.
+	for _, u := range Assess(r, Decisions{Feature: func(Feature) report.Decision { return report.Decide(report.ReasonAnswers500) }}) {
+		want := report.ReasonRuleForwardsNothing
+		if u.Feature == FeatureRequestRedirect {
+			want = report.ReasonNotTranslated
+		}
+		if u.Reason != want {
+			t.Errorf("%s: %s, want %s", u.Feature, u.Reason, want)
+		}
 	}
 }
 
@@ -159,8 +166,8 @@ func TestAttachmentFindings(t *testing.T) {
 		if !reflect.DeepEqual(r.Ungenerated, []UngeneratedListener{https}) || r.Features()[len(r.Features())-1] != FeatureListenerHTTPS {
 			t.Errorf("rule %d: ungenerated %v, features %v", r.Index, r.Ungenerated, r.Features())
 		}
-		u, ok := UntranslatedFinding(r, FeatureListenerHTTPS, "HAProxy", "")
-		if !ok || u.Status != Unsupported || !strings.Contains(u.Message, "HTTPS listener https of Gateway ns/gw") {
+		fs := Assess(r, Decisions{Written: func(Feature) (report.Decision, bool) { return report.Decide(report.ReasonConfigured), true }})
+		if u := fs[len(fs)-1]; u.Feature != FeatureListenerHTTPS || u.Status != Unsupported || u.Reason != report.ReasonListenerNotGenerated {
 			t.Errorf("listener.https finding %+v", u)
 		}
 	}

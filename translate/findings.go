@@ -2,7 +2,6 @@ package translate
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/gwretry/gwretry/report"
@@ -39,15 +38,6 @@ const (
 	NotApplicable = report.NotApplicable
 )
 
-// Decided returns the finding of feature f of rule r that decision d
-// records; its status follows from d. The message says it in words.
-func Decided(r *Rule, f Feature, d report.Decision, format string, args ...any) Finding {
-	fd := Finding{Route: r.Route, Rule: r.Index, RuleName: r.RuleName, Feature: f,
-		Message: fmt.Sprintf(format, args...)}
-	fd.Decide(d)
-	return fd
-}
-
 // Features returns the features a rule sets, as the README's "The report"
 // section defines them (after gwretry's reference notes, report.md), in
 // report order.
@@ -66,19 +56,6 @@ func (r *Rule) Features() []Feature {
 		fs = append(fs, FeatureListenerHTTPS)
 	}
 	return fs
-}
-
-// DeadRuleFinding is the finding for a retry or timeout feature of a rule
-// that forwards nothing (Rule.Forwards is false: it is dead, or it
-// redirects): no backend is ever contacted, so the setting never takes
-// effect. answer says what the target does instead ("Envoy answers 500").
-func DeadRuleFinding(r *Rule, f Feature, answer string) Finding {
-	if !r.Dead() {
-		return Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule forwards nothing (%s): %s for every request it matches, so %s never takes effect",
-			r.NoForwardReason(), answer, f)
-	}
-	return Decided(r, f, report.Decide(report.ReasonRuleForwardsNothing), "the rule has no backend that can receive traffic (%s): %s for every request it matches, so %s never takes effect",
-		r.DeadReason(), answer, f)
 }
 
 func features(rt *Retry, t Timeouts) []Feature {

@@ -211,7 +211,7 @@ func (lyingBackend) Generate(m *translate.Model, _ translate.Options) (*translat
 	out := &translate.Output{Files: []translate.File{{Path: "liar/conf", Data: []byte("x")}}}
 	for _, r := range m.Rules {
 		for _, f := range r.Features() {
-			out.Findings = append(out.Findings, translate.Decided(r, f, report.Decide(report.ReasonConfigured), ""))
+			out.Findings = append(out.Findings, translate.Record(r, f, report.Decide(report.ReasonConfigured)))
 		}
 	}
 	return out, nil

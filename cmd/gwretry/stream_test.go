@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestWriteReportJSON(t *testing.T) {
 	finding := func(target, route, msg string) translate.Finding {
 		return translate.Finding{Target: target, Route: route, Rule: 1, RuleName: "r<1>", Feature: translate.FeatureRetryCodes,
-			Status: translate.Approximated, Message: msg}
+			Status: translate.Approximated, Decision: report.Decide(report.ReasonConfigured).Set(msg)}
 	}
 	reports := map[string]translate.Report{
 		"empty":       {SchemaVersion: 1, Targets: []translate.TargetInfo{}, Effective: []translate.RuleEffective{}, Findings: []translate.Finding{}},
