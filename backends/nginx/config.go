@@ -349,10 +349,6 @@ func regexMap(source, variable, re string) *crossplane.Directive {
 	})
 }
 
-// locationName names a rule's named location; the "r_" prefix keeps it apart
-// from noRoute.
-func locationName(r *translate.Rule) string { return "r_" + r.Name }
-
 func directive(name string, args ...string) *crossplane.Directive {
 	if args == nil {
 		args = []string{}

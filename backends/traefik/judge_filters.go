@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -201,7 +202,7 @@ func (j *judge) readFilters(r *translate.Rule, rt *router, f routerFacts, c tran
 // them in a random order.
 func dupNames(m map[string]string) error {
 	seen := map[string]bool{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if seen[strings.ToLower(k)] {
 			return fmt.Errorf("header %s is written twice (Traefik applies them in a random order)", k)
 		}
@@ -214,7 +215,7 @@ func dupNames(m map[string]string) error {
 // leaving out the names in ignored and the sets of names in notSet.
 func headerModifier(ops map[string]hdrOp, ignored, notSet []string) *translate.HeaderModifier {
 	hm := &translate.HeaderModifier{}
-	for _, k := range sortedKeys(ops) {
+	for _, k := range slices.Sorted(maps.Keys(ops)) {
 		op := ops[k]
 		switch {
 		case slices.Contains(ignored, k):
