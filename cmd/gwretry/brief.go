@@ -119,29 +119,16 @@ func writeBrief(w io.Writer, r *translate.Report, sources map[string]translate.P
 // every finding is not applicable: they serve none of the rules, and the
 // rest of the report leaves them out.
 func writeCounts(w io.Writer, r *translate.Report) (idle []string) {
-	type counts [4]int // honoured, approximated, unsupported, not applicable
-	by := map[string]*counts{}
-	for i := range r.Findings {
-		f := &r.Findings[i]
-		c := by[f.Target]
-		if c == nil {
-			c = &counts{}
-			by[f.Target] = c
-		}
-		c[max(f.Status.Rank(), -1)+1]++
-	}
+	by := statusCounts(r)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TARGET\tHONOURED\tAPPROXIMATED\tUNSUPPORTED\tNOT APPLICABLE\t")
 	for _, t := range r.Targets {
 		c := by[t.Name]
-		if c == nil {
-			c = &counts{}
-		}
-		if c[1] == 0 && c[2] == 0 && c[3] == 0 && c[0] > 0 {
+		if c[0] == 0 && c[1] == 0 && c[2] == 0 && c[3] > 0 {
 			idle = append(idle, t.Name+"@"+t.Version)
 			continue
 		}
-		fmt.Fprintf(tw, "%s@%s\t%d\t%d\t%d\t%d\t\n", t.Name, t.Version, c[1], c[2], c[3], c[0])
+		fmt.Fprintf(tw, "%s@%s\t%d\t%d\t%d\t%d\t\n", t.Name, t.Version, c[0], c[1], c[2], c[3])
 	}
 	tw.Flush()
 	if len(idle) > 0 {

@@ -211,35 +211,35 @@ func writeReportText(w io.Writer, r *translate.Report, sources map[string]transl
 // writeSummary ends the text report: per target, how many findings have
 // each status, and where the reasons are explained.
 func writeSummary(w io.Writer, r *translate.Report) {
-	type counts struct{ honoured, approximated, unsupported, na int }
-	by := map[string]*counts{}
-	for i := range r.Findings {
-		f := &r.Findings[i]
-		c := by[f.Target]
-		if c == nil {
-			c = &counts{}
-			by[f.Target] = c
-		}
-		switch f.Status {
-		case translate.Honoured:
-			c.honoured++
-		case translate.Approximated:
-			c.approximated++
-		case translate.Unsupported:
-			c.unsupported++
-		default:
-			c.na++
-		}
-	}
+	by := statusCounts(r)
 	fmt.Fprintln(w, "\nsummary (findings: honoured, approximated, unsupported, not applicable):")
 	for _, t := range r.Targets {
 		c := by[t.Name]
-		if c == nil {
-			c = &counts{}
-		}
-		fmt.Fprintf(w, "  %s@%s: %d honoured, %d approximated, %d unsupported, %d not applicable\n", t.Name, t.Version, c.honoured, c.approximated, c.unsupported, c.na)
+		fmt.Fprintf(w, "  %s@%s: %d honoured, %d approximated, %d unsupported, %d not applicable\n", t.Name, t.Version, c[0], c[1], c[2], c[3])
 	}
 	fmt.Fprintln(w, "reasons and caveats: docs/report.md; messages: --report wide")
+}
+
+// statusCounts counts each target's findings by status: honoured,
+// approximated, unsupported, not applicable.
+func statusCounts(r *translate.Report) map[string][4]int {
+	by := map[string][4]int{}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		c := by[f.Target]
+		switch f.Status {
+		case translate.Honoured:
+			c[0]++
+		case translate.Approximated:
+			c[1]++
+		case translate.Unsupported:
+			c[2]++
+		default:
+			c[3]++
+		}
+		by[f.Target] = c
+	}
+	return by
 }
 
 // writeReport writes the report in the chosen format to --report-file, or
