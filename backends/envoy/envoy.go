@@ -7,6 +7,8 @@
 // yaml.v2 (internal/yamlchunk, byte for byte sigs.k8s.io/yaml's
 // JSONToYAML), and parsed back strictly (yaml.v3, protojson) and compared
 // before it is returned.
+//
+//gwretry:format
 package envoy
 
 import (

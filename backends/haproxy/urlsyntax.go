@@ -1,3 +1,4 @@
+//gwretry:format
 package haproxy
 
 // defaultPort is the port a URL of scheme (http or https) means when it

@@ -1,3 +1,4 @@
+//gwretry:format
 package linkerd
 
 import (
