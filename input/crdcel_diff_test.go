@@ -166,7 +166,7 @@ func TestCELForkAgreesCases(t *testing.T) {
 }
 
 // routeMutation breaks a route so that a CEL rule of the HTTPRoute CRD
-// (translate/crds) rejects it.
+// (crds/) rejects it.
 type routeMutation struct {
 	name string
 	// experimental: only the experimental channel's CRD has the rule.
