@@ -91,7 +91,7 @@ fuzz:
 		$(GO) test -count=1 -timeout 0 -run '^TestRandomModels$$' ./backends/ -v \
 			-random-for=$(FUZZTIME) -random-target=$$t || exit 1; \
 	done
-	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./translate/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./resolve/
 
 deps: nginx haproxy traefik versions
 

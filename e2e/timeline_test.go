@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/prove"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -29,7 +31,7 @@ const (
 // same manifest and flags the configuration was generated with.
 func predict(t *testing.T, target string, sc prove.Scenario, run prove.Run) translate.Timeline {
 	t.Helper()
-	in, err := translate.Load([]string{"-"}, strings.NewReader(sc.Manifest()), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, strings.NewReader(sc.Manifest()), input.DefaultLimits())
 	if err != nil {
 		t.Fatalf("loading the manifest: %v", err)
 	}
@@ -37,7 +39,7 @@ func predict(t *testing.T, target string, sc prove.Scenario, run prove.Run) tran
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := translate.Build(in, ro)
+	m, err := resolve.Build(in, ro)
 	if err != nil {
 		t.Fatalf("building the model: %v", err)
 	}

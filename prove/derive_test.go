@@ -5,16 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
 func deriveFrom(t *testing.T, manifest string, opts DeriveOptions) ([]Scenario, []Unexercised) {
 	t.Helper()
-	in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, strings.NewReader(manifest), input.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
+	m, err := resolve.Build(in, translate.ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

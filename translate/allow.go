@@ -91,7 +91,7 @@ func CheckValue(kind, s string) error {
 		return fmt.Errorf("internal error: unknown value kind %q", kind)
 	}
 	if !ok {
-		return fmt.Errorf("gwretry does not write the %s %s into a generated configuration because not every data plane's format can quote it safely (allowed: %s)", kind, quoteShort(s), allowedText(kind))
+		return fmt.Errorf("gwretry does not write the %s %s into a generated configuration because not every data plane's format can quote it safely (allowed: %s)", kind, QuoteShort(s), allowedText(kind))
 	}
 	return nil
 }
@@ -135,8 +135,8 @@ func isHost(s string) bool {
 	return isDNSName(s)
 }
 
-// quoteShort quotes s for an error message, shortened to 60 characters.
-func quoteShort(s string) string {
+// QuoteShort quotes s for an error message, shortened to 60 characters.
+func QuoteShort(s string) string {
 	if len(s) > 60 {
 		return fmt.Sprintf("%q (%d bytes)", s[:60]+"...", len(s))
 	}

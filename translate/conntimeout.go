@@ -1,9 +1,13 @@
 package translate
 
+// Proxy-wide connection timeouts in the model (GatewayTimeouts, one per
+// Gateway a ConnectionTimeoutPolicy targets) and the pipeline's side of
+// them: the findings every target gives (ConnectionDecisions), the judge's
+// reading (ConnectionJudge) and the contract check. resolve merges the
+// policies into them (resolve/conntimeout.go).
+
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -11,17 +15,7 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/gwretry/gwretry/report"
-)
-
-// ConnectionTimeoutPolicyAPIVersion and ConnectionTimeoutPolicyKind name
-// gwretry's policy of proxy-wide connection timeouts (config/crd/).
-const (
-	ConnectionTimeoutPolicyAPIVersion = "gwretry.io/v1alpha1"
-	ConnectionTimeoutPolicyKind       = "ConnectionTimeoutPolicy"
 )
 
 // MaxHAProxyTimeout is HAProxy's largest time value, 2147483647 ms (about
@@ -29,36 +23,6 @@ const (
 // options to it (clipHAProxyTimeoutValue in cluster-ingress-operator's
 // pkg/operator/controller/ingress/deployment.go); gwretry does the same.
 const MaxHAProxyTimeout = 2147483647 * time.Millisecond
-
-// ConnectionTimeoutPolicy sets the proxy-wide connection timeouts of the
-// Gateways it targets, as the OpenShift router's IngressController
-// spec.tuningOptions does (openshift/api operator/v1
-// types_ingresscontroller.go). Values are in the HAProxy time format.
-type ConnectionTimeoutPolicy struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              ConnectionTimeoutPolicySpec `json:"spec"`
-}
-
-// ConnectionTimeoutPolicySpec is the policy's spec.
-type ConnectionTimeoutPolicySpec struct {
-	// TargetRefs are the Gateways, in the policy's namespace (GEP-713's
-	// LocalPolicyTargetReference).
-	TargetRefs       []PolicyTargetRef `json:"targetRefs"`
-	ClientTimeout    *string           `json:"clientTimeout,omitempty"`
-	ClientFinTimeout *string           `json:"clientFinTimeout,omitempty"`
-	ServerTimeout    *string           `json:"serverTimeout,omitempty"`
-	ServerFinTimeout *string           `json:"serverFinTimeout,omitempty"`
-	TunnelTimeout    *string           `json:"tunnelTimeout,omitempty"`
-	TLSInspectDelay  *string           `json:"tlsInspectDelay,omitempty"`
-}
-
-// PolicyTargetRef is a local reference to the object a policy targets.
-type PolicyTargetRef struct {
-	Group string `json:"group"`
-	Kind  string `json:"kind"`
-	Name  string `json:"name"`
-}
 
 // The connection.* features: one per ConnectionTimeoutPolicy field. Their
 // findings are per (Gateway, target, feature): Finding.Gateway is set and
@@ -151,267 +115,6 @@ func ParseHAProxyTime(s string) (d time.Duration, clamped bool, err error) {
 		return MaxHAProxyTimeout, true, nil
 	}
 	return d, false, nil
-}
-
-func (s *ConnectionTimeoutPolicySpec) fields() []*string {
-	return []*string{s.ClientTimeout, s.ClientFinTimeout, s.ServerTimeout, s.ServerFinTimeout, s.TunnelTimeout, s.TLSInspectDelay}
-}
-
-// connectionPolicyErrors checks every ConnectionTimeoutPolicy: its target
-// references and the format of each value.
-func connectionPolicyErrors(in *Input) ErrorList {
-	var errs ErrorList
-	for _, o := range in.ConnectionTimeoutPolicies {
-		p := o.Obj
-		obj := objectName(ConnectionTimeoutPolicyKind, p.Namespace, p.Name)
-		add := func(field, format string, args ...any) {
-			errs = append(errs, &InputError{Pos: o.Pos, Object: obj, Field: field, Msg: fmt.Sprintf(format, args...)})
-		}
-		if p.APIVersion != ConnectionTimeoutPolicyAPIVersion {
-			add("apiVersion", "%q is not served: use %s", p.APIVersion, ConnectionTimeoutPolicyAPIVersion)
-		}
-		if p.Name == "" {
-			add("metadata.name", "required")
-		}
-		if len(p.Spec.TargetRefs) == 0 {
-			add("spec.targetRefs", "required: name at least one Gateway")
-		}
-		first := map[PolicyTargetRef]int{}
-		for i, t := range p.Spec.TargetRefs {
-			f := fmt.Sprintf("spec.targetRefs[%d]", i)
-			if j, dup := first[t]; dup {
-				add(f, "repeats spec.targetRefs[%d]: each targetRef must be unique", j)
-			} else {
-				first[t] = i
-			}
-			if t.Group != gwv1.GroupName || t.Kind != "Gateway" {
-				add(f, "targets group %q kind %q: a ConnectionTimeoutPolicy targets a Gateway (group %s, kind Gateway); its timeouts are proxy-wide, never per route", t.Group, t.Kind, gwv1.GroupName)
-			}
-			if err := CheckValue(KindName, t.Name); err != nil || t.Name == "" {
-				add(f+".name", "%q is not a valid Gateway name", t.Name)
-			}
-		}
-		set := false
-		for i, v := range p.Spec.fields() {
-			if v == nil {
-				continue
-			}
-			set = true
-			if _, _, err := ParseHAProxyTime(*v); err != nil {
-				add("spec."+ConnectionFeatures()[i].Field(), "%v", err)
-			}
-		}
-		if !set {
-			add("spec", "sets no timeout: give at least one of clientTimeout, clientFinTimeout, serverTimeout, serverFinTimeout, tunnelTimeout, tlsInspectDelay")
-		}
-	}
-	return errs
-}
-
-// olderPolicy orders policies as GEP-713 resolves conflicts: the oldest
-// creationTimestamp first, then by namespace/name.
-func olderPolicy(a, b *ConnectionTimeoutPolicy) int {
-	return cmp.Or(a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time),
-		cmp.Compare(nsOrDefault(a.Namespace)+"/"+a.Name, nsOrDefault(b.Namespace)+"/"+b.Name))
-}
-
-// connectionTimeouts merges the policies into m.ConnectionTimeouts: per
-// Gateway and field the oldest policy's value, the generated listeners and
-// rules of the Gateway, and what blocks each value. Input errors were
-// reported by connectionPolicyErrors.
-func (r *resolver) connectionTimeouts(m *Model) {
-	policies := make([]*ConnectionTimeoutPolicy, 0, len(r.in.ConnectionTimeoutPolicies))
-	for _, o := range r.in.ConnectionTimeoutPolicies {
-		policies = append(policies, o.Obj)
-	}
-	slices.SortStableFunc(policies, olderPolicy)
-	// rank orders the Gateways' values on a shared listener or rule: the
-	// value of the oldest policy wins.
-	rank := map[string]int{}
-	byGateway := map[string]*GatewayTimeouts{}
-	// reports are the policies' entries in Model.Policies, by
-	// "namespace/name", in policies' order; found their Gateways.
-	reports := make([]*PolicyReport, len(policies))
-	byName := map[string]*PolicyReport{}
-	found := make([][]string, len(policies))
-	defer func() { r.connectionPolicyReports(m, reports, found, byGateway) }()
-	for i, p := range policies {
-		ns := nsOrDefault(p.Namespace)
-		pname := ns + "/" + p.Name
-		rep := &PolicyReport{Kind: ConnectionTimeoutPolicyKind, Namespace: ns, Name: p.Name}
-		reports[i], byName[pname] = rep, rep
-		for _, t := range p.Spec.TargetRefs {
-			key := ns + "/" + t.Name
-			if _, ok := r.gateways[key]; !ok {
-				r.warn(ConnectionTimeoutPolicyKind+" "+pname, "targets Gateway %s, which is not in the input: its timeouts apply to nothing", key)
-				rep.NotFound = append(rep.NotFound, "Gateway "+key)
-				continue
-			}
-			rep.Targets = append(rep.Targets, "Gateway "+key)
-			found[i] = append(found[i], key)
-			g := byGateway[key]
-			if g == nil {
-				g = &GatewayTimeouts{Gateway: key}
-				byGateway[key] = g
-				rank[key] = i
-			}
-			for j, v := range p.Spec.fields() {
-				if v == nil {
-					continue
-				}
-				f := ConnectionFeatures()[j]
-				if k := slices.IndexFunc(g.Timeouts, func(c ConnectionTimeout) bool { return c.Feature == f }); k >= 0 {
-					r.warn(ConnectionTimeoutPolicyKind+" "+pname, "%s of Gateway %s is not used: policy %s, older or first by name, sets it (%s)", f.Field(), key, g.Timeouts[k].Policy, g.Timeouts[k].Text)
-					rep.Lost = append(rep.Lost, fmt.Sprintf("%s of Gateway %s: lost to %s %s (%s), which is older or has the same creationTimestamp and comes first by namespace/name", f.Field(), key, ConnectionTimeoutPolicyKind, g.Timeouts[k].Policy, g.Timeouts[k].Text))
-					continue
-				}
-				d, clamped, _ := ParseHAProxyTime(*v)
-				g.Timeouts = append(g.Timeouts, ConnectionTimeout{Feature: f, Policy: pname, Text: *v, Value: d, Clamped: clamped, Order: i})
-			}
-		}
-	}
-	if len(byGateway) == 0 {
-		return
-	}
-	// Where every Gateway's listeners are generated.
-	gatewaysOf := map[*Listener][]string{}
-	atBind := map[Bind][]*Listener{}
-	for _, ml := range m.Listeners {
-		b := Bind{Address: ml.Address, Port: ml.Port}
-		atBind[b] = append(atBind[b], ml)
-	}
-	for _, key := range slices.Sorted(maps.Keys(r.gateways)) {
-		gw := r.gateways[key]
-		for _, l := range gw.Spec.Listeners {
-			want := bindHTTP
-			switch {
-			case l.Protocol == gwv1.HTTPSProtocolType && r.opts.TLSDir != "":
-				want = bindHTTPS
-			case l.Protocol != gwv1.HTTPProtocolType:
-				continue
-			}
-			b := r.listenerBind(key, l)
-			if r.bindTLS[b] != want {
-				continue
-			}
-			for _, ml := range atBind[b] {
-				if !slices.Contains(gatewaysOf[ml], key) {
-					gatewaysOf[ml] = append(gatewaysOf[ml], key)
-				}
-			}
-		}
-	}
-	gatewaysOfRule := map[*Rule][]string{}
-	for _, ml := range m.Listeners {
-		for _, vh := range ml.VirtualHosts {
-			for _, rm := range vh.Routes {
-				for _, key := range gatewaysOf[ml] {
-					if !slices.Contains(gatewaysOfRule[rm.Rule], key) {
-						gatewaysOfRule[rm.Rule] = append(gatewaysOfRule[rm.Rule], key)
-					}
-				}
-			}
-		}
-	}
-	// Each Gateway's listeners and rules, in the model's order: one pass
-	// over each, not one per Gateway.
-	for _, ml := range m.Listeners {
-		for _, key := range gatewaysOf[ml] {
-			if g := byGateway[key]; g != nil {
-				g.Listeners = append(g.Listeners, ml)
-			}
-		}
-	}
-	for _, rule := range m.Rules {
-		for _, key := range gatewaysOfRule[rule] {
-			if g := byGateway[key]; g != nil {
-				g.Rules = append(g.Rules, rule)
-			}
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(byGateway)) {
-		g := byGateway[key]
-		for i := range g.Timeouts {
-			c := &g.Timeouts[i]
-			if len(g.Listeners) == 0 {
-				c.Blocked = "no listener of the Gateway is generated (no route is attached to it, or its listeners are not HTTP, or HTTPS without --tls-dir)"
-				continue
-			}
-			// Another Gateway whose older policy sets a different value
-			// where both apply wins there.
-			var sites []string
-			others := map[string]bool{}
-			check := func(site string, gws []string) {
-				for _, other := range gws {
-					og := byGateway[other]
-					if other == key || og == nil || rank[other] > rank[key] || (rank[other] == rank[key] && other > key) {
-						continue
-					}
-					if k := slices.IndexFunc(og.Timeouts, func(o ConnectionTimeout) bool { return o.Feature == c.Feature }); k >= 0 && og.Timeouts[k].Value != c.Value {
-						sites = append(sites, site)
-						others[fmt.Sprintf("Gateway %s (%s, policy %s)", other, og.Timeouts[k].Text, og.Timeouts[k].Policy)] = true
-						return
-					}
-				}
-			}
-			if c.Feature.ServerSide() {
-				for _, rule := range g.Rules {
-					check("rule "+rule.Route+" "+strconv.Itoa(rule.Index), gatewaysOfRule[rule])
-				}
-			} else {
-				for _, ml := range g.Listeners {
-					check("listener "+ml.Name, gatewaysOf[ml])
-				}
-			}
-			if len(sites) > 0 {
-				c.Blocked = fmt.Sprintf("%s is shared with %s, whose older policy wins there (a generated proxy has one %s for it), so gwretry applies this Gateway's value nowhere",
-					strings.Join(sites, ", "), strings.Join(slices.Sorted(maps.Keys(others)), ", "), c.Feature.Field())
-				// Once per Gateway and field: each has one value.
-				byName[c.Policy].Lost = append(byName[c.Policy].Lost, fmt.Sprintf("%s of Gateway %s: %s", c.Feature.Field(), key, c.Blocked))
-			}
-		}
-		m.ConnectionTimeouts = append(m.ConnectionTimeouts, g)
-	}
-	for _, ml := range m.Listeners {
-		if gws := gatewaysOf[ml]; len(gws) > 1 {
-			r.warn("", "listener %s serves Gateways %s: a ConnectionTimeoutPolicy of one applies to the connections of all", ml.Name, strings.Join(gws, ", "))
-		}
-	}
-	m.Notes = r.notes
-}
-
-// connectionPolicyReports adds the ConnectionTimeoutPolicies' entries to
-// m.Policies, as the RetryPolicies' are: the Gateways found and not, the
-// rules served on the Gateways' listeners (which their connections
-// carry) and the fields lost to another policy.
-func (r *resolver) connectionPolicyReports(m *Model, reports []*PolicyReport, found [][]string, byGateway map[string]*GatewayTimeouts) {
-	if len(reports) == 0 {
-		return
-	}
-	for i, rep := range reports {
-		rep.Reached = []string{}
-		for _, key := range found[i] {
-			if g := byGateway[key]; g != nil {
-				for _, rule := range g.Rules {
-					rep.Reached = append(rep.Reached, ruleLabel(rule.Route, rule.Index))
-				}
-			}
-		}
-		slices.Sort(rep.Reached)
-		rep.Reached = slices.Compact(rep.Reached)
-		switch {
-		case len(rep.Targets) == 0:
-			rep.Status = PolicyTargetNotFound
-		case len(rep.Lost) > 0:
-			rep.Status = PolicyConflicted
-		default:
-			rep.Status = PolicyAccepted
-		}
-		m.Policies = append(m.Policies, *rep)
-	}
-	slices.SortStableFunc(m.Policies, func(a, b PolicyReport) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
-	})
 }
 
 // ConnectionDecisions returns exactly one finding for every field of

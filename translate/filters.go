@@ -281,7 +281,7 @@ func checkFilters(fl *Filters, where string, check func(where, kind, s string), 
 		if rd.Port < 0 || rd.Port > 65535 {
 			*errs = append(*errs, fmt.Sprintf("%s: redirect port %d out of range", where, rd.Port))
 		}
-		if !validRedirectCode(rd.StatusCode) {
+		if !ValidRedirectCode(rd.StatusCode) {
 			*errs = append(*errs, fmt.Sprintf("%s: redirect status %d", where, rd.StatusCode))
 		}
 		checkPath(rd.Path)
@@ -302,10 +302,19 @@ func checkFilters(fl *Filters, where string, check func(where, kind, s string), 
 	}
 }
 
-func validRedirectCode(c int) bool {
+func ValidRedirectCode(c int) bool {
 	switch c {
 	case 301, 302, 303, 307, 308:
 		return true
 	}
 	return false
+}
+
+// ungeneratedText lists listeners for messages.
+func ungeneratedText(us []UngeneratedListener) string {
+	s := make([]string, len(us))
+	for i, u := range us {
+		s[i] = u.String()
+	}
+	return strings.Join(s, ", ")
 }

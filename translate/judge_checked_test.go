@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/report"
@@ -33,5 +34,16 @@ func TestChecked(t *testing.T) {
 		if got := Checked(f); got != tc.want {
 			t.Errorf("%s (%s, %v): Checked %v, want %v", tc.name, f.Status, f.Caveats, got, tc.want)
 		}
+	}
+}
+
+// TestTLSContradictionUnrouted: a rule whose HTTPS port also has listeners
+// no route attaches to (Rule.TLSUnrouted, as resolve's
+// TestTLSUnroutedListeners builds it) cannot be honoured.
+func TestTLSContradictionUnrouted(t *testing.T) {
+	r := &Rule{TLSUnrouted: []string{"Gateway ns/gw listener a (hostname a.example.com)", "Gateway ns/gw listener lone (hostname lone.example.com)"}}
+	b := Behaviour{TLS: map[string]Certificate{}}
+	if why := tlsContradiction(r, b, map[string]Certificate{TLSKey(443, ""): {}}); !strings.Contains(why, "generates nothing for") {
+		t.Errorf("tlsContradiction = %q", why)
 	}
 }

@@ -70,8 +70,8 @@ type PolicyConflict struct {
 	Text    string
 }
 
-// ruleLabel names a rule in policy reports: "ns/route rule 0".
-func ruleLabel(route string, index int) string { return route + " rule " + strconv.Itoa(index) }
+// RuleLabel names a rule in policy reports: "ns/route rule 0".
+func RuleLabel(route string, index int) string { return route + " rule " + strconv.Itoa(index) }
 
 // applyProvenance gives each finding of a policy-shaped rule its source
 // (the effective value's, or "HTTPRoute" for features no policy sets)

@@ -59,7 +59,7 @@ func meshSide(m *Model, r *Rule) bool {
 // EgressNetwork.
 func HasMeshParentRef(rt *gwv1.HTTPRoute) bool {
 	for _, p := range rt.Spec.ParentRefs {
-		if isServiceParent(p) || (p.Group != nil && *p.Group == "policy.linkerd.io" && p.Kind != nil && *p.Kind == "EgressNetwork") {
+		if IsServiceParent(p) || (p.Group != nil && *p.Group == "policy.linkerd.io" && p.Kind != nil && *p.Kind == "EgressNetwork") {
 			return true
 		}
 	}

@@ -21,7 +21,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/corpus"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -77,8 +79,8 @@ func writeCorpus(b *testing.B, n int) string {
 //
 //   - decode: only decoding the documents into their gateway-api and
 //     Kubernetes structs with sigs.k8s.io/yaml, as any tool must;
-//   - load, build: translate.Load (strict decoding, alias and size checks)
-//     and translate.Build (validation and resolution);
+//   - load, build: input.Load (strict decoding, alias and size checks)
+//     and resolve.Build (validation and resolution);
 //   - target=NAME: one backend's Generate with its parse-back and judge
 //     (translate.Run with that target alone);
 //   - translate: the whole `gwretry translate FILE --target all -o DIR`.
@@ -102,23 +104,23 @@ func BenchmarkCorpus(b *testing.B) {
 		b.Run(fmt.Sprintf("routes=%d/load", n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			measure(b, func() {
-				if _, err := translate.Load([]string{path}, nil, translate.DefaultLimits()); err != nil {
+				if _, err := input.Load([]string{path}, nil, input.DefaultLimits()); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
-		in, err := translate.Load([]string{path}, nil, translate.DefaultLimits())
+		in, err := input.Load([]string{path}, nil, input.DefaultLimits())
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("routes=%d/build", n), func(b *testing.B) {
 			measure(b, func() {
-				if _, err := translate.Build(in, translate.ResolveOptions{}); err != nil {
+				if _, err := resolve.Build(in, translate.ResolveOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
-		m, err := translate.Build(in, translate.ResolveOptions{})
+		m, err := resolve.Build(in, translate.ResolveOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -292,11 +294,11 @@ func BenchmarkRatio(b *testing.B) {
 			dir := b.TempDir()
 			all := []string{"translate", path, "--target", "all", "-o", dir, "-q", "--report", "none"}
 			four := []string{"translate", path, "--target", "envoy,haproxy,nginx,traefik", "-o", dir, "-q", "--report", "none"}
-			in, err := translate.Load([]string{path}, nil, translate.DefaultLimits())
+			in, err := input.Load([]string{path}, nil, input.DefaultLimits())
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := translate.Build(in, translate.ResolveOptions{})
+			m, err := resolve.Build(in, translate.ResolveOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

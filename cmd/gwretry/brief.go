@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -20,7 +21,7 @@ import (
 // honour everything, its features grouped by why, and last the caveats
 // in words, once each (the per-method answer, NonIdempotentExempt, is
 // one of them). --report table lists every finding; wide adds the words.
-func writeBrief(w io.Writer, r *translate.Report, sources map[string]translate.Position, colour bool) error {
+func writeBrief(w io.Writer, r *translate.Report, sources map[string]input.Position, colour bool) error {
 	buf := bufio.NewWriterSize(w, 1<<16)
 	fmt.Fprintf(buf, "report: %d route(s), %d rule(s)\n", r.Routes, r.Rules)
 	if len(r.Findings) == 0 {
@@ -144,7 +145,7 @@ func sameRule(a, b *translate.Finding) bool {
 	return a.Gateway == b.Gateway && a.Route == b.Route && a.Rule == b.Rule
 }
 
-func ruleHeading(f *translate.Finding, sources map[string]translate.Position) string {
+func ruleHeading(f *translate.Finding, sources map[string]input.Position) string {
 	if f.Gateway != "" {
 		return "Gateway " + f.Gateway + " (connection timeouts)"
 	}

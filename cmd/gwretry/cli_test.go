@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -315,7 +316,7 @@ func TestReportColour(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &options{limits: translate.DefaultLimits(), available: backends.Configured,
+			o := &options{limits: input.DefaultLimits(), available: backends.Configured,
 				target: "nginx,traefik", report: "text", failOn: "none", channel: "standard", quiet: true}
 			o.console = console{
 				getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.noColor}[k] },

@@ -13,11 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
 
 func newExplainCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
-	o := &options{limits: translate.DefaultLimits(), available: backends.Configured}
+	o := &options{limits: input.DefaultLimits(), available: backends.Configured}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "explain PATH...",

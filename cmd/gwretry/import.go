@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/importer/ingressnginx"
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -28,7 +30,7 @@ type importOptions struct {
 	report     string
 	reportFile string
 	quiet      bool
-	limits     translate.Limits
+	limits     input.Limits
 }
 
 func newImportCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -48,7 +50,7 @@ Gateways that gwretry translate reads, with a report of what each setting become
 }
 
 func newImportIngressNginxCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	o := &importOptions{limits: translate.DefaultLimits()}
+	o := &importOptions{limits: input.DefaultLimits()}
 	cmd := &cobra.Command{
 		Use:   "ingress-nginx PATH...",
 		Short: "Write HTTPRoutes and Gateways from Ingresses with ingress-nginx annotations",
@@ -165,15 +167,15 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 
 // validateImported reads the output back as gwretry translate does: it
 // must load strictly, validate against the CRDs and resolve.
-func validateImported(out []byte, lim translate.Limits) error {
-	in, err := translate.Load([]string{"-"}, bytes.NewReader(out), lim)
+func validateImported(out []byte, lim input.Limits) error {
+	in, err := input.Load([]string{"-"}, bytes.NewReader(out), lim)
 	if err == nil {
-		_, err = translate.Build(in, translate.ResolveOptions{})
+		_, err = resolve.Build(in, translate.ResolveOptions{})
 	}
 	if err == nil {
 		return nil
 	}
-	if translate.IsInputError(err) {
+	if input.IsInputError(err) {
 		// A value the input carried (a regular expression, a name) that
 		// gwretry translate refuses.
 		return &exitError{code: exitInput, err: fmt.Errorf("the imported HTTPRoutes do not pass gwretry's validation (fix the Ingresses and import again):\n%w", err)}
@@ -183,7 +185,7 @@ func validateImported(out []byte, lim translate.Limits) error {
 
 // importReportText is the readable report: the findings grouped by
 // Ingress, each headed by the file and document it was read from.
-func importReportText(r *ingressnginx.Report, sources map[string]translate.Position) []byte {
+func importReportText(r *ingressnginx.Report, sources map[string]input.Position) []byte {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "gwretry import ingress-nginx: %d Ingress(es) -> %d HTTPRoute(s), %d Gateway(s); defaults: ", r.Ingresses, r.Routes, r.Gateways)
 	if r.ConfigMap != "" {

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gwretry/gwretry/importer/ingressnginx"
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -86,15 +88,15 @@ func TestImportGolden(t *testing.T) {
 // and resolution, then translates them for every target.
 func checkTranslates(t *testing.T, routes []byte) {
 	t.Helper()
-	in, err := translate.Load([]string{"-"}, bytes.NewReader(routes), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, bytes.NewReader(routes), input.DefaultLimits())
 	if err != nil {
-		t.Fatalf("translate.Load: %v", err)
+		t.Fatalf("input.Load: %v", err)
 	}
 	if len(in.Routes) == 0 || len(in.Gateways) == 0 {
-		t.Fatalf("no HTTPRoute or Gateway: %s", in.Found())
+		t.Fatalf("no HTTPRoute or Gateway: %s", input.Found(in))
 	}
-	if _, err := translate.Build(in, translate.ResolveOptions{}); err != nil {
-		t.Fatalf("translate.Build: %v", err)
+	if _, err := resolve.Build(in, translate.ResolveOptions{}); err != nil {
+		t.Fatalf("resolve.Build: %v", err)
 	}
 	for _, target := range []string{"envoy", "nginx", "haproxy", "traefik"} {
 		var stdout, stderr bytes.Buffer

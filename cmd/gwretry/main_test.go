@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -231,7 +232,7 @@ func (lyingBackend) Observe(m *translate.Model, _ translate.Options, _ []transla
 // gwretry's bug: exit 70, never 1 (which blames the input), and nothing is
 // written.
 func TestInternalErrorExitCode(t *testing.T) {
-	o := &options{limits: translate.DefaultLimits(), target: "liar", report: "none", failOn: "none", outDir: t.TempDir(),
+	o := &options{limits: input.DefaultLimits(), target: "liar", report: "none", failOn: "none", outDir: t.TempDir(),
 		available: func(backends.Settings) ([]translate.Backend, error) { return []translate.Backend{lyingBackend{}}, nil }}
 	var stdout, stderr bytes.Buffer
 	err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
@@ -259,7 +260,7 @@ func TestDefaultCapsTakeACluster(t *testing.T) {
 		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r%d, namespace: ns}\nspec:\n  parentRefs: [{name: gw}]\n  hostnames: [h%d.example.com]\n  rules: [{backendRefs: [{name: s%d, port: 80}], retry: {attempts: 1}}]\n", i, i, i)
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: ns}\nspec: {ports: [{port: 80}]}\n", i)
 	}
-	in, err := translate.Load([]string{"-"}, strings.NewReader(b.String()), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, strings.NewReader(b.String()), input.DefaultLimits())
 	if err != nil {
 		t.Fatalf("default limits refuse 10,000 routes with their Services: %v", err)
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/prove"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -115,11 +117,11 @@ func capabilities(targets []translate.Target) ([]matrixCell, error) {
 	cells := map[key]*matrixCell{}
 	var order []key
 	for _, s := range prove.Scenarios() {
-		in, err := translate.Load([]string{"-"}, strings.NewReader(s.Manifest()), translate.DefaultLimits())
+		in, err := input.Load([]string{"-"}, strings.NewReader(s.Manifest()), input.DefaultLimits())
 		if err != nil {
 			return nil, &translate.InternalError{Err: fmt.Errorf("scenario %s: %w", s.Name, err)}
 		}
-		m, err := translate.Build(in, translate.ResolveOptions{})
+		m, err := resolve.Build(in, translate.ResolveOptions{})
 		if err != nil {
 			return nil, &translate.InternalError{Err: fmt.Errorf("scenario %s: %w", s.Name, err)}
 		}

@@ -17,9 +17,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -28,7 +30,7 @@ type proveOptions struct {
 	target, proxy, report, channel   string
 	retryNonIdempotent, assumeGrants bool
 	timeout, scenarioTimeout         time.Duration
-	limits                           translate.Limits
+	limits                           input.Limits
 	// suite runs the end-to-end suite's own scenarios instead of the
 	// input's rules; matrix writes docs/matrix.md from their verdicts.
 	suite  bool
@@ -54,7 +56,7 @@ func liveKind(name string) *dataplane.Kind {
 }
 
 func newProveCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	o := &proveOptions{limits: translate.DefaultLimits(), available: backends.Configured}
+	o := &proveOptions{limits: input.DefaultLimits(), available: backends.Configured}
 	cmd := &cobra.Command{
 		Use:   "prove PATH... --target NAME[@VERSION]",
 		Short: "Run the real data plane on the generated configuration and check every claim of the report",
@@ -577,7 +579,7 @@ type proveInput struct {
 	data  []byte
 }
 
-func readInputs(paths []string, stdin io.Reader, lim translate.Limits) (proveInput, error) {
+func readInputs(paths []string, stdin io.Reader, lim input.Limits) (proveInput, error) {
 	if !slices.Contains(paths, "-") {
 		return proveInput{paths: paths}, nil
 	}
@@ -599,7 +601,7 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 	if pi.paths == nil {
 		paths, stdin = []string{"-"}, strings.NewReader(string(pi.data))
 	}
-	in, err := translate.Load(paths, stdin, o.limits)
+	in, err := input.Load(paths, stdin, o.limits)
 	if in == nil || err != nil {
 		if err == nil {
 			err = errors.New("nothing read")
@@ -607,7 +609,7 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 		return nil, inputError(err)
 	}
 	if len(in.Routes) == 0 {
-		return nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), in.Found()))
+		return nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), input.Found(in)))
 	}
 	if ro == nil {
 		ro = &translate.ResolveOptions{}
@@ -619,7 +621,7 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 		}
 	}
 	ro.Channel, ro.AssumeReferenceGrants = ch, o.assumeGrants
-	m, err := translate.Build(in, *ro)
+	m, err := resolve.Build(in, *ro)
 	if err != nil {
 		return nil, inputError(err)
 	}

@@ -20,9 +20,11 @@ import (
 
 	"github.com/gwretry/gwretry/backends"
 	"github.com/gwretry/gwretry/backends/nginx"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/prove"
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -145,7 +147,7 @@ func (b backoffLiar) Generate(m *translate.Model, opts translate.Options) (*tran
 func TestProveCatchesALie(t *testing.T) {
 	proxytest.Require(t, "nginx")
 	tmp := privateTemp(t)
-	o := &proveOptions{limits: translate.DefaultLimits(), target: "nginx@1.22", report: "text", channel: "standard",
+	o := &proveOptions{limits: input.DefaultLimits(), target: "nginx@1.22", report: "text", channel: "standard",
 		timeout: 2 * time.Minute, scenarioTimeout: 30 * time.Second,
 		available: func(backends.Settings) ([]translate.Backend, error) {
 			return []translate.Backend{backoffLiar{nginx.New()}}, nil
@@ -218,7 +220,7 @@ func TestProveCatchesATamperedConfig(t *testing.T) {
 		{"proxy_next_upstream_tries 3;", "proxy_next_upstream_tries 2;"},
 		{"proxy_read_timeout 1000ms;", "proxy_read_timeout 3000ms;"},
 	}, applied: make([]atomic.Int32, 2)}
-	o := &proveOptions{limits: translate.DefaultLimits(), target: "nginx@1.22", proxy: bin, report: "json", channel: "standard",
+	o := &proveOptions{limits: input.DefaultLimits(), target: "nginx@1.22", proxy: bin, report: "json", channel: "standard",
 		timeout: 3 * time.Minute, scenarioTimeout: 30 * time.Second,
 		available: func(backends.Settings) ([]translate.Backend, error) {
 			return []translate.Backend{tampered}, nil
@@ -309,7 +311,7 @@ func TestProveUsage(t *testing.T) {
 // served on every other route's hostname of its listener: each is a place
 // of its own.)
 func TestProveCoverage(t *testing.T) {
-	const input = `apiVersion: gateway.networking.k8s.io/v1
+	const manifest = `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata:
   name: shop
@@ -334,11 +336,11 @@ spec:
   - retry: {attempts: 2, codes: [503]}
     backendRefs: [{name: web, port: 80}]
 `
-	in, err := translate.Load([]string{"-"}, strings.NewReader(input), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, strings.NewReader(manifest), input.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
+	m, err := resolve.Build(in, translate.ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -91,7 +92,7 @@ func writeReportJSON(w io.Writer, r *translate.Report) error {
 // approximated one), read from the decision records. wide adds each
 // finding's message. With colour, the header is bold and each status
 // green, yellow or red. A summary per target ends it.
-func reportText(r *translate.Report, sources map[string]translate.Position, colour, wide bool) []byte {
+func reportText(r *translate.Report, sources map[string]input.Position, colour, wide bool) []byte {
 	var buf bytes.Buffer
 	writeReportText(&buf, r, sources, colour, wide)
 	return buf.Bytes()
@@ -117,7 +118,7 @@ func why(f *translate.Finding) string {
 
 // writeReportText writes reportText to w as it goes, and returns w's
 // first error.
-func writeReportText(w io.Writer, r *translate.Report, sources map[string]translate.Position, colour, wide bool) error {
+func writeReportText(w io.Writer, r *translate.Report, sources map[string]input.Position, colour, wide bool) error {
 	buf := bufio.NewWriterSize(w, 1<<16)
 	fmt.Fprintf(buf, "gwretry report: %d route(s), %d rule(s); targets:", r.Routes, r.Rules)
 	for _, t := range r.Targets {
@@ -244,7 +245,7 @@ func statusCounts(r *translate.Report) map[string][4]int {
 
 // writeReport writes the report in the chosen format to --report-file, or
 // else to w; the text report is coloured only on a terminal (see console).
-func (o *options) writeReport(r *translate.Report, sources map[string]translate.Position, w io.Writer) error {
+func (o *options) writeReport(r *translate.Report, sources map[string]input.Position, w io.Writer) error {
 	var write func(io.Writer) error
 	switch o.report {
 	case "none":

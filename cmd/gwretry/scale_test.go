@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/corpus"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -32,15 +34,15 @@ func TestScalesLinearly(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]uint64{}
-		var in *translate.Input
+		var in *input.Input
 		out["load"] = allocated(func() {
-			if in, err = translate.Load([]string{p}, nil, translate.DefaultLimits()); err != nil {
+			if in, err = input.Load([]string{p}, nil, input.DefaultLimits()); err != nil {
 				t.Fatal(err)
 			}
 		})
 		var m *translate.Model
 		out["build"] = allocated(func() {
-			if m, err = translate.Build(in, translate.ResolveOptions{}); err != nil {
+			if m, err = resolve.Build(in, translate.ResolveOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -70,7 +71,7 @@ func TestOutputDirUntouchedOnInternalError(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			before := tree(t, root)
-			o := &options{limits: translate.DefaultLimits(), target: "nginx,grpc,liar", report: "none", failOn: "none", outDir: dir, available: available}
+			o := &options{limits: input.DefaultLimits(), target: "nginx,grpc,liar", report: "none", failOn: "none", outDir: dir, available: available}
 			var stdout, stderr bytes.Buffer
 			err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
 			if code := exitCode(err, "gwretry", &stderr); code != exitInternal {
@@ -83,7 +84,7 @@ func TestOutputDirUntouchedOnInternalError(t *testing.T) {
 	}
 	// Without the liar, the same DIR gets every file and no staging
 	// directory is left behind.
-	o := &options{limits: translate.DefaultLimits(), target: "nginx,grpc", report: "none", failOn: "none", outDir: existing, available: available}
+	o := &options{limits: input.DefaultLimits(), target: "nginx,grpc", report: "none", failOn: "none", outDir: existing, available: available}
 	var stdout, stderr bytes.Buffer
 	if err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -41,7 +43,7 @@ type options struct {
 	// or a test's own.
 	available func(backends.Settings) ([]translate.Backend, error)
 	quiet     bool
-	limits    translate.Limits
+	limits    input.Limits
 	// check is translate --check: compare outDir with what would be
 	// written, write nothing.
 	check bool
@@ -51,7 +53,7 @@ type options struct {
 }
 
 func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
-	o := &options{limits: translate.DefaultLimits(), available: backends.Configured, console: realConsole()}
+	o := &options{limits: input.DefaultLimits(), available: backends.Configured, console: realConsole()}
 	cmd := &cobra.Command{
 		Use:   "translate PATH...",
 		Short: "Write data plane configurations and the report",
@@ -265,20 +267,20 @@ func (o *options) resolveOptions() (translate.ResolveOptions, error) {
 
 // loadModel reads paths and builds the model; every problem of the input
 // is listed at once. prog, when not nil, shows the step on a terminal.
-func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions, prog *progress) (*translate.Input, *translate.Model, error) {
-	in, loadErr := translate.Load(paths, stdin, o.limits)
+func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions, prog *progress) (*input.Input, *translate.Model, error) {
+	in, loadErr := input.Load(paths, stdin, o.limits)
 	if in == nil {
 		return nil, nil, inputError(loadErr)
 	}
 	if loadErr == nil && len(in.Routes) == 0 {
-		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), in.Found()))
+		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), input.Found(in)))
 	}
 	// The documents that decoded are validated even when others did not,
 	// so that every problem is listed at once.
 	prog.set("validating and resolving %d routes", len(in.Routes))
-	m, err := translate.Build(in, ro)
+	m, err := resolve.Build(in, ro)
 	if loadErr != nil {
-		var loaded, built translate.ErrorList
+		var loaded, built input.ErrorList
 		if errors.As(loadErr, &loaded) && errors.As(err, &built) {
 			return nil, nil, inputError(slices.Concat(loaded, built))
 		}
@@ -385,7 +387,7 @@ func inputError(err error) error {
 	if errors.As(err, &ie) {
 		return &exitError{code: exitInternal, err: err}
 	}
-	var l translate.ErrorList
+	var l input.ErrorList
 	if errors.As(err, &l) {
 		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), err)}
 	}

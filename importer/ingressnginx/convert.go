@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -84,13 +85,13 @@ type Result struct {
 	Report   *Report
 	Notes    []translate.Note
 	// Sources locates each Ingress ("namespace/name") in the input.
-	Sources map[string]translate.Position
+	Sources map[string]input.Position
 }
 
 // ingress is one Ingress being imported, with its effective settings.
 type ingress struct {
 	obj   *networkingv1.Ingress
-	pos   translate.Position
+	pos   input.Position
 	ns    string
 	key   string // namespace/name
 	class string
@@ -136,7 +137,7 @@ func Import(in *Input, opts Options) (*Result, error) {
 		classes[c.Obj.Name] = c.Obj
 	}
 	defaults, errs := defaultsFrom(opts.ConfigMap)
-	res := &Result{Report: &Report{SchemaVersion: 1}, Sources: map[string]translate.Position{}}
+	res := &Result{Report: &Report{SchemaVersion: 1}, Sources: map[string]input.Position{}}
 	if opts.ConfigMap != nil {
 		res.Report.ConfigMap = opts.ConfigMap.Name
 	}
@@ -245,7 +246,7 @@ func Import(in *Input, opts Options) (*Result, error) {
 
 // newIngress reads one Ingress's class and settings. Canary Ingresses are
 // not imported (nil, with a finding).
-func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]value, opts Options, classes map[string]*networkingv1.IngressClass, res *Result) (*ingress, translate.ErrorList) {
+func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value, opts Options, classes map[string]*networkingv1.IngressClass, res *Result) (*ingress, input.ErrorList) {
 	obj := o.Obj
 	ns := obj.Namespace
 	if ns == "" {
@@ -254,9 +255,9 @@ func newIngress(o translate.Object[networkingv1.Ingress], defaults map[string]va
 	ig := &ingress{obj: obj, pos: o.Pos, ns: ns, key: ns + "/" + obj.Name, s: &settings{values: map[string]value{}}}
 	res.Sources[ig.key] = o.Pos
 	object := "Ingress " + ig.key
-	var errs translate.ErrorList
+	var errs input.ErrorList
 	bad := func(name, msg string) {
-		errs = append(errs, &translate.InputError{Pos: o.Pos, Object: object, Field: ig.annotationField(name), Msg: msg})
+		errs = append(errs, &input.InputError{Pos: o.Pos, Object: object, Field: ig.annotationField(name), Msg: msg})
 	}
 	ann := obj.Annotations
 	// Every Ingress the controller serves shares its one set of servers:
@@ -446,9 +447,9 @@ func routeKey(r *gwv1.HTTPRoute) string { return r.Namespace + "/" + r.Name }
 
 // toRoute builds the group's HTTPRoute: one rule per distinct path type
 // and path, with the backends of every Ingress path that has them.
-func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, translate.ErrorList) {
+func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, input.ErrorList) {
 	route := newRoute(g.ns, g.name+"-"+nameFromHost(g.host), g.class, g.host)
-	var errs translate.ErrorList
+	var errs input.ErrorList
 	type ruleAt struct {
 		rule gwv1.HTTPRouteRule
 		ings []*ingress
@@ -469,7 +470,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 	for _, p := range g.paths {
 		field := fmt.Sprintf("spec.rules[%d].http.paths[%d]", p.ruleIdx, p.pathIdx)
 		if p.p.PathType == nil {
-			errs = append(errs, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".pathType", Msg: "required"})
+			errs = append(errs, &input.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".pathType", Msg: "required"})
 			continue
 		}
 		key := string(*p.p.PathType) + "/" + pathValue(p.p.Path)
@@ -515,7 +516,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 			ra.ings = append(ra.ings, p.ing)
 		}
 		if p.p.Backend.Service == nil && p.p.Backend.Resource == nil {
-			errs = append(errs, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".backend", Msg: "required: a service or a resource"})
+			errs = append(errs, &input.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key, Field: field + ".backend", Msg: "required: a service or a resource"})
 			continue
 		}
 		ref, err := backendRef(p.ing, p.p.Backend, field+".backend", ports)
@@ -555,7 +556,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 		// defaultBackend: its "/" location, which no path replaced.
 		ref, err := backendRef(ig, *ig.obj.Spec.DefaultBackend, "spec.defaultBackend", ports)
 		if err != nil {
-			return nil, translate.ErrorList{err}
+			return nil, input.ErrorList{err}
 		}
 		t, v := gwv1.PathMatchPathPrefix, "/"
 		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &t, Value: &v}}},
@@ -644,8 +645,8 @@ func layOut(ings []*ingress) *servers {
 
 // defaultBackends reports each spec.defaultBackend that ingress-nginx did
 // not use (or used for fewer hosts than the Ingress has).
-func defaultBackends(sv *servers, ports map[string]map[string]int32, res *Result) translate.ErrorList {
-	var errs translate.ErrorList
+func defaultBackends(sv *servers, ports map[string]map[string]int32, res *Result) input.ErrorList {
+	var errs input.ErrorList
 	for _, ig := range sv.order {
 		db := ig.obj.Spec.DefaultBackend
 		if db == nil {
@@ -775,7 +776,7 @@ func pathValue(p string) string {
 // toMatch converts an Ingress path: Prefix and Exact as they are,
 // ImplementationSpecific as PathPrefix, and every path but Exact ones as
 // "(?i)PATH.*" on a host with use-regex (ingress2gateway's forms).
-func toMatch(p path, regex bool) (gwv1.HTTPRouteMatch, *translate.InputError) {
+func toMatch(p path, regex bool) (gwv1.HTTPRouteMatch, *input.InputError) {
 	v := pathValue(p.p.Path)
 	var t gwv1.PathMatchType
 	switch *p.p.PathType {
@@ -788,7 +789,7 @@ func toMatch(p path, regex bool) (gwv1.HTTPRouteMatch, *translate.InputError) {
 			v = "(?i)" + v + ".*"
 		}
 	default:
-		return gwv1.HTTPRouteMatch{}, &translate.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key,
+		return gwv1.HTTPRouteMatch{}, &input.InputError{Pos: p.ing.pos, Object: "Ingress " + p.ing.key,
 			Field: fmt.Sprintf("spec.rules[%d].http.paths[%d].pathType", p.ruleIdx, p.pathIdx),
 			Msg:   fmt.Sprintf("%q: want Exact, Prefix or ImplementationSpecific", *p.p.PathType)}
 	}
@@ -815,10 +816,10 @@ func servicePorts(in *Input) map[string]map[string]int32 {
 
 // backendRef converts an Ingress backend; a named port is looked up in
 // the Services of the input.
-func backendRef(ig *ingress, b networkingv1.IngressBackend, field string, ports map[string]map[string]int32) (*gwv1.BackendRef, *translate.InputError) {
+func backendRef(ig *ingress, b networkingv1.IngressBackend, field string, ports map[string]map[string]int32) (*gwv1.BackendRef, *input.InputError) {
 	if b.Service == nil {
 		if b.Resource == nil {
-			return nil, &translate.InputError{Pos: ig.pos, Object: "Ingress " + ig.key, Field: field, Msg: "required: a service or a resource"}
+			return nil, &input.InputError{Pos: ig.pos, Object: "Ingress " + ig.key, Field: field, Msg: "required: a service or a resource"}
 		}
 		kind := gwv1.Kind(b.Resource.Kind)
 		ref := &gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Kind: &kind, Name: gwv1.ObjectName(b.Resource.Name)}}
@@ -832,7 +833,7 @@ func backendRef(ig *ingress, b networkingv1.IngressBackend, field string, ports 
 	if b.Service.Port.Name != "" {
 		n, ok := ports[ig.ns+"/"+b.Service.Name][b.Service.Port.Name]
 		if !ok {
-			return nil, &translate.InputError{Pos: ig.pos, Object: "Ingress " + ig.key, Field: field + ".service.port.name",
+			return nil, &input.InputError{Pos: ig.pos, Object: "Ingress " + ig.key, Field: field + ".service.port.name",
 				Msg: fmt.Sprintf("port %q of Service %s/%s: give the Service in the input (or a port number) to resolve it", b.Service.Port.Name, ig.ns, b.Service.Name)}
 		}
 		port = n

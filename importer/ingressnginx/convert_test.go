@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gwretry/gwretry/translate"
+	"github.com/gwretry/gwretry/input"
 )
 
 // ingressDoc is an Ingress of host shop.example.com with one path.
@@ -63,7 +63,7 @@ func TestSharedPath(t *testing.T) {
 			"svc-b", 0, "default/a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := Load([]string{"-"}, strings.NewReader(strings.Join(tc.docs, "---\n")), translate.DefaultLimits())
+			in, err := Load([]string{"-"}, strings.NewReader(strings.Join(tc.docs, "---\n")), input.DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestSharedPath(t *testing.T) {
 // Exact match the rule keeps must say so.
 func TestRegexHostExactPath(t *testing.T) {
 	doc := ingressDoc("a", "", "3", "Exact", "/exact", "svc-a", `nginx.ingress.kubernetes.io/use-regex: "true"`)
-	in, err := Load([]string{"-"}, strings.NewReader(doc), translate.DefaultLimits())
+	in, err := Load([]string{"-"}, strings.NewReader(doc), input.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func ing(ns, name, created, class, db string, rules ...string) string {
 
 func importDocs(t *testing.T, opts Options, docs ...string) *Result {
 	t.Helper()
-	in, err := Load([]string{"-"}, strings.NewReader(strings.Join(docs, "---\n")), translate.DefaultLimits())
+	in, err := Load([]string{"-"}, strings.NewReader(strings.Join(docs, "---\n")), input.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

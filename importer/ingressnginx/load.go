@@ -8,16 +8,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // Input is what Load read: the Ingresses to import and the Services that
 // name their ports.
 type Input struct {
-	Ingresses []translate.Object[networkingv1.Ingress]
-	Services  []translate.Object[corev1.Service]
+	Ingresses []input.Object[networkingv1.Ingress]
+	Services  []input.Object[corev1.Service]
 	// IngressClasses decide which Ingresses the controller serves.
-	IngressClasses []translate.Object[networkingv1.IngressClass]
+	IngressClasses []input.Object[networkingv1.IngressClass]
 	// Notes say which kinds were skipped and which objects were read twice.
 	Notes []translate.Note
 }
@@ -25,15 +26,15 @@ type Input struct {
 // Load reads Ingresses (networking.k8s.io/v1) and Services from paths as
 // gwretry translate reads its manifests: strictly, every problem listed
 // with its file, document, object and field path. Other kinds are skipped
-// with a note. Problems with documents come back as a translate.ErrorList.
-func Load(paths []string, stdin io.Reader, lim translate.Limits) (*Input, error) {
-	docs, notes, err := translate.ReadDocuments(paths, stdin, lim)
+// with a note. Problems with documents come back as a input.ErrorList.
+func Load(paths []string, stdin io.Reader, lim input.Limits) (*Input, error) {
+	docs, notes, err := input.ReadDocuments(paths, stdin, lim)
 	if docs == nil && err != nil {
 		return nil, err
 	}
-	var errs translate.ErrorList
+	var errs input.ErrorList
 	if err != nil {
-		if l, ok := err.(translate.ErrorList); ok {
+		if l, ok := err.(input.ErrorList); ok {
 			errs = l
 		} else {
 			return nil, err
@@ -45,28 +46,28 @@ func Load(paths []string, stdin io.Reader, lim translate.Limits) (*Input, error)
 		switch {
 		case d.Kind == "Ingress" && d.APIVersion == "networking.k8s.io/v1":
 			ing := new(networkingv1.Ingress)
-			if e := translate.DecodeStrict(d, ing); len(e) > 0 {
+			if e := input.DecodeStrict(d, ing); len(e) > 0 {
 				errs = append(errs, e...)
 				continue
 			}
-			in.Ingresses = append(in.Ingresses, translate.Object[networkingv1.Ingress]{Pos: d.Pos, Obj: ing})
+			in.Ingresses = append(in.Ingresses, input.Object[networkingv1.Ingress]{Pos: d.Pos, Obj: ing})
 		case d.Kind == "Ingress":
-			errs = append(errs, &translate.InputError{Pos: d.Pos, Object: d.Object(), Field: "apiVersion",
+			errs = append(errs, &input.InputError{Pos: d.Pos, Object: d.Object(), Field: "apiVersion",
 				Msg: fmt.Sprintf("%s: only networking.k8s.io/v1 Ingresses are read (the API server serves every Ingress as v1 since Kubernetes 1.19: kubectl get ingress -o yaml)", d.APIVersion)})
 		case d.Kind == "IngressClass" && d.APIVersion == "networking.k8s.io/v1":
 			ic := new(networkingv1.IngressClass)
-			if e := translate.DecodeStrict(d, ic); len(e) > 0 {
+			if e := input.DecodeStrict(d, ic); len(e) > 0 {
 				errs = append(errs, e...)
 				continue
 			}
-			in.IngressClasses = append(in.IngressClasses, translate.Object[networkingv1.IngressClass]{Pos: d.Pos, Obj: ic})
+			in.IngressClasses = append(in.IngressClasses, input.Object[networkingv1.IngressClass]{Pos: d.Pos, Obj: ic})
 		case d.Kind == "Service" && d.APIVersion == "v1":
 			svc := new(corev1.Service)
-			if e := translate.DecodeStrict(d, svc); len(e) > 0 {
+			if e := input.DecodeStrict(d, svc); len(e) > 0 {
 				errs = append(errs, e...)
 				continue
 			}
-			in.Services = append(in.Services, translate.Object[corev1.Service]{Pos: d.Pos, Obj: svc})
+			in.Services = append(in.Services, input.Object[corev1.Service]{Pos: d.Pos, Obj: svc})
 		default:
 			skipped[d.Kind+" ("+d.APIVersion+")"]++
 		}
@@ -87,12 +88,12 @@ func Load(paths []string, stdin io.Reader, lim translate.Limits) (*Input, error)
 
 // LoadConfigMap reads the controller's ConfigMap from path: exactly one
 // ConfigMap (v1), decoded strictly.
-func LoadConfigMap(path string, lim translate.Limits) (*ConfigMap, error) {
-	docs, _, err := translate.ReadDocuments([]string{path}, nil, lim)
+func LoadConfigMap(path string, lim input.Limits) (*ConfigMap, error) {
+	docs, _, err := input.ReadDocuments([]string{path}, nil, lim)
 	if err != nil {
 		return nil, err
 	}
-	var found []translate.Document
+	var found []input.Document
 	for _, d := range docs {
 		if d.Kind == "ConfigMap" && d.APIVersion == "v1" {
 			found = append(found, d)
@@ -102,7 +103,7 @@ func LoadConfigMap(path string, lim translate.Limits) (*ConfigMap, error) {
 		return nil, fmt.Errorf("%s: want exactly one ConfigMap (v1), the ingress-nginx controller's, found %d", path, len(found))
 	}
 	var cm corev1.ConfigMap
-	if e := translate.DecodeStrict(found[0], &cm); len(e) > 0 {
+	if e := input.DecodeStrict(found[0], &cm); len(e) > 0 {
 		return nil, e
 	}
 	ns := cm.Namespace

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -187,14 +188,14 @@ func seconds(n int) string {
 type ConfigMap struct {
 	// Name is "namespace/name".
 	Name string
-	Pos  translate.Position
+	Pos  input.Position
 	Data map[string]string
 }
 
 // defaultsFrom returns the values of the settings an Ingress does not
 // annotate: the ConfigMap's, else ingress-nginx's built-in ones. A
 // ConfigMap value that ingress-nginx would refuse is an error.
-func defaultsFrom(cm *ConfigMap) (map[string]value, translate.ErrorList) {
+func defaultsFrom(cm *ConfigMap) (map[string]value, input.ErrorList) {
 	out := map[string]value{}
 	for k, v := range Defaults() {
 		out[k] = value{raw: v, source: FromDefault}
@@ -202,7 +203,7 @@ func defaultsFrom(cm *ConfigMap) (map[string]value, translate.ErrorList) {
 	if cm == nil {
 		return out, nil
 	}
-	var errs translate.ErrorList
+	var errs input.ErrorList
 	keys := append(slices.Clone(retrySettings), RetryNonIdempotent)
 	for _, k := range keys {
 		raw, ok := cm.Data[k]
@@ -211,7 +212,7 @@ func defaultsFrom(cm *ConfigMap) (map[string]value, translate.ErrorList) {
 		}
 		var probe settings
 		if msg := probe.parseSetting(k, raw); msg != "" {
-			errs = append(errs, &translate.InputError{Pos: cm.Pos, Object: "ConfigMap " + cm.Name, Field: "data." + k, Msg: msg})
+			errs = append(errs, &input.InputError{Pos: cm.Pos, Object: "ConfigMap " + cm.Name, Field: "data." + k, Msg: msg})
 			continue
 		}
 		out[k] = value{raw: raw, source: FromConfigMap}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/corpus"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -32,14 +34,14 @@ func TestCorpus(t *testing.T) {
 		if err := os.WriteFile(p, a, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+		in, err := input.Load([]string{p}, nil, input.DefaultLimits())
 		if err != nil {
 			t.Fatalf("%d routes: %v", n, err)
 		}
 		if len(in.Routes) != n {
 			t.Errorf("%d routes loaded, want %d", len(in.Routes), n)
 		}
-		m, err := translate.Build(in, translate.ResolveOptions{})
+		m, err := resolve.Build(in, translate.ResolveOptions{})
 		if err != nil {
 			t.Fatalf("%d routes: %v", n, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -21,9 +23,9 @@ func Load(tb testing.TB, paths []string, opts translate.ResolveOptions, endpoint
 
 // load is Load with standard input (for the path "-"), returning the
 // input too.
-func load(tb testing.TB, paths []string, stdin io.Reader, opts translate.ResolveOptions, endpoints []string) (*translate.Input, *translate.Model) {
+func load(tb testing.TB, paths []string, stdin io.Reader, opts translate.ResolveOptions, endpoints []string) (*input.Input, *translate.Model) {
 	tb.Helper()
-	in, err := translate.Load(paths, stdin, translate.DefaultLimits())
+	in, err := input.Load(paths, stdin, input.DefaultLimits())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func load(tb testing.TB, paths []string, stdin io.Reader, opts translate.Resolve
 		}
 		opts.Endpoints = append(opts.Endpoints, ep)
 	}
-	m, err := translate.Build(in, opts)
+	m, err := resolve.Build(in, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func ConnectionTimeouts(tb testing.TB) *translate.Model {
 
 // FromYAML is LoadText without endpoints that returns the input too (to
 // resolve again with some objects replaced).
-func FromYAML(tb testing.TB, manifest string, opts translate.ResolveOptions) (*translate.Input, *translate.Model) {
+func FromYAML(tb testing.TB, manifest string, opts translate.ResolveOptions) (*input.Input, *translate.Model) {
 	tb.Helper()
 	return load(tb, []string{"-"}, strings.NewReader(manifest), opts, nil)
 }

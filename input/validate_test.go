@@ -1,0 +1,156 @@
+package input
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/translate"
+)
+
+// routeWithRule returns an HTTPRoute whose single rule has the given YAML
+// (indented for the rule's mapping) plus a backendRef.
+func routeWithRule(rule string) string {
+	return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: r
+  namespace: ns
+spec:
+  rules:
+  - backendRefs:
+    - name: svc
+      port: 8080
+` + rule
+}
+
+func TestValidationRejects(t *testing.T) {
+	tests := []struct {
+		name, input string
+		field, msg  string
+	}{
+		{"duration syntax", routeWithRule("    timeouts:\n      request: 1.5s\n"), "spec.rules[0].timeouts.request", "should match '^([0-9]{1,5}(h|m|s|ms)){1,4}$'"},
+		{"duration unit", routeWithRule("    timeouts:\n      backendRequest: 1d\n"), "spec.rules[0].timeouts.backendRequest", "should match"},
+		{"backoff syntax", routeWithRule("    retry:\n      backoff: -1s\n"), "spec.rules[0].retry.backoff", "should match"},
+		{"backendRequest above request", routeWithRule("    timeouts:\n      request: 1s\n      backendRequest: 2s\n"), "spec.rules[0].timeouts", "cannot be longer than request timeout"},
+		{"negative attempts", routeWithRule("    retry:\n      attempts: -1\n"), "spec.rules[0].retry.attempts", "greater than or equal to 0"},
+		{"code below 400", routeWithRule("    retry:\n      codes: [399]\n"), "spec.rules[0].retry.codes[0]", "greater than or equal to 400"},
+		{"code above 599", routeWithRule("    retry:\n      codes: [500, 600]\n"), "spec.rules[0].retry.codes[1]", "less than or equal to 599"},
+		{"duplicate codes", routeWithRule("    retry:\n      codes: [500, 500]\n"), "spec.rules[0].retry.codes[1]", "Duplicate value: 500"},
+		{"route name", strings.Replace(routeWithRule(""), "name: r\n", "name: R_1\n", 1), "metadata.name", "RFC 1123 subdomain"},
+		{"namespace", strings.Replace(routeWithRule(""), "namespace: ns", "namespace: a.b", 1), "metadata.namespace", "must not contain dots"},
+		{"hostname", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [Foo.example.com]\n", 1), "spec.hostnames[0]", "should match"},
+		{"hostname IP", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [10.0.0.1]\n", 1), "spec.hostnames[0]", "IP addresses"},
+		{"path without slash", routeWithRule("    matches:\n    - path: {type: PathPrefix, value: api}\n"), "spec.rules[0].matches[0].path", "start with '/'"},
+		{"path with //", routeWithRule("    matches:\n    - path: {type: Exact, value: /a//b}\n"), "spec.rules[0].matches[0].path", "'//'"},
+		{"path with %2f", routeWithRule("    matches:\n    - path: {value: /a%2Fb}\n"), "spec.rules[0].matches[0].path", "%2F"},
+		{"path with injection", routeWithRule("    matches:\n    - path: {value: \"/a;b{\"}\n"), "spec.rules[0].matches[0].path", "must only contain valid characters"},
+		{"bad regex", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: \"/a(\"}\n"), "spec.rules[0].matches[0].path.value", "regular expression"},
+		{"regex with backslash", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: '/a\\d'}\n"), "spec.rules[0].matches[0].path.value", "no backslash"},
+		{"header name", routeWithRule("    matches:\n    - headers: [{name: \"a b\", value: x}]\n"), "spec.rules[0].matches[0].headers[0].name", "should match"},
+		{"header value", routeWithRule("    matches:\n    - headers: [{name: x, value: \"a`b\"}]\n"), "spec.rules[0].matches[0].headers[0].value", "gwretry does not write the header value \"a`b\" into a generated configuration because"},
+		{"duplicate header", routeWithRule("    matches:\n    - headers: [{name: x, value: a}, {name: X, value: b}]\n"), "spec.rules[0].matches[0].headers[1].name", "twice"},
+		{"query name", routeWithRule("    matches:\n    - queryParams: [{name: \"a;b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "should match"},
+		{"query name the API allows", routeWithRule("    matches:\n    - queryParams: [{name: \"a!b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "gwretry does not write the query parameter name \"a!b\" into a generated configuration"},
+		{"method", routeWithRule("    matches:\n    - method: get\n"), "spec.rules[0].matches[0].method", "supported values"},
+		{"duplicate rule names", strings.Replace(routeWithRule("  - name: a\n    backendRefs: [{name: svc, port: 8080}]\n"), "  - backendRefs:", "  - name: a\n    backendRefs:", 1), "spec.rules[1].name", "unique"},
+		{"backend port", routeWithRule("  - backendRefs: [{name: svc}]\n"), "spec.rules[1].backendRefs[0]", "Must have port for Service reference"},
+		{"backend weight", routeWithRule("  - backendRefs: [{name: svc, port: 1, weight: -1}]\n"), "spec.rules[1].backendRefs[0].weight", "greater than or equal to 0"},
+		{"parent port", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, port: 70000}]\n", 1), "spec.parentRefs[0].port", "less than or equal to 65535"},
+		{"gateway listener port", routeWithRule("") + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 0, protocol: HTTP}]\n", "spec.listeners[0].port", "greater than or equal to 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeInput(t, "bad.yaml", tt.input)
+			in, err := Load([]string{p}, nil, DefaultLimits())
+			if err == nil {
+				err = checked(in)
+			}
+			if err == nil {
+				t.Fatal("no error, want one")
+			}
+			if !IsInputError(err) {
+				t.Errorf("%v is not an input error", err)
+			}
+			for _, w := range []string{p + ": document ", tt.field + ": ", tt.msg} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestValidationReportsAllErrors(t *testing.T) {
+	p := writeInput(t, "bad.yaml", routeWithRule("    retry:\n      attempts: -1\n      codes: [1]\n    timeouts:\n      request: 1x\n"))
+	in, err := Load([]string{p}, nil, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checked(in)
+	var l ErrorList
+	if !errors.As(err, &l) || len(l) != 3 {
+		t.Fatalf("got %v, want 3 errors", err)
+	}
+}
+
+func TestValidationAccepts(t *testing.T) {
+	for _, rule := range []string{
+		"    timeouts:\n      request: 0s\n      backendRequest: 10s\n",
+		"    timeouts:\n      request: 10s\n      backendRequest: 10s\n",
+		"    retry:\n      attempts: 0\n      codes: [400, 599]\n      backoff: 1ms\n",
+		"    matches:\n    - path: {type: RegularExpression, value: \"^/api/v[0-9]+/.*$\"}\n      headers: [{type: RegularExpression, name: x-env, value: \"^(a|b)$\"}]\n      queryParams: [{name: q, value: \"1\"}]\n      method: POST\n",
+	} {
+		p := writeInput(t, "ok.yaml", routeWithRule(rule))
+		in, err := Load([]string{p}, nil, DefaultLimits())
+		if err == nil {
+			err = checked(in)
+		}
+		if err != nil {
+			t.Errorf("rule %q: %v", rule, err)
+		}
+	}
+}
+
+func TestValidationChannel(t *testing.T) {
+	// spec.useDefaultGateways exists only in the experimental CRDs.
+	route := strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  useDefaultGateways: All\n", 1)
+	tests := []struct {
+		channel translate.Channel
+		wantErr string
+	}{
+		{"", "spec.useDefaultGateways: invalid per the Gateway API: Forbidden: an experimental-channel field"},
+		{translate.ChannelStandard, "use --channel experimental"},
+		{translate.ChannelExperimental, ""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.channel), func(t *testing.T) {
+			p := writeInput(t, "r.yaml", route)
+			in, err := Load([]string{p}, nil, DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = nil
+			if errs := Validate(in, tt.channel); len(errs) > 0 {
+				err = errs
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("got %v, want no error", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("got %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	if _, err := translate.ParseChannel("beta"); err == nil {
+		t.Error("ParseChannel(beta): no error")
+	}
+}
+
+// checked is Check as Build runs it, with the standard channel, as an error.
+func checked(in *Input) error {
+	if errs := Check(in, ""); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
