@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/hostile"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -189,11 +191,11 @@ spec:
   hostnames: [a.example.com]
   rules:
 ` + ruleFromBytes(a) + ruleFromBytes(b)
-	in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
 	if err != nil {
 		t.Fatalf("generated manifest does not load: %v\n%s", err, manifest)
 	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
+	m, err := resolve.Build(in, translate.ResolveOptions{})
 	if err != nil {
 		t.Fatalf("generated manifest does not build: %v\n%s", err, manifest)
 	}

@@ -568,8 +568,6 @@ func utf16or32(data []byte) string {
 	return ""
 }
 
-func init() { translate.LoadHook = Load }
-
 // The types the layers hand each other live in package translate, which
 // every layer imports; these are their names here.
 type (

@@ -1010,5 +1010,3 @@ func hostOrAny(h string) string {
 	}
 	return h
 }
-
-func init() { translate.BuildHook = Build }

@@ -7,7 +7,6 @@ package translate
 
 import (
 	"fmt"
-	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -76,34 +75,4 @@ type Input struct {
 	Skipped map[string]int
 	// Notes say which kinds were skipped and which objects were read twice.
 	Notes []Note
-}
-
-// Load and Build are the input and resolution layers, which are packages
-// of their own: input.Load and resolve.Build. They import this package, so
-// it cannot call them; each sets its hook here when it is linked. The two
-// names stay for callers written before the layers had folders (the tests
-// under backends/).
-var (
-	LoadHook  func(paths []string, stdin io.Reader, lim Limits) (*Input, error)
-	BuildHook func(in *Input, opts ResolveOptions) (*Model, error)
-)
-
-// Load is input.Load.
-//
-// Deprecated: call input.Load.
-func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
-	if LoadHook == nil {
-		panic("translate.Load: package github.com/gwretry/gwretry/input is not linked; call input.Load")
-	}
-	return LoadHook(paths, stdin, lim)
-}
-
-// Build is resolve.Build.
-//
-// Deprecated: call resolve.Build.
-func Build(in *Input, opts ResolveOptions) (*Model, error) {
-	if BuildHook == nil {
-		panic("translate.Build: package github.com/gwretry/gwretry/resolve is not linked; call resolve.Build")
-	}
-	return BuildHook(in, opts)
 }

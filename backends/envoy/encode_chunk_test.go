@@ -11,8 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/corpus"
 	"github.com/gwretry/gwretry/internal/yamlchunk"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -28,11 +30,11 @@ func TestJSONToYAMLChunked(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := translate.Build(in, translate.ResolveOptions{})
+	m, err := resolve.Build(in, translate.ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

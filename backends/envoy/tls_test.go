@@ -18,9 +18,11 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/internal/tlstest"
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -105,7 +107,7 @@ func tlsModel(t *testing.T, ca *testCA, listenTLS *translate.Bind) *translate.Mo
 	if err := os.WriteFile(p, []byte(tlsManifests), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	in, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func tlsModel(t *testing.T, ca *testCA, listenTLS *translate.Bind) *translate.Mo
 	if listenTLS != nil {
 		opts.Listen = &translate.Bind{Address: "127.0.0.1", Port: 18080}
 	}
-	m, err := translate.Build(in, opts)
+	m, err := resolve.Build(in, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

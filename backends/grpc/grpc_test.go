@@ -11,15 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // model builds the Model of testdata/grpc/input.yaml.
 func model(t testing.TB) *translate.Model {
 	t.Helper()
-	in, err := translate.Load([]string{"../../testdata/grpc/input.yaml"}, nil, translate.DefaultLimits())
+	in, err := input.Load([]string{"../../testdata/grpc/input.yaml"}, nil, translate.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func model(t testing.TB) *translate.Model {
 		}
 		ro.Endpoints = append(ro.Endpoints, ep)
 	}
-	m, err := translate.Build(in, ro)
+	m, err := resolve.Build(in, ro)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func modelYAML(t testing.TB, doc string) *translate.Model {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	in, err := translate.Load([]string{path}, nil, translate.DefaultLimits())
+	in, err := input.Load([]string{path}, nil, translate.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func modelYAML(t testing.TB, doc string) *translate.Model {
 		}
 		ro.Endpoints = append(ro.Endpoints, ep)
 	}
-	m, err := translate.Build(in, ro)
+	m, err := resolve.Build(in, ro)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -184,9 +186,9 @@ func TestReread(t *testing.T) {
 	}
 }
 
-func reread(t *testing.T, input string) {
+func reread(t *testing.T, manifest string) {
 	t.Helper()
-	in, m := build(t, input)
+	in, m := build(t, manifest)
 	if len(m.Mesh) == 0 {
 		t.Fatal("no mesh attachment")
 	}
@@ -199,13 +201,13 @@ func reread(t *testing.T, input string) {
 		if err := os.WriteFile(p, out.Files[0].Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		again, err := translate.Load([]string{p}, nil, translate.DefaultLimits())
+		again, err := input.Load([]string{p}, nil, translate.DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}
 		in2 := *in
 		in2.Routes = again.Routes
-		m2, err := translate.Build(&in2, translate.ResolveOptions{})
+		m2, err := resolve.Build(&in2, translate.ResolveOptions{})
 		if err != nil {
 			t.Fatalf("%s: re-reading: %v", v, err)
 		}

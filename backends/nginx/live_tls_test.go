@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/tlstest"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -107,7 +109,7 @@ func TestLiveTLS(t *testing.T) {
 				t.Skip("the full layout runs live as root only")
 			}
 			httpPort, httpsPort := proxytest.FreePort(t), proxytest.FreePort(t)
-			in, err := translate.Load([]string{writeInputFile(t, tlsGateway(tc.catchAll))}, nil, translate.DefaultLimits())
+			in, err := input.Load([]string{writeInputFile(t, tlsGateway(tc.catchAll))}, nil, translate.DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +117,7 @@ func TestLiveTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := translate.Build(in, translate.ResolveOptions{TLSDir: pki.dir, Endpoints: []translate.EndpointOverride{ep},
+			m, err := resolve.Build(in, translate.ResolveOptions{TLSDir: pki.dir, Endpoints: []translate.EndpointOverride{ep},
 				Listen: &translate.Bind{Address: "127.0.0.1", Port: httpPort}, ListenTLS: &translate.Bind{Address: "127.0.0.1", Port: httpsPort}})
 			if err != nil {
 				t.Fatal(err)

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/tlstest"
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 	"sigs.k8s.io/yaml"
 )
@@ -77,11 +79,11 @@ spec:
 // and --listen-https 127.0.0.1:https, Service svc on endpoints.
 func tlsModel(t *testing.T, dir string, http, https int, endpoints ...translate.Endpoint) *translate.Model {
 	t.Helper()
-	in, err := translate.Load([]string{"-"}, strings.NewReader(tlsManifest), translate.DefaultLimits())
+	in, err := input.Load([]string{"-"}, strings.NewReader(tlsManifest), translate.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := translate.Build(in, translate.ResolveOptions{TLSDir: dir,
+	m, err := resolve.Build(in, translate.ResolveOptions{TLSDir: dir,
 		Listen:    &translate.Bind{Address: "127.0.0.1", Port: http},
 		ListenTLS: &translate.Bind{Address: "127.0.0.1", Port: https},
 		Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: endpoints},
@@ -292,11 +294,11 @@ func TestHTTPSHonouredJudged(t *testing.T) {
 			if tc.hostname != "" {
 				host = fmt.Sprintf("hostname: %q,", tc.hostname)
 			}
-			in, err := translate.Load([]string{"-"}, strings.NewReader(strings.Replace(singleHTTPSManifest, "HOSTNAME", host, 1)), translate.DefaultLimits())
+			in, err := input.Load([]string{"-"}, strings.NewReader(strings.Replace(singleHTTPSManifest, "HOSTNAME", host, 1)), translate.DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := translate.Build(in, translate.ResolveOptions{TLSDir: dir,
+			m, err := resolve.Build(in, translate.ResolveOptions{TLSDir: dir,
 				Listen:    &translate.Bind{Address: "127.0.0.1", Port: 8080},
 				ListenTLS: &translate.Bind{Address: "127.0.0.1", Port: 8443},
 				Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: 9}}}}})
@@ -445,7 +447,7 @@ spec:
 		{"own ports", false, report.NewCaveat(report.CaveatCertificateChosenByNames, "sni", "a.example.com")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := translate.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
+			in, err := input.Load([]string{"-"}, strings.NewReader(manifest), translate.DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +456,7 @@ spec:
 			if tc.merged {
 				opts.ListenTLS = &translate.Bind{Address: "127.0.0.1", Port: 8443}
 			}
-			m, err := translate.Build(in, opts)
+			m, err := resolve.Build(in, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
