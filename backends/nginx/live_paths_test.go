@@ -5,6 +5,7 @@ package nginx
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -81,8 +82,10 @@ func rawGet(t *testing.T, addr, target, host string) *http.Response {
 }
 
 // hostilePathModel has a redirect rule on /redir (ReplacePrefixMatch /, to
-// http://example.test:8080) and a rule on /rw that rewrites the prefix to
-// /new and retries a 503 once on its other endpoint.
+// http://example.test:8080), a rule on /rw that rewrites the prefix to
+// /new and retries a 503 once on its other endpoint, a redirect on /rn and
+// /rn/deep (to /to) and a rewrite on /nest, /nest/deep and /enc%41 (to
+// /in): the longest prefix the normalised path begins with is replaced.
 func hostilePathModel(port int, backends ...translate.Endpoint) *translate.Model {
 	pre := func(v string) *translate.PathModifier {
 		return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: v}
@@ -94,14 +97,24 @@ func hostilePathModel(port int, backends ...translate.Endpoint) *translate.Model
 		Retry:   &translate.Retry{Attempts: 1, Codes: []int{503}},
 		Backends: []*translate.BackendRef{{Name: "default_main_80", Service: "default/main", Port: 80, Weight: 1,
 			Endpoints: backends}}}
+	nestedRedirect := &translate.Rule{Name: "default_paths_r2", Route: "default/paths", Index: 2, NoBackendRefs: true,
+		Filters: translate.Filters{Redirect: &translate.Redirect{Hostname: "example.test", Port: 8080, Path: pre("/to"), StatusCode: 307}}}
+	nestedRewrite := &translate.Rule{Name: "default_paths_r3", Route: "default/paths", Index: 3,
+		Filters: translate.Filters{Rewrite: &translate.Rewrite{Path: pre("/in")}},
+		Backends: []*translate.BackendRef{{Name: "default_main_80", Service: "default/main", Port: 80, Weight: 1,
+			Endpoints: backends}}}
+	route := func(path string, r *translate.Rule) *translate.RouteMatch {
+		return &translate.RouteMatch{Match: translate.Match{PathType: translate.PathPrefix, Path: path}, Rule: r}
+	}
 	vh := &translate.VirtualHost{Name: "any", Routes: []*translate.RouteMatch{
-		{Match: translate.Match{PathType: translate.PathPrefix, Path: "/redir"}, Rule: redirect},
-		{Match: translate.Match{PathType: translate.PathPrefix, Path: "/rw"}, Rule: rewrite},
+		route("/redir", redirect), route("/rw", rewrite),
+		route("/rn/deep", nestedRedirect), route("/rn", nestedRedirect),
+		route("/nest/deep", nestedRewrite), route("/nest", nestedRewrite), route("/enc%41", nestedRewrite),
 	}}
 	return &translate.Model{
 		Listeners:  []*translate.Listener{{Name: "http", Address: "127.0.0.1", Port: port, VirtualHosts: []*translate.VirtualHost{vh}}},
-		Rules:      []*translate.Rule{redirect, rewrite},
-		RouteCount: 1, RuleCount: 2,
+		Rules:      []*translate.Rule{redirect, rewrite, nestedRedirect, nestedRewrite},
+		RouteCount: 1, RuleCount: 4,
 	}
 }
 
@@ -176,10 +189,21 @@ func TestLiveHostilePaths(t *testing.T) {
 				{"/redir/%2e%2e/redir/x?q=1", "/x?q=1"},
 				// Escaped again: no header is injected, no space sent bare.
 				{"//redir/a%20b%0D%0AX-Injected:%201?q=1", "/a%20b%0D%0AX-Injected:%201?q=1"},
+				// Nested prefixes: the longest the normalised path begins
+				// with is replaced, as sent only where the path as sent
+				// begins with that same prefix.
+				{"/rn/deep/x?q=1", "/to/x?q=1"},
+				{"/rn/x%2Fy?q=1", "/to/x%2Fy?q=1"},
+				{"/rn/%64eep/x?q=1", "/to/x?q=1"},
+				{"//rn/deep/a%2Fb", "/to/a/b"}, // decoded: a %2F is a slash in the normalised path
 			} {
 				resp := rawGet(t, addr, tc.target, "example.test")
-				if resp.StatusCode != 302 || resp.Header.Get("Location") != base+tc.loc {
-					t.Errorf("%s: %d Location %q, want 302 %q", tc.target, resp.StatusCode, resp.Header.Get("Location"), base+tc.loc)
+				status := 302
+				if strings.HasPrefix(tc.loc, "/to") {
+					status = 307
+				}
+				if resp.StatusCode != status || resp.Header.Get("Location") != base+tc.loc {
+					t.Errorf("%s: %d Location %q, want %d %q", tc.target, resp.StatusCode, resp.Header.Get("Location"), status, base+tc.loc)
 				}
 				if got := resp.Header.Get("X-Injected"); got != "" {
 					t.Errorf("%s: a header was injected: X-Injected %q", tc.target, got)
@@ -210,6 +234,13 @@ func TestLiveHostilePaths(t *testing.T) {
 				{"/%72w/x?q=1", []string{"/new/x?q=1"}},
 				{"/a/../rw/x?q=1", []string{"/new/x?q=1"}},
 				{"//rw/a%20b?q=1", []string{"/new/a%20b?q=1"}},
+				// Nested prefixes, and a prefix written percent-encoded.
+				{"/nest/deep/x?q=1", []string{"/in/x?q=1"}},
+				{"/nest/other%2Fy", []string{"/in/other%2Fy"}},
+				{"/nest/%64eep/x?q=1", []string{"/in/x?q=1"}},
+				{"/nest//deep/x", []string{"/in/x"}},
+				{"/enc%41/a%2Fb", []string{"/in/a%2Fb"}},
+				{"/encA/a%2Fb", []string{"/in/a/b"}},
 			} {
 				before := rec.count()
 				resp := rawGet(t, addr, tc.target, "example.test")
@@ -219,6 +250,40 @@ func TestLiveHostilePaths(t *testing.T) {
 				if got := rec.since(before); !slices.Equal(got, tc.tries) {
 					t.Errorf("%s: the backends got %q, want %q", tc.target, got, tc.tries)
 				}
+			}
+		})
+
+		// On one kept-alive connection, each request gets its own path:
+		// nothing of the one before is kept.
+		t.Run("kept alive", func(t *testing.T) {
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(c)
+			before := rec.count()
+			var locs []string
+			for _, target := range []string{"//rw/x?q=1", "/rw/a%2Fb", "/%72edir/x?q=1", "/redir/a%2Fb", "/rw/c"} {
+				if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: example.test\r\n\r\n", target); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("GET %s: %v", target, err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if loc := resp.Header.Get("Location"); loc != "" {
+					locs = append(locs, loc)
+				}
+			}
+			if got, want := rec.since(before), []string{"/new/x?q=1", "/new/a%2Fb", "/new/c"}; !slices.Equal(got, want) {
+				t.Errorf("the backends got %q, want %q", got, want)
+			}
+			if want := []string{"http://example.test:8080/x?q=1", "http://example.test:8080/a%2Fb"}; !slices.Equal(locs, want) {
+				t.Errorf("Locations %q, want %q", locs, want)
 			}
 		})
 	})
