@@ -14,6 +14,7 @@ const (
 	CaveatRepeatedHeaderFirstLineOnly Reason = "RepeatedHeaderFirstLineOnly"
 	CaveatLongestPrefixReplaced       Reason = "LongestPrefixReplaced"
 	CaveatMirrorGetsClientPath        Reason = "MirrorGetsClientPath"
+	CaveatPathRebuiltNormalized       Reason = "PathRebuiltNormalized"
 	CaveatHostNotCheckedAgainstSNI    Reason = "HostNotCheckedAgainstSNI"
 	CaveatStalledBodyClosesConnection Reason = "StalledBodyClosesConnection"
 	CaveatHandshakeTimedApart         Reason = "HandshakeTimedApart"
@@ -50,6 +51,8 @@ func nginxReasons() []Entry {
 			Text: "version {version} keeps only the first line of {headers} sent on several lines ({fixedIn} joins them)"},
 		{Reason: CaveatLongestPrefixReplaced,
 			Text: "with nested prefixes, the longest that fits the path is replaced, not always the one of the match that selected it"},
+		{Reason: CaveatPathRebuiltNormalized,
+			Text: "a path that does not begin with the prefix as written, or has a dot segment, is rebuilt from the normalised path (decoded, slashes merged, dot segments resolved)"},
 		{Reason: CaveatMirrorGetsClientPath,
 			Text: "a mirror receives the path as the client sent it, not the URLRewrite's"},
 		{Reason: CaveatHostNotCheckedAgainstSNI,

@@ -170,11 +170,15 @@ func checkClaims(r *Rule, findings []Finding, observed map[MethodClass]Behaviour
 // (a backend's 1xx taken as the final response, a server timer that also
 // runs during an upload): they change nothing in the configuration a judge
 // reads back, so a finding approximated by them alone is still checked as
-// an honoured one is. HeadersHandledByProxy is
+// an honoured one is. PathRebuiltNormalized is one too: nginx matches the
+// normalised path, and the judge reads the path modifier only where both
+// ways of rebuilding the path (as sent, and from the normalised path) are
+// there, with the same prefixes and value. HeadersHandledByProxy is
 // not one: Traefik's judge reads a hop-by-hop header as not set at all.
 var runtimeCaveats = map[report.Reason]bool{
 	report.CaveatInterimResponseIsFinal:      true,
 	report.CaveatServerTimerRunsDuringUpload: true,
+	report.CaveatPathRebuiltNormalized:       true,
 }
 
 // Checked reports whether Run compares finding f with what the judge reads

@@ -246,7 +246,21 @@ func TestDecisions(t *testing.T) {
 			return m
 		},
 		want: map[translate.Feature]decided{
-			translate.FeatureURLRewrite: configured("rewrite ^ $gw_default__route__r0_rw break", cav(report.CaveatLongestPrefixReplaced)),
+			translate.FeatureURLRewrite: configured("rewrite ^ $gw_default__route__r0_rw break, proxy_pass http://default_route_r0$gw_default__route__r0_rw_path",
+				cav(report.CaveatLongestPrefixReplaced), cav(report.CaveatPathRebuiltNormalized)),
+		},
+	}, {
+		name: "prefix redirect",
+		model: one(func() *translate.Rule {
+			r := rule(0, retry(1), translate.Timeouts{})
+			r.Backends, r.NoBackendRefs = nil, true
+			r.Filters.Redirect = &translate.Redirect{Hostname: "example.test", Port: 8080, StatusCode: 302,
+				Path: &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "/"}}
+			return r
+		}()),
+		want: map[translate.Feature]decided{
+			translate.FeatureRequestRedirect: configured("return 302 $scheme://example.test:8080$gw_default__route__r0_rd", cav(report.CaveatPathRebuiltNormalized)),
+			translate.FeatureRetryAttempts:   {reason: report.ReasonRuleForwardsNothing},
 		},
 	}, {
 		name: "prefix rewrite of an exact match",

@@ -33,6 +33,9 @@ type filterPlan struct {
 	Maps crossplane.Directives
 	// PortMap: the rule needs the shared redirectPortVar map.
 	PortMap bool
+	// PassURI is the variable proxy_pass appends to the upstream's name
+	// (a prefix rewrite's path as sent), or "".
+	PassURI string
 	// Upstreams are the upstream blocks of the mirror backends.
 	Upstreams crossplane.Directives
 	// Server are locations each server that routes to the rule needs (the
@@ -306,10 +309,11 @@ func dedupeHeaders(ds crossplane.Directives) crossplane.Directives {
 }
 
 // prefixes returns the path prefixes (trailing '/' removed) of the rule's
-// matches, longest first, and whether one of them, nested in a shorter one,
-// belongs to a match with other conditions: then the longest prefix that
-// fits the path may not be the one of the match that selected the request.
-// ok is false when some match is not a PathPrefix.
+// matches, longest first (by their length as nginx decodes them, the path
+// it matches), and whether one of them, nested in a shorter one, belongs to
+// a match with other conditions: then the longest prefix that fits the
+// path may not be the one of the match that selected the request. ok is
+// false when some match is not a PathPrefix.
 func (ms ruleMatches) prefixes() (raw []string, ambiguous, ok bool) {
 	cond := map[string]bool{}
 	for _, m := range ms {
@@ -322,7 +326,7 @@ func (ms ruleMatches) prefixes() (raw []string, ambiguous, ok bool) {
 		}
 		cond[p] = cond[p] || m.Method != "" || len(m.Headers) > 0 || len(m.Query) > 0
 	}
-	slices.SortStableFunc(raw, func(a, b string) int { return len(b) - len(a) })
+	sortPrefixes(raw)
 	for i, long := range raw {
 		for _, short := range raw[i+1:] {
 			if cond[long] && (short == "" || strings.HasPrefix(long, short+"/")) {
@@ -346,6 +350,70 @@ func orRoot(s string) string {
 
 // prefixMapName is the variable of the rule's prefix replacement map.
 func prefixMapName(r *translate.Rule, kind string) string { return ruleVar(r, kind) }
+
+// rawDotSegment is the first entry of a raw path map (rawPathMaps): a
+// path as sent with a dot segment ("." or "..", each dot perhaps
+// percent-encoded, after '/' or %2F and before '/', %2F, '?' or the end),
+// which nginx resolves before it matches, is not rebuilt from the path as
+// sent.
+const rawDotSegment = "~^[^:]*:[^?]*(/|%2[fF])([.]|%2[eE])([.]|%2[eE])?(/|%2[fF]|[?]|$)"
+
+// Suffixes of the variables of a ReplacePrefixMatch (after "rd" or "rw"):
+// the index map, the raw path map and, for a rewrite, the variable
+// proxy_pass appends.
+const (
+	pfxSuffix  = "_pfx"
+	rawSuffix  = "_raw"
+	pathSuffix = "_path"
+)
+
+// rawPathMaps writes the two maps that rebuild a ReplacePrefixMatch by
+// value v from the path as the client sent it ($request_uri) and returns
+// the variable of the second:
+//
+//	map $uri KIND_pfx { "~(?s)^PREFIX(/.*)?$" K; ... default ""; }
+//	map "KIND_pfx:$request_uri" KIND_raw {
+//	    rawDotSegment "";
+//	    "~^K:PREFIX([?].*)?$" ROOT$1;
+//	    "~^K:PREFIX(/[^?]*)([?].*)?$" V$1$2;
+//	    ...
+//	    default "";
+//	}
+//
+// The first says which prefix, longest first (K from 1), nginx's
+// normalised path $uri begins with (the one the rule's $uri map replaces);
+// the second is the new path and query built from the raw path when it
+// begins with that same prefix as written and has no dot segment, else
+// "". prefixes are as written.
+func (p *filterPlan) rawPathMaps(r *translate.Rule, kind string, prefixes []string, v string) string {
+	pfx, raw := ruleVar(r, kind+pfxSuffix), ruleVar(r, kind+rawSuffix)
+	index := crossplane.Directives{}
+	entries := crossplane.Directives{directive(rawDotSegment, "")}
+	for k, pre := range prefixes {
+		n := strconv.Itoa(k + 1)
+		index = append(index, directive("~(?s)^"+literal(decodedOrRaw(pre))+"(/.*)?$", n))
+		if pre != "" {
+			entries = append(entries, directive("~^"+n+":"+literal(pre)+"([?].*)?$", textArg(orRoot(v))+"$1"))
+		}
+		entries = append(entries, directive("~^"+n+":"+literal(pre)+"(/[^?]*)([?].*)?$", textArg(v)+"$1$2"))
+	}
+	index = append(index, directive("default", ""))
+	entries = append(entries, directive("default", ""))
+	p.Maps = append(p.Maps,
+		block("map", []string{"$uri", pfx}, index),
+		block("map", []string{pfx + ":$request_uri", raw}, entries))
+	return raw
+}
+
+// checkPrefixes reports the first prefix nginx's regexes cannot hold.
+func checkPrefixes(prefixes []string) (string, bool) {
+	for _, pre := range prefixes {
+		if _, err := decodePath(pre); err != nil {
+			return pre, false
+		}
+	}
+	return "", true
+}
 
 // planRedirect answers the rule's requests with return CODE LOCATION.
 func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, matches ruleMatches, served schemes) {
@@ -374,6 +442,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 	}
 	path := "$request_uri"
 	d := report.Decide(report.ReasonConfigured)
+	var rewrites crossplane.Directives
 	if rd.Path != nil {
 		switch rd.Path.Type {
 		case translate.ReplaceFullPath:
@@ -387,29 +456,43 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 				return
 			}
 			v := trimmedValue(rd.Path)
-			entries := crossplane.Directives{}
+			// The path of the Location, in the rewrite phase before
+			// return:
+			//   set VAR ROOT$is_args$args;
+			//   if ($uri ~ "(?s)^(?:PREFIX|...)(/.*)$") { set VAR V$1$is_args$args; }
+			//   if (RAW) { set VAR RAW; }
+			// nginx matched the normalised path $uri: the first two
+			// rebuild it from $uri, the prefix replaced, the rest and the
+			// query kept; a capture set in the rewrite phase is escaped
+			// again (NGX_ESCAPE_ARGS) when the request's path had a
+			// percent-escape, so no decoded byte reaches the Location
+			// bare. RAW (rawPathMaps) replaces that by the path as sent
+			// when it begins with the same prefix as written and has no
+			// dot segment.
+			variable := ruleVar(r, "rd")
+			rawVar := p.rawPathMaps(r, "rd", raw, v)
+			var alts []string
 			for _, pre := range raw {
-				lit := literal(pre)
-				if pre != "" {
-					entries = append(entries, directive("~^"+lit+"([?].*)?$", orRoot(v)+"$1"))
-				}
-				entries = append(entries, directive("~^"+lit+"(/[^?]*)([?].*)?$", v+"$1$2"))
+				alts = append(alts, literal(decodedOrRaw(pre)))
 			}
-			entries = append(entries, directive("default", orRoot(v)))
-			p.Maps = append(p.Maps, block("map", []string{"$request_uri", prefixMapName(r, "rd")}, entries))
-			// The map works on the request URI as the client sent it: a
-			// raw path that does not begin with the prefix as written
-			// (percent-encoded, dot segments) gets the value alone.
-			path = prefixMapName(r, "rd")
+			rewrites = crossplane.Directives{
+				directive("set", variable, textArg(orRoot(v))+"$is_args$args"),
+				block("if", []string{"$uri", "~", "(?s)^(?:" + strings.Join(alts, "|") + ")(/.*)$"}, crossplane.Directives{
+					directive("set", variable, textArg(v)+"$1$is_args$args"),
+				}),
+				block("if", []string{rawVar}, crossplane.Directives{directive("set", variable, rawVar)}),
+			}
+			path = variable
 			if ambiguous {
 				d = d.With(report.NewCaveat(report.CaveatLongestPrefixReplaced))
 			}
+			d = d.With(report.NewCaveat(report.CaveatPathRebuiltNormalized))
 		}
 	}
 	// A port equal to the default of the scheme is written only when the
 	// rule is served on HTTP and HTTPS listeners (the same URL).
 	loc := scheme + "://" + host + port + path
-	p.Location = append(crossplane.Directives{directive("return", strconv.Itoa(rd.StatusCode), loc)}, p.Location...)
+	p.Location = append(append(rewrites, directive("return", strconv.Itoa(rd.StatusCode), loc)), p.Location...)
 	p.decide(translate.FeatureRequestRedirect, d.Set(fmt.Sprintf("return %d %s", rd.StatusCode, loc)))
 }
 
@@ -434,30 +517,44 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 				p.decide(translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixRewriteWithoutPrefixMatch))
 				return
 			}
+			if pre, ok := checkPrefixes(raw); !ok {
+				p.decide(translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixNotWritable, "prefix", pre))
+				return
+			}
 			v := trimmedValue(pm)
 			entries := crossplane.Directives{}
 			for _, pre := range raw {
-				dec, err := decodePath(pre)
-				if err != nil {
-					p.decide(translate.FeatureURLRewrite, report.Decide(report.ReasonPrefixNotWritable, "prefix", pre))
-					return
-				}
+				dec, _ := decodePath(pre)
 				lit := literal(dec)
 				if dec != "" {
-					entries = append(entries, directive("~^"+lit+"$", orRoot(v)))
+					entries = append(entries, directive("~^"+lit+"$", textArg(orRoot(v))))
 				}
-				entries = append(entries, directive("~(?s)^"+lit+"(/.*)$", v+"$1"))
+				entries = append(entries, directive("~(?s)^"+lit+"(/.*)$", textArg(v)+"$1"))
 			}
 			entries = append(entries, directive("default", "$uri"))
 			p.Maps = append(p.Maps, block("map", []string{"$uri", prefixMapName(r, "rw")}, entries))
-			p.Location = append(p.Location, directive("rewrite", "^", prefixMapName(r, "rw"), "break"))
-			facts = append(facts, "rewrite ^ "+prefixMapName(r, "rw")+" break")
+			// nginx matched the normalised path $uri: the rewrite
+			// replaces its prefix, and nginx escapes the new path again
+			// when it proxies it, with the query. proxy_pass appends
+			// PATH, set before the rewrite changes $uri: the new path and
+			// query built from the path as sent (rawPathMaps), which
+			// nginx then sends as is in place of the rewritten one; ""
+			// when the path as sent does not begin with the same prefix
+			// as written or has a dot segment.
+			pathVar := ruleVar(r, "rw"+pathSuffix)
+			rawVar := p.rawPathMaps(r, "rw", raw, v)
+			p.Location = append(p.Location,
+				directive("set", pathVar, rawVar),
+				directive("rewrite", "^", prefixMapName(r, "rw"), "break"))
+			p.PassURI = pathVar
+			facts = append(facts, "rewrite ^ "+prefixMapName(r, "rw")+" break", "proxy_pass http://"+upstreamName(r)+pathVar)
 			// With nested prefixes whose longer one has other conditions,
 			// the longest that fits the path is replaced, which may not be
 			// the prefix of the match that selected the request.
 			if ambiguous {
 				d = d.With(report.NewCaveat(report.CaveatLongestPrefixReplaced))
 			}
+			d = d.With(report.NewCaveat(report.CaveatPathRebuiltNormalized))
 		}
 	}
 	p.decide(translate.FeatureURLRewrite, d.Set(strings.Join(facts, ", ")))

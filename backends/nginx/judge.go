@@ -176,15 +176,25 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	}
 	filters.RequestHeaders = reqHeaders
 	filters.ResponseHeaders = fs.responseHeaders()
-	filters.Rewrite = fs.rewrite(host, prefixes, r.Filters.Rewrite)
-	if filters.Mirrors, err = fs.mirrors(r); err != nil {
-		return nil, err
-	}
 	pass, ok := lookup(scopes[:1], "proxy_pass")
 	if !ok || len(pass) != 1 || !strings.HasPrefix(pass[0], "http://") {
 		return nil, fmt.Errorf("its location neither returns nor proxies to an upstream (proxy_pass %q)", pass)
 	}
-	up, ok := ups[strings.TrimPrefix(pass[0], "http://")]
+	// http://NAME, or http://NAME$PATH: nginx then sends PATH, when not
+	// empty, as the request's path and query, as it is.
+	name, uri, _ := strings.Cut(strings.TrimPrefix(pass[0], "http://"), "$")
+	if uri != "" {
+		uri = "$" + uri
+	}
+	var usesPass bool
+	filters.Rewrite, usesPass = fs.rewrite(host, prefixes, r.Filters.Rewrite, uri)
+	if uri != "" && !usesPass {
+		return nil, fmt.Errorf("proxy_pass %s: the location does not set %s to a prefix rewrite's path as sent", pass[0], uri)
+	}
+	if filters.Mirrors, err = fs.mirrors(r); err != nil {
+		return nil, err
+	}
+	up, ok := ups[name]
 	if !ok {
 		return nil, fmt.Errorf("proxy_pass %s names no upstream block", pass[0])
 	}

@@ -277,7 +277,7 @@ func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefi
 		if want != nil {
 			wantPath = want.Path
 		}
-		rd.Path = fs.prefixMap(path, "$request_uri", prefixes, wantPath)
+		rd.Path = fs.prefixRedirect(path, args, prefixes, wantPath)
 	}
 	return rd
 }
@@ -327,31 +327,46 @@ func unliteral(re string) (string, bool) {
 	return b.String(), true
 }
 
-// prefixMap reads the map behind a ReplacePrefixMatch: for source
-// $request_uri (a redirect) or $uri (a rewrite), one entry per prefix of
-// the rule, longest first, each replacing exactly that prefix, element-wise,
-// with the same value. Anything else reads as a modifier whose value says
-// what is wrong, which matches no Gateway API value.
-func (fs filterScope) prefixMap(variable, source string, prefixes []string, want *translate.PathModifier) *translate.PathModifier {
-	bad := func(format string, args ...any) *translate.PathModifier {
-		return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "<" + fmt.Sprintf(format, args...) + ">"}
+// badPath is a path modifier whose value says what is wrong, which matches
+// no Gateway API value.
+func badPath(format string, args ...any) *translate.PathModifier {
+	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: "<" + fmt.Sprintf(format, args...) + ">"}
+}
+
+// modelValue is value in the model's spelling when it is the model's
+// ReplacePrefixMatch value less a trailing '/', which is ignored.
+func modelValue(value string, want *translate.PathModifier) string {
+	if want != nil && want.Type == translate.ReplacePrefixMatch && strings.TrimRight(want.Value, "/") == value {
+		return want.Value
 	}
+	return value
+}
+
+// decodedPrefixes are prefixes as nginx decodes them.
+func decodedPrefixes(prefixes []string) []string {
+	out := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = decodedOrRaw(p)
+	}
+	return out
+}
+
+// prefixMap reads the map of $uri behind a prefix rewrite: one entry per
+// prefix of the rule, decoded, longest first, each replacing exactly that
+// prefix, element-wise, with the same value, and $uri itself by default.
+// It returns the value, or why the map is not that.
+func (fs filterScope) prefixMap(variable string, prefixes []string) (string, error) {
 	b, ok := fs.blocks[variable]
-	if !ok || b.Directive != "map" || b.Args[0] != source {
-		return bad("no map of %s defines %s", source, variable)
+	if !ok || b.Directive != "map" || b.Args[0] != "$uri" {
+		return "", fmt.Errorf("no map of $uri defines %s", variable)
 	}
 	var seen []string
 	value, haveValue := "", false
 	exactFor := map[string]string{}
 	defaultValue, haveDefault := "", false
-	// The regex of each entry: a prefix and what follows it.
-	restHead, restTail, exactHead, exactTail, suffix := "^", "(/[^?]*)([?].*)?$", "^", "([?].*)?$", "$1$2"
-	if source == "$uri" {
-		restHead, restTail, exactHead, exactTail, suffix = "(?s)^", "(/.*)$", "^", "$", "$1"
-	}
 	for _, e := range b.Block {
 		if len(e.Args) != 1 {
-			return bad("entry %q", e.Directive)
+			return "", fmt.Errorf("entry %q", e.Directive)
 		}
 		if e.Directive == "default" {
 			defaultValue, haveDefault = e.Args[0], true
@@ -359,79 +374,243 @@ func (fs filterScope) prefixMap(variable, source string, prefixes []string, want
 		}
 		key, ok := strings.CutPrefix(e.Directive, "~")
 		if !ok {
-			return bad("entry %q is not a regex", e.Directive)
+			return "", fmt.Errorf("entry %q is not a regex", e.Directive)
 		}
-		if mid, ok := cutBoth(key, restHead, restTail); ok {
+		if mid, ok := cutBoth(key, "(?s)^", "(/.*)$"); ok {
 			p, ok := unliteral(mid)
 			if !ok {
-				return bad("prefix regex %q", mid)
+				return "", fmt.Errorf("prefix regex %q", mid)
 			}
-			v, ok := strings.CutSuffix(e.Args[0], suffix)
-			if !ok || strings.Contains(v, "$") || (haveValue && v != value) {
-				return bad("replacement %q", e.Args[0])
+			v, ok := readValueWith(e.Args[0], "$1", fs.consts)
+			if !ok || (haveValue && v != value) {
+				return "", fmt.Errorf("replacement %q", e.Args[0])
 			}
 			value, haveValue = v, true
 			seen = append(seen, p)
 			continue
 		}
-		if mid, ok := cutBoth(key, exactHead, exactTail); ok {
+		if mid, ok := cutBoth(key, "^", "$"); ok {
 			p, ok := unliteral(mid)
 			if !ok {
-				return bad("prefix regex %q", mid)
+				return "", fmt.Errorf("prefix regex %q", mid)
 			}
 			exactFor[p] = e.Args[0]
 			continue
 		}
-		return bad("entry %q", e.Directive)
+		return "", fmt.Errorf("entry %q", e.Directive)
 	}
 	if !haveValue {
-		return bad("no prefix entry")
-	}
-	root := value
-	if root == "" {
-		root = "/"
+		return "", fmt.Errorf("no prefix entry")
 	}
 	for _, p := range seen {
 		if p == "" {
 			continue
 		}
-		want := root
-		if source == "$request_uri" {
-			want += "$1"
-		}
-		if exactFor[p] != want {
-			return bad("the path equal to prefix %s becomes %q, not %q", p, exactFor[p], want)
+		if got, ok := readTextArg(exactFor[p], fs.consts); !ok || got != orRoot(value) {
+			return "", fmt.Errorf("the path equal to prefix %s becomes %q, not %q", p, exactFor[p], orRoot(value))
 		}
 	}
-	switch {
-	case source == "$request_uri" && (!haveDefault || defaultValue != root):
-		return bad("default %q", defaultValue)
-	case source == "$uri" && (!haveDefault || defaultValue != "$uri"):
-		return bad("default %q", defaultValue)
+	if !haveDefault || defaultValue != "$uri" {
+		return "", fmt.Errorf("default %q", defaultValue)
 	}
 	// Every prefix of the rule, longest first (map tries regexes in
 	// order), and no other.
-	wantPrefixes := slices.Clone(prefixes)
-	if source == "$uri" {
-		for i, p := range wantPrefixes {
-			if d, err := decodePath(p); err == nil {
-				wantPrefixes[i] = d
+	if want := decodedPrefixes(prefixes); !slices.Equal(seen, want) {
+		return "", fmt.Errorf("prefixes %q, not %q", seen, want)
+	}
+	return value, nil
+}
+
+// readValueWith reads arg, a text (textArg) followed by suffix.
+func readValueWith(arg, suffix string, consts map[string]string) (string, bool) {
+	v, ok := strings.CutSuffix(arg, suffix)
+	if !ok {
+		return "", false
+	}
+	return readTextArg(v, consts)
+}
+
+// prefixIndex checks the map of $uri that says which of the rule's prefixes
+// (decoded, longest first) nginx's normalised path begins with, element-wise:
+// K from 1 for the K-th, "" for none.
+func (fs filterScope) prefixIndex(variable string, prefixes []string) error {
+	b, ok := fs.blocks[variable]
+	if !ok || b.Directive != "map" || b.Args[0] != "$uri" {
+		return fmt.Errorf("no map of $uri defines %s", variable)
+	}
+	want := decodedPrefixes(prefixes)
+	if len(b.Block) != len(want)+1 {
+		return fmt.Errorf("%s has %d entries, not one per prefix and a default", variable, len(b.Block))
+	}
+	for k, e := range b.Block[:len(want)] {
+		mid, ok := cutBoth(e.Directive, "~(?s)^", "(/.*)?$")
+		p, lit := unliteral(mid)
+		if !ok || !lit || p != want[k] || len(e.Args) != 1 || e.Args[0] != strconv.Itoa(k+1) {
+			return fmt.Errorf("%s: entry %q %q is not prefix %d, %q", variable, e.Directive, e.Args, k+1, want[k])
+		}
+	}
+	if d := b.Block[len(want)]; d.Directive != "default" || len(d.Args) != 1 || d.Args[0] != "" {
+		return fmt.Errorf("%s: the last entry is not default \"\"", variable)
+	}
+	return nil
+}
+
+// rawPath checks the map behind variable, of "INDEX:$request_uri" (INDEX a
+// prefixIndex map): the path as the client sent it, whose K-th prefix as
+// written is replaced by value, the rest and the query kept, when the
+// normalised path begins with that K-th prefix; "" when the path as sent
+// has a dot segment (rawDotSegment, tried first) or begins otherwise.
+func (fs filterScope) rawPath(variable string, prefixes []string, value string) error {
+	b, ok := fs.blocks[variable]
+	if !ok || b.Directive != "map" {
+		return fmt.Errorf("no map defines %s", variable)
+	}
+	index, ok := strings.CutSuffix(b.Args[0], ":$request_uri")
+	if !ok || !strings.HasPrefix(index, "$") {
+		return fmt.Errorf("%s maps %q, not a prefix index and the path as sent", variable, b.Args[0])
+	}
+	if err := fs.prefixIndex(index, prefixes); err != nil {
+		return err
+	}
+	entries := b.Block
+	if len(entries) < 2 || entries[0].Directive != rawDotSegment || len(entries[0].Args) != 1 || entries[0].Args[0] != "" {
+		return fmt.Errorf("%s does not first leave out a path with a dot segment", variable)
+	}
+	entries = entries[1:]
+	for k, pre := range prefixes {
+		n := strconv.Itoa(k + 1)
+		kinds := []struct{ tail, suffix, value string }{{"([?].*)?$", "$1", orRoot(value)}, {"(/[^?]*)([?].*)?$", "$1$2", value}}
+		if pre == "" {
+			kinds = kinds[1:]
+		}
+		for _, kind := range kinds {
+			if len(entries) == 0 {
+				return fmt.Errorf("%s has no entry for prefix %d, %q", variable, k+1, pre)
+			}
+			e := entries[0]
+			entries = entries[1:]
+			mid, ok := cutBoth(e.Directive, "~^"+n+":", kind.tail)
+			p, lit := unliteral(mid)
+			if !ok || !lit || p != pre || len(e.Args) != 1 {
+				return fmt.Errorf("%s: entry %q is not prefix %d, %q, as written", variable, e.Directive, k+1, pre)
+			}
+			if v, ok := readValueWith(e.Args[0], kind.suffix, fs.consts); !ok || v != kind.value {
+				return fmt.Errorf("%s: prefix %d becomes %q, not %q", variable, k+1, e.Args[0], kind.value+kind.suffix)
 			}
 		}
 	}
-	if !slices.Equal(seen, wantPrefixes) {
-		return bad("prefixes %q, not %q", seen, wantPrefixes)
+	if len(entries) != 1 || entries[0].Directive != "default" || len(entries[0].Args) != 1 || entries[0].Args[0] != "" {
+		return fmt.Errorf("%s: more entries, or no default \"\", after its prefixes", variable)
 	}
-	if want != nil && want.Type == translate.ReplacePrefixMatch && strings.TrimRight(want.Value, "/") == value {
-		// A trailing '/' of the value is ignored: the model's spelling.
-		value = want.Value
-	}
-	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: value}
+	return nil
 }
 
-// rewrite reads rewrite ^ PATH break and proxy_set_header Host.
-func (fs filterScope) rewrite(host string, prefixes []string, want *translate.Rewrite) *translate.Rewrite {
+// rewritePhase returns the directives of the rewrite module at the top of
+// a location, in the order nginx runs them.
+func rewritePhase(ds crossplane.Directives) crossplane.Directives {
+	var out crossplane.Directives
+	for _, d := range ds {
+		switch d.Directive {
+		case "set", "if", "rewrite", "return", "break":
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// isSet reports whether d is set VARIABLE VALUE.
+func isSet(d *crossplane.Directive, variable string) (string, bool) {
+	if d.Directive != "set" || len(d.Args) != 2 || d.Args[0] != variable {
+		return "", false
+	}
+	return d.Args[1], true
+}
+
+// splitAlternatives splits a regex at the '|' that literal does not hold
+// in a class.
+func splitAlternatives(re string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(re); i++ {
+		switch {
+		case re[i] == '[' && i+2 < len(re) && re[i+2] == ']':
+			i += 2
+		case re[i] == '|':
+			out = append(out, re[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, re[start:])
+}
+
+// prefixRedirect reads the path of a prefix redirect: the location's
+// rewrite phase is
+//
+//	set VAR ROOT$is_args$args;
+//	if ($uri ~ "(?s)^(?:PREFIX|...)(/.*)$") { set VAR V$1$is_args$args; }
+//	if (RAW) { set VAR RAW; }
+//	return CODE ...VAR;
+//
+// (the normalised path, its prefix replaced and the rest escaped again,
+// unless RAW, a rawPath map, has it from the path as sent), and nothing
+// else. Anything else reads as a modifier that matches no Gateway API
+// value.
+func (fs filterScope) prefixRedirect(variable string, ret []string, prefixes []string, want *translate.PathModifier) *translate.PathModifier {
+	ops := rewritePhase(fs.scopes[0])
+	if len(ops) != 4 || ops[3].Directive != "return" || !slices.Equal(ops[3].Args, ret) {
+		return badPath("the rewrite phase of the location is not set, if, if, return %s", strings.Join(ret, " "))
+	}
+	a, ok := isSet(ops[0], variable)
+	root, okRoot := readValueWith(a, "$is_args$args", fs.consts)
+	if !ok || !okRoot {
+		return badPath("%s is not first set to a path and the query", variable)
+	}
+	norm := ops[1]
+	if norm.Directive != "if" || len(norm.Args) != 3 || norm.Args[0] != "$uri" || norm.Args[1] != "~" || len(norm.Block) != 1 {
+		return badPath("no if ($uri ~ ...) sets %s from the normalised path", variable)
+	}
+	alts, ok := cutBoth(norm.Args[2], "(?s)^(?:", ")(/.*)$")
+	if !ok {
+		return badPath("if regex %q", norm.Args[2])
+	}
+	var seen []string
+	for _, alt := range splitAlternatives(alts) {
+		p, ok := unliteral(alt)
+		if !ok {
+			return badPath("if regex %q", norm.Args[2])
+		}
+		seen = append(seen, p)
+	}
+	if want := decodedPrefixes(prefixes); !slices.Equal(seen, want) {
+		return badPath("the if replaces prefixes %q, not %q", seen, want)
+	}
+	b, ok := isSet(norm.Block[0], variable)
+	value, okValue := readValueWith(b, "$1$is_args$args", fs.consts)
+	if !ok || !okValue {
+		return badPath("the if sets %q", norm.Block[0].Args)
+	}
+	if root != orRoot(value) {
+		return badPath("the path equal to a prefix becomes %q, not %q", root, orRoot(value))
+	}
+	raw := ops[2]
+	if raw.Directive != "if" || len(raw.Args) != 1 || len(raw.Block) != 1 {
+		return badPath("no if (RAW) sets %s from the path as sent", variable)
+	}
+	if v, ok := isSet(raw.Block[0], variable); !ok || v != raw.Args[0] {
+		return badPath("if (%s) sets %q", raw.Args[0], raw.Block[0].Args)
+	}
+	if err := fs.rawPath(raw.Args[0], prefixes, value); err != nil {
+		return badPath("%v", err)
+	}
+	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: modelValue(value, want)}
+}
+
+// rewrite reads rewrite ^ PATH break and proxy_set_header Host. pass is
+// the variable proxy_pass appends to the upstream's name, or "": it
+// reports whether a prefix rewrite reads it as the path as sent.
+func (fs filterScope) rewrite(host string, prefixes []string, want *translate.Rewrite, pass string) (*translate.Rewrite, bool) {
 	rw := &translate.Rewrite{Hostname: host}
+	usesPass := false
 	for _, d := range innermost(fs.scopes[:1], "rewrite") {
 		if len(d.Args) != 3 || d.Args[0] != "^" || d.Args[2] != "break" {
 			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: "<rewrite " + strings.Join(d.Args, " ") + ">"}
@@ -442,15 +621,47 @@ func (fs filterScope) rewrite(host string, prefixes []string, want *translate.Re
 			if want != nil {
 				wantPath = want.Path
 			}
-			rw.Path = fs.prefixMap(d.Args[1], "$uri", prefixes, wantPath)
+			rw.Path, usesPass = fs.prefixRewrite(d, pass, prefixes, wantPath)
 		} else {
 			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: d.Args[1]}
 		}
 	}
 	if rw.Hostname == "" && rw.Path == nil {
-		return nil
+		return nil, false
 	}
-	return rw
+	return rw, usesPass
+}
+
+// prefixRewrite reads a prefix rewrite: the location's rewrite phase is
+//
+//	set PATH RAW;
+//	rewrite ^ MAP break;
+//
+// and nothing else, MAP a prefixMap, RAW a rawPath map with the same
+// value, and proxy_pass appends PATH: nginx sends the path as sent, its
+// prefix replaced, when RAW has it, else the normalised path MAP rewrote,
+// escaped again, with the query. It reports whether it read pass as PATH.
+func (fs filterScope) prefixRewrite(rw *crossplane.Directive, pass string, prefixes []string, want *translate.PathModifier) (*translate.PathModifier, bool) {
+	ops := rewritePhase(fs.scopes[0])
+	if pass == "" {
+		return badPath("proxy_pass appends nothing: every path is rebuilt from the normalised one"), false
+	}
+	if len(ops) != 2 || ops[1] != rw {
+		return badPath("the rewrite phase of the location is not set %s, rewrite", pass), false
+	}
+	raw, ok := isSet(ops[0], pass)
+	if !ok {
+		return badPath("%s is not set before the rewrite", pass), false
+	}
+	// proxy_pass appends PATH, set here: what it holds is read below.
+	value, err := fs.prefixMap(rw.Args[1], prefixes)
+	if err != nil {
+		return badPath("%v", err), true
+	}
+	if err := fs.rawPath(raw, prefixes, value); err != nil {
+		return badPath("%v", err), true
+	}
+	return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: modelValue(value, want)}, true
 }
 
 // mirrors reads the mirror directives: each names an internal exact
@@ -590,7 +801,8 @@ func variableBlocks(http crossplane.Directives) map[string]*crossplane.Directive
 }
 
 // judgePrefixes are the rule's PathPrefix match prefixes as the Gateway API
-// reads them (trailing '/' ignored), longest first, unique.
+// reads them (trailing '/' ignored), longest first as nginx decodes them,
+// unique.
 func judgePrefixes(m *translate.Model, r *translate.Rule) []string {
 	var out []string
 	for _, pl := range m.PlacementsOf(r) {
@@ -600,7 +812,7 @@ func judgePrefixes(m *translate.Model, r *translate.Rule) []string {
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	sortPrefixes(out)
 	return out
 }
 

@@ -85,7 +85,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options, matches rule
 	supported, unsupported := r.Retry.SplitCodes(v.RetryCodes)
 
 	loc := crossplane.Directives{
-		directive("proxy_pass", "http://"+upstreamName(r)),
+		directive("proxy_pass", "http://"+upstreamName(r)+fp.PassURI),
 		directive("proxy_http_version", "1.1"),
 	}
 	loc = append(loc, fp.Headers...)

@@ -4,6 +4,7 @@ package nginx
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -55,4 +56,20 @@ func decodePath(p string) (string, error) {
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// decodedOrRaw is p decoded as nginx decodes the request path, or p when it
+// does not decode (no request that nginx matches begins with such a
+// prefix: conditions refuses its match).
+func decodedOrRaw(p string) string {
+	if d, err := decodePath(p); err == nil {
+		return d
+	}
+	return p
+}
+
+// sortPrefixes sorts prefixes longest first by their decoded length, the
+// length of the path nginx matches, stably.
+func sortPrefixes(ps []string) {
+	slices.SortStableFunc(ps, func(a, b string) int { return len(decodedOrRaw(b)) - len(decodedOrRaw(a)) })
 }
