@@ -340,14 +340,6 @@ func (ms ruleMatches) prefixes() (raw []string, ambiguous, ok bool) {
 // trimmedValue is a ReplacePrefixMatch value without its trailing '/'.
 func trimmedValue(p *translate.PathModifier) string { return strings.TrimRight(p.Value, "/") }
 
-// orRoot is s, or "/" when s is empty.
-func orRoot(s string) string {
-	if s == "" {
-		return "/"
-	}
-	return s
-}
-
 // prefixMapName is the variable of the rule's prefix replacement map.
 func prefixMapName(r *translate.Rule, kind string) string { return ruleVar(r, kind) }
 

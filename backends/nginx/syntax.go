@@ -73,3 +73,11 @@ func decodedOrRaw(p string) string {
 func sortPrefixes(ps []string) {
 	slices.SortStableFunc(ps, func(a, b string) int { return len(decodedOrRaw(b)) - len(decodedOrRaw(a)) })
 }
+
+// orRoot is path s, or "/" when s is empty: an empty path is the root.
+func orRoot(s string) string {
+	if s == "" {
+		return "/"
+	}
+	return s
+}
