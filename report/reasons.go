@@ -133,7 +133,7 @@ func caveats() []Entry {
 		{Reason: CaveatServerTimerRunsDuringUpload, Params: []string{"version"},
 			Text: "version {version} also times the backend while the client still sends its body: a stalled upload gets 504"},
 		{Reason: CaveatUpgradedConnectionIdle, Params: []string{"timeout"},
-			Text: "the timer also ends an upgraded (WebSocket) connection once no data has passed either way for {timeout}"},
+			Text: "the timer also closes an upgraded (WebSocket) connection idle both ways for {timeout}"},
 		{Reason: CaveatSourceOnly,
 			Text: "the claim rests on the project's documentation and source: gwretry's tests do not run this data plane"},
 	}

@@ -27,6 +27,8 @@ const (
 	CaveatCertificateChosenByNames    Reason = "CertificateChosenByNames"
 	CaveatNoMisdirectedAnswer         Reason = "NoMisdirectedAnswer"
 	CaveatUngeneratedListenerSNI      Reason = "UngeneratedListenerSNI"
+	CaveatSNINotChecked               Reason = "SNINotChecked"
+	CaveatSNIRefused                  Reason = "SNIRefused"
 	CaveatListenerCertificateShadowed Reason = "ListenerCertificateShadowed"
 	CaveatTotalInsteadOfIdle          Reason = "TotalInsteadOfIdle"
 	CaveatResponseReadNotTimed        Reason = "ResponseReadNotTimed"
@@ -87,6 +89,10 @@ func traefikReasons() []Entry {
 			Text: "the certificate is picked by the names it holds, not per listener hostname: SNI {sni} gets another certificate"},
 		{Reason: CaveatNoMisdirectedAnswer,
 			Text: "a request whose Host and SNI name select different listeners is routed by its Host, not answered 421"},
+		{Reason: CaveatSNINotChecked, Params: []string{"sni"},
+			Text: "the SNI name is not matched against the listener's hostnames: a handshake with SNI {sni} (\"any\": any name, or none) completes and its requests reach the rule by their Host header"},
+		{Reason: CaveatSNIRefused, Params: []string{"sni"},
+			Text: "strict SNI refuses the handshake for SNI {sni}, which the listener serves but no certificate names"},
 		{Reason: CaveatUngeneratedListenerSNI, Params: []string{"listeners"},
 			Text: "nothing is generated for {listeners}: their SNI names get another certificate and their requests reach this rule"},
 		{Reason: CaveatListenerCertificateShadowed, Params: []string{"listeners"},

@@ -12,10 +12,15 @@ import (
 
 // The caveats the retry findings share.
 var (
-	exemptPOST  = report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", "POST, PATCH, LOCK")
-	oneBuffer   = report.NewCaveat(report.CaveatRetryBufferLimitedByHeaders, "bufsize", "16384", "maxrewrite", "1024")
-	silent26    = report.NewCaveat(report.CaveatKeepAliveClosedUnanswered, "version", "2.6")
-	idle        = report.NewCaveat(report.CaveatIdleTimer)
+	exemptPOST = report.NewCaveat(report.CaveatNonIdempotentExempt, "methods", "POST, PATCH, LOCK")
+	oneBuffer  = report.NewCaveat(report.CaveatRetryBufferLimitedByHeaders, "bufsize", "16384", "maxrewrite", "1024")
+	silent26   = report.NewCaveat(report.CaveatKeepAliveClosedUnanswered, "version", "2.6")
+	idle       = report.NewCaveat(report.CaveatIdleTimer)
+	// upgraded: the rule's timeout server also ends an idle WebSocket
+	// (no timeout tunnel; TestLiveUpgradedConnectionIdle).
+	upgraded = func(timeout string) report.Caveat {
+		return report.NewCaveat(report.CaveatUpgradedConnectionIdle, "timeout", timeout)
+	}
 	afterHeads  = report.NewCaveat(report.CaveatNoAnswerAfterHeaders)
 	largest     = report.NewCaveat(report.CaveatDisabledTimeoutIsLargest, "timeout", "2147483647ms")
 	clampedTime = report.NewCaveat(report.CaveatTimeoutClamped, "max", "2147483647ms")
@@ -78,7 +83,7 @@ func TestDecisions(t *testing.T) {
 			{0, translate.FeatureRetryCodes, report.ReasonRetriesDisabled, nil, "retry-on none", nil},
 			{0, translate.FeatureRetryConnectionErrors, report.ReasonRetriesDisabled, nil, "retry-on none", nil},
 			{0, translate.FeatureRetryBackoff, report.ReasonRetriesDisabled, nil, "", nil},
-			{0, translate.FeatureRetryBackendTimeout, report.ReasonRetriesDisabled, nil, "retry-on none, timeout server 1000ms", []report.Caveat{idle}},
+			{0, translate.FeatureRetryBackendTimeout, report.ReasonRetriesDisabled, nil, "retry-on none, timeout server 1000ms", []report.Caveat{idle, upgraded("1000ms")}},
 		}},
 		{"attempts 0 on 2.6", []*translate.Rule{rule(0, &translate.Retry{Codes: []int{503}, Backoff: dur("1s")}, translate.Timeouts{})}, translate.Options{Version: "2.6"}, []decision{
 			{0, translate.FeatureRetryAttempts, report.ReasonRetriesDisabled, nil, "retries 0", []report.Caveat{silent26}},
@@ -92,7 +97,7 @@ func TestDecisions(t *testing.T) {
 		{"POST-matching rule", []*translate.Rule{post(rule(0, codes, translate.Timeouts{BackendRequest: dur("1s")}))}, translate.Options{Version: "3.2"}, []decision{
 			{0, translate.FeatureRetryAttempts, report.ReasonConfigured, nil, "retries 2", []report.Caveat{exemptPOST, oneBuffer}},
 			{0, translate.FeatureRetryConnectionErrors, report.ReasonConfigured, nil, "retry-on conn-failure empty-response response-timeout", []report.Caveat{exemptPOST, oneBuffer}},
-			{0, translate.FeatureRetryBackendTimeout, report.ReasonConfigured, nil, "retry-on response-timeout, timeout server 1000ms", []report.Caveat{idle, afterHeads, exemptPOST, oneBuffer}},
+			{0, translate.FeatureRetryBackendTimeout, report.ReasonConfigured, nil, "retry-on response-timeout, timeout server 1000ms", []report.Caveat{idle, afterHeads, exemptPOST, oneBuffer, upgraded("1000ms")}},
 		}},
 		{"POST-matching rule with --retry-non-idempotent", []*translate.Rule{post(rule(0, codes, translate.Timeouts{}))}, translate.Options{Version: "3.2", RetryNonIdempotent: true}, []decision{
 			{0, translate.FeatureRetryAttempts, report.ReasonConfigured, nil, "retries 2", []report.Caveat{oneBuffer}},
@@ -103,7 +108,7 @@ func TestDecisions(t *testing.T) {
 			rule(1, nil, translate.Timeouts{BackendRequest: dur("0s")}),
 			get(rule(2, &translate.Retry{Attempts: 1}, translate.Timeouts{BackendRequest: dur("99999h")})),
 		}, translate.Options{Version: "3.2"}, []decision{
-			{0, translate.FeatureBackendRequestTimeout, report.ReasonConfigured, nil, "timeout server 1500ms, timeout connect 1500ms", []report.Caveat{idle, afterHeads}},
+			{0, translate.FeatureBackendRequestTimeout, report.ReasonConfigured, nil, "timeout server 1500ms, timeout connect 1500ms", []report.Caveat{idle, afterHeads, upgraded("1500ms")}},
 			{1, translate.FeatureBackendRequestTimeout, report.ReasonTimeoutDisabled, nil, "timeout server 2147483647ms", []report.Caveat{largest}},
 			{2, translate.FeatureBackendRequestTimeout, report.ReasonConfigured, nil, "timeout server 2147483647ms, timeout connect 5000ms", []report.Caveat{idle, afterHeads, clampedTime}},
 		}},
@@ -119,7 +124,7 @@ func TestDecisions(t *testing.T) {
 			{2, translate.FeatureRequestTimeout, report.ReasonTimeoutDisabled, nil, "",
 				[]report.Caveat{report.NewCaveat(report.CaveatBufferedBodyReadTimeout, "timeout", "10000ms")}},
 			{3, translate.FeatureRequestTimeout, report.ReasonConfigured, nil, "timeout server 3000ms",
-				[]report.Caveat{idle, report.NewCaveat(report.CaveatNoTotalRequestTimeout), report.NewCaveat(report.CaveatTimerPerTry, "tries", "3")}},
+				[]report.Caveat{idle, report.NewCaveat(report.CaveatNoTotalRequestTimeout), report.NewCaveat(report.CaveatTimerPerTry, "tries", "3"), upgraded("3000ms")}},
 			{4, translate.FeatureRequestTimeout, report.ReasonNotExpressible, nil, "", nil},
 		}},
 		{"dead rule and invalid share", []*translate.Rule{dead, share}, translate.Options{Version: "3.2"}, []decision{

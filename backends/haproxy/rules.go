@@ -255,11 +255,11 @@ func ruleDecision(r *translate.Rule, feat translate.Feature, vs versionSupport, 
 		// min(timeout connect, 1s) after a failed connection.
 		return report.Decide(report.ReasonNoBackoff)
 	case translate.FeatureRetryBackendTimeout:
-		return backendTimeoutRetryDecision(r, attempts, b.timeouts, ex)
+		return withUpgraded(backendTimeoutRetryDecision(r, attempts, b.timeouts, ex), b)
 	case translate.FeatureBackendRequestTimeout:
-		return backendRequestDecision(r, b.timeouts)
+		return withUpgraded(backendRequestDecision(r, b.timeouts), b)
 	case translate.FeatureRequestTimeout:
-		return requestDecision(r, attempts, b.timeouts)
+		return withUpgraded(requestDecision(r, attempts, b.timeouts), b)
 	}
 	return report.Decide(report.ReasonNotTranslated)
 }
@@ -379,6 +379,27 @@ func requestDecision(r *translate.Rule, attempts int, t timeoutPlan) report.Deci
 		d = d.With(report.NewCaveat(report.CaveatTimerPerTry, "tries", strconv.Itoa(attempts+1)))
 	}
 	return d
+}
+
+// withUpgraded: a rule's own timeout server (its backendRequest or
+// request timeout) also times an upgraded (WebSocket) connection of the
+// rule, which HAProxy closes once it stays idle that long, when the
+// backend has no timeout tunnel (a Gateway's tunnelTimeout writes one,
+// which supersedes timeout server and timeout client there). Data either
+// way re-arms it (TestLiveUpgradedConnectionIdle, HAProxy 2.6 and 3.0).
+// The Gateway API's timeouts bound a request and its response; the
+// reference implementation's (Envoy's route timeout) ends with the
+// upgrade response, so this is an approximation, said as nginx's is. A
+// disabled timeout (the largest time) cuts nothing before timeout client.
+// withUpgraded adds it to d where d's timer is that timeout server: a
+// decision whose configured fact writes it (not a disabled request
+// timeout beside a backendRequest, which that claim has).
+func withUpgraded(d report.Decision, b backendPlan) report.Decision {
+	if !b.timeouts.set || b.timeouts.serverMs == maxTimeoutMs || b.conn.tunnel != "" ||
+		!strings.Contains(d.Configured, "timeout server "+ms(b.timeouts.serverMs)) {
+		return d
+	}
+	return d.With(report.NewCaveat(report.CaveatUpgradedConnectionIdle, "timeout", ms(b.timeouts.serverMs)))
 }
 
 // largestTimeoutCaveat is the caveat of a 0s timeout, which becomes

@@ -56,7 +56,25 @@ type dynamicConfig struct {
 type tlsConfig struct {
 	Certificates []*certAndStores     `json:"certificates,omitempty" yaml:"certificates,omitempty"`
 	Stores       map[string]*tlsStore `json:"stores,omitempty" yaml:"stores,omitempty"`
+	// Options holds the default TLS options (the only ones gwretry's
+	// routers use) when they differ from Traefik's: sniStrict.
+	Options map[string]*tlsOptions `json:"options,omitempty" yaml:"options,omitempty"`
 }
+
+// tlsOptions is pkg/tls Options with only sniStrict. Under the name
+// "default" they are the TLS options of every router without its own;
+// Traefik's file provider sets the defaults of the fields not written
+// (ALPN h2 and http/1.1, the cipher suites) as for its built-in default.
+// With SniStrict, a handshake whose SNI name (the local IP address when
+// the ClientHello has none) no certificate of the store names is refused
+// (pkg/tls/tlsmanager.go Get: GetBestCertificate found none, and the
+// store's default certificate is not presented).
+type tlsOptions struct {
+	SniStrict bool `json:"sniStrict,omitempty" yaml:"sniStrict,omitempty"`
+}
+
+// defaultOptions is the name of the TLS options every router here uses.
+const defaultOptions = "default"
 
 // certAndStores is pkg/tls CertAndStores without stores: a certificate
 // without stores goes to the default store.

@@ -76,6 +76,11 @@ type certStore struct {
 	// unreadable names the certificate files whose names could not be
 	// read: where they count, nothing can be said.
 	unreadable []string
+	// strict: the TLS options named "default", which every router
+	// without options of its own uses, have sniStrict: a handshake
+	// whose name no certificate holds is refused, the default
+	// certificate is never presented.
+	strict bool
 }
 
 // loadStore loads tc as Traefik's file provider does.
@@ -86,6 +91,9 @@ func loadStore(tc *tlsConfig) certStore {
 	}
 	if st := tc.Stores[defaultStore]; st != nil {
 		s.def = st.DefaultCertificate
+	}
+	if o := tc.Options["default"]; o != nil {
+		s.strict = o.SniStrict
 	}
 	for _, c := range tc.Certificates {
 		key, err := storeKey(c.CertFile)
@@ -230,7 +238,11 @@ func serverName(n string) bool {
 // catch-all the default; and in each case its pick for every name a
 // certificate holds that host serves and no narrower host of the entry
 // point takes. Where these differ, or a pick is ambiguous or cannot be
-// known, the certificate returned names no file and says why.
+// known, the certificate returned names no file and says why; so it does
+// for a host with a hostname where the SNI name is not matched against
+// the entry point's hosts (the default TLS options are not sniStrict, or
+// a certificate holds a name none of them serves), and where strict SNI
+// refuses names the host serves.
 func (s certStore) presented(host string, others []string) translate.Certificate {
 	if len(s.unreadable) > 0 {
 		return translate.Certificate{CertFile: "(unknown: gwretry cannot read the names of " + strings.Join(s.unreadable, ", ") + ")"}
@@ -241,15 +253,41 @@ func (s certStore) presented(host string, others []string) translate.Certificate
 		amb   bool
 	}
 	var picks []at
+	var why []string
 	switch {
+	case host == "" && s.strict:
+		why = append(why, "the handshake of names no certificate names is refused (sniStrict)")
 	case host == "":
 		picks = append(picks, at{"names no certificate names", s.def, false})
 	case strings.HasPrefix(host, "*."):
 		c, amb := s.pick(host)
-		picks = append(picks, at{"one label below " + host[2:], c, amb}, at{"deeper names below " + host[2:], s.def, false})
+		picks = append(picks, at{"one label below " + host[2:], c, amb})
+		if s.strict {
+			why = append(why, "the handshake of deeper names below "+host[2:]+" is refused (sniStrict)")
+		} else {
+			picks = append(picks, at{"deeper names below " + host[2:], s.def, false})
+		}
 	default:
 		c, amb := s.pick(host)
 		picks = append(picks, at{host, c, amb})
+	}
+	// The hosts served on the TLS routers' entry point match the SNI
+	// name only where strict SNI refuses every name no certificate
+	// holds and the certificates hold none that those hosts do not
+	// serve: else a handshake with such a name (none, or another) is
+	// completed and its requests are routed to host by Host alone.
+	if host != "" && !s.strict {
+		why = append(why, "any SNI name, or none, reaches it by Host: the default TLS options are not sniStrict")
+	}
+	if host != "" && s.strict {
+		for _, n := range s.names() {
+			if serverName(n) && n != host && !hostTakes(host, n) && !slices.ContainsFunc(others, func(o string) bool { return o == "" || hostTakes(o, n) }) {
+				why = append(why, "SNI "+n+" completes the handshake (a certificate names it) and reaches it by Host")
+			}
+		}
+	}
+	if len(picks) == 0 {
+		return translate.Certificate{CertFile: "(no one certificate: " + strings.Join(why, "; ") + ")"}
 	}
 	for _, n := range s.names() {
 		if !serverName(n) || n == host || !hostTakes(host, n) ||
@@ -259,7 +297,6 @@ func (s certStore) presented(host string, others []string) translate.Certificate
 		c, amb := s.pick(n)
 		picks = append(picks, at{n, c, amb})
 	}
-	var why []string
 	for _, p := range picks {
 		switch {
 		case p.amb:

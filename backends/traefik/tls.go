@@ -18,7 +18,9 @@ import (
 // listener's catch-all host as the default store's defaultCertificate.
 // Traefik chooses among them by SNI against each certificate's own names
 // (see tlsConfig); tlsVerdicts says where that differs from the Gateway
-// API's per-listener choice. It returns nil when m has no TLS listener.
+// API's per-listener choice. The default TLS options are sniStrict where
+// that refuses no client the Gateway API serves with a certificate naming
+// its SNI (see strictSNI). It returns nil when m has no TLS listener.
 func buildTLS(m *translate.Model) (*tlsConfig, error) {
 	var tc tlsConfig
 	seen := map[certAndStores]bool{}
@@ -52,7 +54,42 @@ func buildTLS(m *translate.Model) (*tlsConfig, error) {
 	if tc.Certificates == nil && tc.Stores == nil {
 		return nil, nil
 	}
+	if strictSNI(m, storeView(&tc)) {
+		tc.Options = map[string]*tlsOptions{defaultOptions: {SniStrict: true}}
+	}
 	return &tc, nil
+}
+
+// strictSNI reports whether the default TLS options can be sniStrict:
+// without it Traefik completes a handshake for any SNI name (or none) with
+// its default certificate and routes the request by its Host header alone,
+// where the Gateway API matches an HTTPS listener's hostname against the
+// SNI name too. The options are global (every TLS entry point shares
+// them), and strict SNI refuses every name no loaded certificate holds, so
+// it is written only when no TLS listener has a catch-all host (which
+// serves any name, with the default certificate) and Traefik picks a
+// certificate for every TLS hostname (for a wildcard, one label below it):
+// then it refuses only names two or more labels below a wildcard hostname
+// that no certificate holds (CaveatSNIRefused), for which the Gateway
+// API's certificate, a one-label wildcard, is no valid one either.
+func strictSNI(m *translate.Model, v tlsStoreView) bool {
+	if len(v.unreadable) > 0 {
+		return false
+	}
+	for _, l := range m.Listeners {
+		if !l.TLS {
+			continue
+		}
+		for _, vh := range l.VirtualHosts {
+			if vh.Hostname == "" {
+				return false
+			}
+			if c, _ := v.pick(vh.Hostname); c == nil || v.def != nil && c == v.def {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // certNames are the names Traefik matches SNI against for a certificate
@@ -117,6 +154,8 @@ type tlsStoreView struct {
 	// unreadable names the certificate files whose names could not be
 	// read: where they count, nothing can be said.
 	unreadable []string
+	// strict: the default TLS options are sniStrict.
+	strict bool
 }
 
 type storedCert struct {
@@ -133,6 +172,9 @@ func storeView(tc *tlsConfig) tlsStoreView {
 	}
 	if s := tc.Stores[defaultStore]; s != nil {
 		v.def = s.DefaultCertificate
+	}
+	if o := tc.Options[defaultOptions]; o != nil {
+		v.strict = o.SniStrict
 	}
 	keys := map[string]bool{}
 	for _, c := range tc.Certificates {
@@ -280,13 +322,19 @@ func moreSpecific(a, b string) bool {
 // where the Gateway API says a Gateway SHOULD answer 421 Misdirected
 // Request when the Host belongs to another listener than the SNI name:
 // approximated wherever a TLS listener of the rule has more than one
-// hostname. A listener gwretry does not generate (no route attaches to
-// it) has its SNI names served another certificate and its requests reach
-// this rule.
+// hostname. The Gateway API also matches an HTTPS listener's hostname
+// against the SNI name (or an implementation documents that it does not):
+// without sniStrict Traefik completes any handshake and routes by Host
+// (CaveatSNINotChecked "any"); with it (strictSNI), the names that some
+// loaded certificate holds and the listener does not serve still do
+// (CaveatSNINotChecked with them), and names deeper than a wildcard
+// hostname's one label are refused (CaveatSNIRefused). A listener gwretry
+// does not generate (no route attaches to it) has its SNI names served
+// another certificate and its requests reach this rule.
 func httpsDecision(r *translate.Rule, sites []site, view tlsStoreView) report.Decision {
-	var eps, diffs []string
+	var eps, diffs, refused, foreign []string
 	seen := map[*translate.VirtualHost]bool{}
-	misdirected := false
+	misdirected, anySNI := false, false
 	for _, s := range sites {
 		l, vh := s.listener, s.vhost
 		if !l.TLS || vh == nil || seen[vh] {
@@ -298,8 +346,27 @@ func httpsDecision(r *translate.Rule, sites []site, view tlsStoreView) report.De
 		}
 		misdirected = misdirected || len(l.VirtualHosts) > 1
 		for _, d := range tlsDiffs(view, l, vh) {
-			if !slices.Contains(diffs, d) {
-				diffs = append(diffs, d)
+			list := &diffs
+			if view.strict && strings.HasPrefix(d, "*.*.") {
+				// Strict SNI refuses the names the default
+				// certificate would get.
+				list = &refused
+			}
+			if !slices.Contains(*list, d) {
+				*list = append(*list, d)
+			}
+		}
+		if vh.Hostname == "" {
+			// A catch-all host serves any SNI name.
+			continue
+		}
+		if !view.strict {
+			anySNI = true
+			continue
+		}
+		for _, n := range foreignSNI(view, l) {
+			if !slices.Contains(foreign, n) {
+				foreign = append(foreign, n)
 			}
 		}
 	}
@@ -311,6 +378,16 @@ func httpsDecision(r *translate.Rule, sites []site, view tlsStoreView) report.De
 	if len(diffs) > 0 {
 		d = d.With(report.NewCaveat(report.CaveatCertificateChosenByNames, "sni", strings.Join(diffs, ", ")))
 	}
+	if len(refused) > 0 {
+		d = d.With(report.NewCaveat(report.CaveatSNIRefused, "sni", strings.Join(refused, ", ")))
+	}
+	switch {
+	case anySNI:
+		d = d.With(report.NewCaveat(report.CaveatSNINotChecked, "sni", sniAny))
+	case len(foreign) > 0:
+		slices.Sort(foreign)
+		d = d.With(report.NewCaveat(report.CaveatSNINotChecked, "sni", strings.Join(foreign, ", ")))
+	}
 	if misdirected {
 		d = d.With(report.NewCaveat(report.CaveatNoMisdirectedAnswer))
 	}
@@ -321,6 +398,30 @@ func httpsDecision(r *translate.Rule, sites []site, view tlsStoreView) report.De
 		d = d.With(report.NewCaveat(report.CaveatListenerCertificateShadowed, "listeners", shadowedListeners(r)))
 	}
 	return d
+}
+
+// sniAny is CaveatSNINotChecked's sni where the default TLS options are
+// not sniStrict: any name, or none, completes the handshake.
+const sniAny = "any"
+
+// foreignSNI lists the names that complete a strict handshake on TLS
+// listener l (a loaded certificate holds them; an IP address stands for a
+// ClientHello without SNI sent to it) that no hostname of l covers: a
+// request with such an SNI name reaches l's routes by its Host header,
+// where the Gateway API matches none of l's listeners.
+func foreignSNI(v tlsStoreView, l *translate.Listener) []string {
+	var out []string
+	for _, sc := range v.certs {
+		for _, n := range sc.names {
+			if !sniName(n) || slices.Contains(out, n) || slices.ContainsFunc(l.VirtualHosts, func(o *translate.VirtualHost) bool {
+				return o.Hostname == "" || covered(n, o.Hostname)
+			}) {
+				continue
+			}
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // shadowedListeners names the listeners of r.TLSCertShadowed, without

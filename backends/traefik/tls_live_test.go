@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -185,4 +188,136 @@ func TestTraefik36HTTPSListenersLive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTraefik36SNICheckedLive runs the real Traefik v3.6.12 on one HTTPS
+// listener (singleHTTPSManifest) per certificate case and checks the
+// listener.https claim against what a TLS client gets: an SNI name the
+// listener serves completes the handshake with the listener's
+// certificate and its request reaches the rule; an SNI name it does not
+// serve (another name, or none) is refused unless the claim's
+// SNINotChecked caveat admits it ("any", or the names it lists), and then
+// its request with the listener's Host reaches the rule; a name of
+// SNIRefused is refused. An honoured claim admits no other name.
+func TestTraefik36SNICheckedLive(t *testing.T) {
+	proxytest.Require(t, "traefik")
+	for _, tc := range []struct {
+		name, hostname string
+		names          []string
+		// served are SNI names the listener serves with cert-l.
+		served []string
+		// foreign are SNI names it does not serve ("" for none).
+		foreign []string
+	}{
+		{"exact name", "a.example.com", []string{"a.example.com"}, []string{"a.example.com", "A.Example.COM"}, []string{"other.test", "b.example.com", ""}},
+		{"wildcard", "*.example.com", []string{"*.example.com"}, []string{"x.example.com"}, []string{"other.test", "example.com", "", "x.y.example.com"}},
+		{"certificate names another host", "a.example.com", []string{"a.example.com", "b.example.com"}, []string{"a.example.com"}, []string{"b.example.com", "other.test", ""}},
+		{"exact name not in the certificate", "a.example.com", []string{"b.example.com"}, nil, []string{"other.test", ""}},
+		{"catch-all", "", []string{"fallback.test"}, []string{"fallback.test", "other.test", ""}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _, leaves := testCA(t, map[string][]string{"cert-l": tc.names})
+			host := ""
+			if tc.hostname != "" {
+				host = fmt.Sprintf("hostname: %q,", tc.hostname)
+			}
+			in, err := input.Load([]string{"-"}, strings.NewReader(strings.Replace(singleHTTPSManifest, "HOSTNAME", host, 1)), translate.DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := flaky.New(t, "live")
+			httpPort, httpsPort := proxytest.FreePort(t), proxytest.FreePort(t)
+			m, err := resolve.Build(in, translate.ResolveOptions{TLSDir: dir,
+				Listen:    &translate.Bind{Address: "127.0.0.1", Port: httpPort},
+				ListenTLS: &translate.Bind{Address: "127.0.0.1", Port: httpsPort},
+				Endpoints: []translate.EndpointOverride{{Service: "svc", Port: 80, Endpoints: []translate.Endpoint{{Host: "127.0.0.1", Port: live.Port()}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := generate(t, m, translate.Options{Version: v36})
+			var claim *translate.Finding
+			for i := range out.Findings {
+				if out.Findings[i].Feature == translate.FeatureListenerHTTPS {
+					claim = &out.Findings[i]
+				}
+			}
+			if claim == nil {
+				t.Fatal("no listener.https finding")
+			}
+			admitted, refused := map[string]bool{}, map[string]bool{}
+			anyName := false
+			for _, c := range claim.Caveats {
+				for _, n := range strings.Split(c.Params["sni"], ", ") {
+					switch c.Reason {
+					case report.CaveatSNINotChecked:
+						admitted[n], anyName = true, anyName || n == sniAny
+					case report.CaveatSNIRefused:
+						refused[n] = true
+					}
+				}
+			}
+			static, dyn := files(t, out)
+			httpsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpsPort))
+			cfg := proxytest.WriteTraefikConfig(t, static, dyn, map[string]string{
+				"http-" + strconv.Itoa(httpPort):   net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),
+				"https-" + strconv.Itoa(httpsPort): httpsAddr})
+			p := proxytest.StartTraefik(t, cfg.StaticPath, cfg.API)
+			t.Cleanup(p.Stop)
+			if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
+				t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
+			}
+			reqHost := strings.Replace(tc.hostname, "*", "x", 1)
+			if reqHost == "" {
+				reqHost = "fallback.test"
+			}
+			// try hands sni to Traefik and, when the handshake completes,
+			// sends GET /sni/N with the listener's Host; it returns the
+			// certificate presented and the status (0: refused).
+			n := 0
+			try := func(sni string) (leaf []byte, status int) {
+				n++
+				tr := &http.Transport{TLSClientConfig: &tls.Config{ServerName: sni, InsecureSkipVerify: true}}
+				defer tr.CloseIdleConnections()
+				c := &http.Client{Timeout: 5 * time.Second, Transport: tr}
+				req, err := http.NewRequest("GET", "https://"+httpsAddr+"/sni/"+strconv.Itoa(n), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Host = reqHost
+				resp, err := c.Do(req)
+				if err != nil {
+					return nil, 0
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.TLS.PeerCertificates[0].Raw, resp.StatusCode
+			}
+			for _, sni := range tc.served {
+				leaf, status := try(sni)
+				if status != 200 || !bytes.Equal(leaf, leaves["cert-l"].Raw) || len(live.Hits("/sni/"+strconv.Itoa(n))) != 1 {
+					t.Errorf("SNI %q (served by the listener): status %d, cert-l %v; want 200 with cert-l", sni, status, bytes.Equal(leaf, leaves["cert-l"].Raw))
+				}
+			}
+			for _, sni := range tc.foreign {
+				_, status := try(sni)
+				reached := len(live.Hits("/sni/"+strconv.Itoa(n))) == 1
+				switch want := (anyName || admitted[strings.ToLower(sni)]) && !refused[wildcardOf(sni)]; {
+				case want && (status != 200 || !reached):
+					t.Errorf("SNI %q: status %d, reached %v; the claim's caveats %v admit it to the rule", sni, status, reached, claim.Caveats)
+				case !want && (status != 0 || reached):
+					t.Errorf("SNI %q (not the listener's): status %d, reached the rule %v; the claim (%s, %v) says the handshake is refused", sni, status, reached, claim.Status, claim.Caveats)
+				}
+			}
+		})
+	}
+}
+
+// wildcardOf writes name's labels before its last two as "*" (x.y.example.com
+// is *.*.example.com), SNIRefused's spelling.
+func wildcardOf(name string) string {
+	l := strings.Split(name, ".")
+	for i := 0; i < len(l)-2; i++ {
+		l[i] = "*"
+	}
+	return strings.Join(l, ".")
 }

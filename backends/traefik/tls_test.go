@@ -148,6 +148,18 @@ func sniOf(d report.Decision) []string {
 	return nil
 }
 
+// strictOf is d's SNINotChecked or SNIRefused caveat as "Reason sni=…",
+// "" without either.
+func strictOf(d report.Decision) string {
+	var out []string
+	for _, c := range d.Caveats {
+		if c.Reason == report.CaveatSNINotChecked || c.Reason == report.CaveatSNIRefused {
+			out = append(out, string(c.Reason)+" sni="+c.Params["sni"])
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // TestHTTPSListenerConfig checks the files, the listener.https finding and
 // what the TLS judge reads back, without running Traefik.
 func TestHTTPSListenerConfig(t *testing.T) {
@@ -281,12 +293,21 @@ func TestHTTPSHonouredJudged(t *testing.T) {
 		// sni is the CertificateChosenByNames caveat's SNI values, ""
 		// without it.
 		sni string
+		// strict is the SNINotChecked or SNIRefused caveat, "" without.
+		strict string
 	}{
-		{"catch-all", "", []string{"fallback.test"}, translate.Honoured, ""},
-		{"exact name", "a.example.com", []string{"a.example.com"}, translate.Honoured, ""},
-		// Traefik presents its own generated certificate.
-		{"exact name not in the certificate", "a.example.com", []string{"b.example.com"}, translate.Approximated, "a.example.com"},
-		{"wildcard", "*.example.com", []string{"*.example.com"}, translate.Approximated, "*.*.example.com"},
+		{"catch-all", "", []string{"fallback.test"}, translate.Honoured, "", ""},
+		// Strict SNI: only a.example.com completes a handshake.
+		{"exact name", "a.example.com", []string{"a.example.com"}, translate.Honoured, "", ""},
+		// Traefik presents its own generated certificate; strict SNI
+		// would refuse the listener's own name, so it is not written
+		// and any SNI name reaches the rule.
+		{"exact name not in the certificate", "a.example.com", []string{"b.example.com"}, translate.Approximated, "a.example.com", "SNINotChecked sni=any"},
+		// Strict SNI refuses what the default certificate got.
+		{"wildcard", "*.example.com", []string{"*.example.com"}, translate.Approximated, "", "SNIRefused sni=*.*.example.com"},
+		// The certificate also names b.example.com, which strict SNI
+		// lets through to the rule by Host.
+		{"certificate names another host", "a.example.com", []string{"a.example.com", "b.example.com"}, translate.Approximated, "", "SNINotChecked sni=b.example.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _, _ := testCA(t, map[string][]string{"cert-l": tc.names, "cert-other": {"a.example.com", "fallback.test"}})
@@ -312,8 +333,12 @@ func TestHTTPSHonouredJudged(t *testing.T) {
 					f = &out.Findings[i]
 				}
 			}
-			if f == nil || f.Status != tc.status || strings.Join(sniOf(f.Decision), ", ") != tc.sni {
-				t.Fatalf("listener.https: %+v, want %s with SNI %q", f, tc.status, tc.sni)
+			if f == nil || f.Status != tc.status || strings.Join(sniOf(f.Decision), ", ") != tc.sni || strictOf(f.Decision) != tc.strict {
+				t.Fatalf("listener.https: %+v, want %s with SNI %q and %q", f, tc.status, tc.sni, tc.strict)
+			}
+			_, dyn := files(t, out)
+			if want := tc.hostname != "" && tc.strict != "SNINotChecked sni=any"; strings.Contains(string(dyn), "sniStrict: true") != want {
+				t.Errorf("dynamic.yaml has sniStrict %v, want %v:\n%s", !want, want, dyn)
 			}
 			obs, err := New().Observe(m, translate.Options{Version: v36}, out.Files)
 			if err != nil {
@@ -331,8 +356,18 @@ func TestHTTPSHonouredJudged(t *testing.T) {
 			}
 			tampered := tamperedTLS{Backend: New(), from: dir + "/ns/cert-l/", to: dir + "/ns/cert-other/"}
 			_, err = translate.Run(m, []translate.Target{{Backend: tampered, Version: v36}}, false)
-			if err == nil || !strings.Contains(err.Error(), "listener.https is honoured") || !strings.Contains(err.Error(), "cert-other") {
+			if err == nil || !strings.Contains(err.Error(), "listener.https is honoured") {
 				t.Errorf("Run with the certificate swapped in dynamic.yaml: %v, want the listener.https claim refused", err)
+			}
+			if tc.hostname == "" {
+				return
+			}
+			// Without sniStrict any SNI name reaches the rule: the judge
+			// refuses the honoured claim.
+			tampered = tamperedTLS{Backend: New(), from: "sniStrict: true", to: "sniStrict: false"}
+			_, err = translate.Run(m, []translate.Target{{Backend: tampered, Version: v36}}, false)
+			if err == nil || !strings.Contains(err.Error(), "listener.https is honoured") || !strings.Contains(err.Error(), "not sniStrict") {
+				t.Errorf("Run with sniStrict off in dynamic.yaml: %v, want the listener.https claim refused", err)
 			}
 		})
 	}
