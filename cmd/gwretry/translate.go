@@ -387,7 +387,11 @@ func inputError(err error) error {
 	}
 	var l translate.ErrorList
 	if errors.As(err, &l) {
-		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), err)}
+		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), locatedList{l})}
+	}
+	var e *translate.InputError
+	if errors.As(err, &e) && e.Error() == err.Error() {
+		return &exitError{code: exitInput, err: locatedError{e}}
 	}
 	return &exitError{code: exitInput, err: err}
 }
