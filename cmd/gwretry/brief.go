@@ -166,7 +166,11 @@ func ruleHeading(f *translate.Finding, sources map[string]translate.Position) st
 		h += " (" + f.RuleName + ")"
 	}
 	if pos, ok := sources[f.Route]; ok {
-		h += "  " + pos.String()
+		if line := ruleLine(pos, f.Rule); line > 0 {
+			h += fmt.Sprintf("  %s:%d", pos.File, line) // where an editor jumps to
+		} else {
+			h += "  " + pos.String()
+		}
 	}
 	return h
 }
