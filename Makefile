@@ -24,7 +24,7 @@ export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 TARGETS      = $(shell $(GO) run ./tools/targets)
 LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
 
-.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions fmt vet check-fmt clean
+.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions sarif-schema chromium fmt vet check-fmt clean
 
 all: build
 
@@ -93,7 +93,37 @@ fuzz:
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./resolve/
 
-deps: nginx haproxy traefik versions
+deps: nginx haproxy traefik versions sarif-schema chromium
+
+# The official SARIF 2.1.0 JSON schema (2.1.0-rtm.5) that the tests of
+# --report sarif validate against, as the npm package @microsoft/jest-sarif
+# ships it: fetched with npm into the cache, checked against its pinned
+# sha256, never committed.
+SARIF_NPM_PACKAGE := @microsoft/jest-sarif@1.0.0-beta.0
+SARIF_NPM_FILE    := package/lib/schemas/sarif-2.1.0-rtm.5.json
+SARIF_SHA256      := 2d99159ae54a3eea97f81781cff48780548657c35949f4b7f25e99a2ba4de4f8
+SARIF_SCHEMA      := $(CACHE_DIR)/sarif-schema-2.1.0.json
+export GWRETRY_SARIF_SCHEMA ?= $(SARIF_SCHEMA)
+
+sarif-schema: $(SARIF_SCHEMA)
+
+$(SARIF_SCHEMA):
+	@mkdir -p $(CACHE_DIR)
+	@command -v npm >/dev/null 2>&1 || \
+		{ echo "installing npm from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; }
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		( cd "$$tmp" && npm pack --silent $(SARIF_NPM_PACKAGE) >/dev/null && tar -xzf ./*.tgz $(SARIF_NPM_FILE) ) && \
+		echo "$(SARIF_SHA256)  $$tmp/$(SARIF_NPM_FILE)" | sha256sum -c --quiet - && \
+		cp "$$tmp/$(SARIF_NPM_FILE)" $@.tmp && mv $@.tmp $@
+
+# Debian's chromium, in which the test of --report html loads the page
+# (headless); installed when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || \
+		{ echo "installing chromium from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null
 
 nginx:
 	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || \

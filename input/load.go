@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
@@ -258,12 +260,17 @@ func (l *loader) readStream(name string, r io.Reader) error {
 	}
 	var docs []document
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	// start is the line where the next document starts: the reader
+	// returns each document's lines and drops the one "---" line that
+	// ends it.
+	start := 1
 	for doc := 1; ; doc++ {
 		raw, err := yr.Read()
 		if err == io.EOF {
 			break
 		}
-		pos := Position{File: name, Doc: doc}
+		pos := Position{File: name, Doc: doc, Line: start}
+		start += bytes.Count(raw, []byte("\n")) + 1
 		if err != nil {
 			docs = append(docs, document{pos: pos, stop: &InputError{Pos: pos, Msg: "cannot split YAML documents: " + err.Error()}})
 			break
@@ -304,7 +311,8 @@ func (l *loader) readStream(name string, r io.Reader) error {
 		if c.json == nil {
 			continue // empty or comment-only document
 		}
-		if err := l.decodeObject(d.pos, c.json); err != nil {
+		lines := c.lines.shift(d.pos.Line - 1)
+		if err := l.decodeObject(lines.at(d.pos), c.json, lines.items); err != nil {
 			return err
 		}
 	}
@@ -314,8 +322,70 @@ func (l *loader) readStream(name string, r io.Reader) error {
 // converted is a document as JSON, nil for an empty one, or why it has
 // none.
 type converted = *struct {
-	json []byte
-	err  *InputError
+	json  []byte
+	err   *InputError
+	lines objectLines
+}
+
+// objectLines are where an object, its rules and its List items start:
+// lines of the document (toJSON), then of the file (shift).
+type objectLines struct {
+	line  int
+	rules []int
+	items []objectLines
+}
+
+// shift adds d to every line of ol.
+func (ol objectLines) shift(d int) objectLines {
+	if ol.line == 0 {
+		return objectLines{}
+	}
+	out := objectLines{line: ol.line + d}
+	for _, r := range ol.rules {
+		out.rules = append(out.rules, r+d)
+	}
+	for _, it := range ol.items {
+		out.items = append(out.items, it.shift(d))
+	}
+	return out
+}
+
+// at is pos at the lines of ol, when known.
+func (ol objectLines) at(pos Position) Position {
+	if ol.line > 0 {
+		pos.Line, pos.RuleLines = ol.line, ol.rules
+	}
+	return pos
+}
+
+// linesOf finds the lines of the object n, its spec.rules and its items.
+func linesOf(n *yaml3.Node) objectLines {
+	if n.Kind == yaml3.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	ol := objectLines{line: n.Line}
+	field := func(m *yaml3.Node, key string) *yaml3.Node {
+		if m == nil || m.Kind != yaml3.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i+1]
+			}
+		}
+		return nil
+	}
+	if rules := field(field(n, "spec"), "rules"); rules != nil && rules.Kind == yaml3.SequenceNode {
+		for _, r := range rules.Content {
+			ol.rules = append(ol.rules, r.Line)
+		}
+	}
+	if items := field(n, "items"); items != nil && items.Kind == yaml3.SequenceNode {
+		for _, it := range items.Content {
+			ol.items = append(ol.items, linesOf(it))
+		}
+	}
+	return ol
 }
 
 // toJSON checks one document for aliases and converts it to JSON, with
@@ -323,16 +393,17 @@ type converted = *struct {
 // documents are converted concurrently.
 func toJSON(pos Position, raw []byte) converted {
 	out := &struct {
-		json []byte
-		err  *InputError
+		json  []byte
+		err   *InputError
+		lines objectLines
 	}{}
-	if err := rejectAliases(raw); err != nil {
-		out.err = &InputError{Pos: pos, Msg: err.Error()}
+	if err := rejectAliases(raw, &out.lines); err != nil {
+		out.err = atDocumentLine(pos, err.Error())
 		return out
 	}
 	j, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
-		out.err = &InputError{Pos: pos, Msg: "invalid YAML: " + err.Error()}
+		out.err = atDocumentLine(pos, "invalid YAML: "+err.Error())
 		return out
 	}
 	j = bytes.TrimSpace(j)
@@ -352,7 +423,7 @@ type typeMeta struct {
 	} `json:"metadata"`
 }
 
-func (l *loader) decodeObject(pos Position, j []byte) error {
+func (l *loader) decodeObject(pos Position, j []byte, items []objectLines) error {
 	l.docs++
 	if l.docs > l.lim.MaxDocuments {
 		return fmt.Errorf("%s: more than %d documents (raise --max-documents)", pos, l.lim.MaxDocuments)
@@ -376,7 +447,7 @@ func (l *loader) decodeObject(pos Position, j []byte) error {
 	}
 	switch {
 	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && isKnownList(tm):
-		return l.decodeList(pos, j)
+		return l.decodeList(pos, j, items)
 	case l.raw != nil:
 		l.collect(pos, j, tm)
 		return nil
@@ -432,7 +503,7 @@ func isKnownList(tm typeMeta) bool {
 	return isPolicyList(tm.Kind)
 }
 
-func (l *loader) decodeList(pos Position, j []byte) error {
+func (l *loader) decodeList(pos Position, j []byte, lines []objectLines) error {
 	var list struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
@@ -446,7 +517,13 @@ func (l *loader) decodeList(pos Position, j []byte) error {
 	for i, item := range list.Items {
 		ipos := pos
 		ipos.Item = fmt.Sprintf("%sitems[%d]", prefixItem(pos.Item), i)
-		if err := l.decodeObject(ipos, item); err != nil {
+		ipos.RuleLines = nil
+		var items []objectLines
+		if i < len(lines) {
+			ipos = lines[i].at(ipos)
+			items = lines[i].items
+		}
+		if err := l.decodeObject(ipos, item, items); err != nil {
 			return err
 		}
 	}
@@ -512,6 +589,21 @@ func ObjectName(kind, ns, name string) string {
 	return kind + " " + ns + "/" + name
 }
 
+// docLine is "line N: " in a YAML parser's message, N of the document.
+var docLine = regexp.MustCompile(`line ([0-9]+): `)
+
+// atDocumentLine is the input error msg at pos, the document's start: the
+// line of the document that msg names ("line 3: ") is the error's line in
+// the file.
+func atDocumentLine(pos Position, msg string) *InputError {
+	if m := docLine.FindStringSubmatch(msg); m != nil && pos.Line > 0 {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			pos.Line += n - 1
+		}
+	}
+	return &InputError{Pos: pos, Msg: msg}
+}
+
 // rejectAliases walks the YAML node tree without expanding aliases and
 // rejects any alias: expanding them is how alias bombs exhaust memory, and
 // manifests have no need for them.
@@ -519,8 +611,9 @@ func ObjectName(kind, ns, name string) string {
 // It also rejects a second YAML document in raw: the documents are split
 // on "---" lines, and one that follows a "..." end marker or a JSON object
 // without a "---" was silently dropped, since only the first document is
-// converted.
-func rejectAliases(raw []byte) error {
+// converted. It records where the object, its rules and its items start
+// in lines.
+func rejectAliases(raw []byte, lines *objectLines) error {
 	var n yaml3.Node
 	dec := yaml3.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&n); err != nil {
@@ -529,6 +622,7 @@ func rejectAliases(raw []byte) error {
 		}
 		return fmt.Errorf("invalid YAML: %v", err)
 	}
+	*lines = linesOf(&n)
 	var next yaml3.Node
 	switch err := dec.Decode(&next); {
 	case err == io.EOF:

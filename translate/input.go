@@ -39,6 +39,12 @@ type Position struct {
 	Doc int
 	// Item is the List item path ("items[3]"), or "".
 	Item string
+	// Line is the 1-based line of File where the object starts, 0 when
+	// unknown.
+	Line int
+	// RuleLines are the lines of File where each of the object's
+	// spec.rules items starts (an HTTPRoute's rules), nil when unknown.
+	RuleLines []int
 }
 
 func (p Position) String() string {

@@ -154,7 +154,11 @@ func ruleHeading(f *translate.Finding, sources map[string]input.Position) string
 		h += " (" + f.RuleName + ")"
 	}
 	if pos, ok := sources[f.Route]; ok {
-		h += "  " + pos.String()
+		if line := ruleLine(pos, f.Rule); line > 0 {
+			h += fmt.Sprintf("  %s:%d", pos.File, line) // where an editor jumps to
+		} else {
+			h += "  " + pos.String()
+		}
 	}
 	return h
 }
@@ -206,7 +210,12 @@ func merged(c report.Reason, uses []use) string {
 				who[v] = append(who[v], u.target)
 			}
 		}
-		if len(targets) > 1 && len(vals) > 1 {
+		// Name the targets only when they differ in this value.
+		same := true
+		for _, v := range vals {
+			same = same && len(who[v]) == len(targets)
+		}
+		if len(targets) > 1 && len(vals) > 1 && !same {
 			for i, v := range vals {
 				vals[i] = v + " (" + strings.Join(who[v], ", ") + ")"
 			}

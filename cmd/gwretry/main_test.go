@@ -64,7 +64,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad fail-on", []string{"check", example, "--fail-on", "never"}, exitUsage, []string{"--fail-on"}},
 		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},
 		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},
-		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ": document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: invalid per the Gateway API: Invalid value: 200"}},
+		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ":6: document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: invalid per the Gateway API: Invalid value: 200"}},
 		{"missing file", []string{"check", "does-not-exist.yaml"}, exitInput, []string{"does-not-exist.yaml"}},
 		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in ", ": found 1 Service"}},
 		{"-o yml", []string{"translate", example, "--target", "envoy", "-o", "yml"}, exitUsage, []string{"-o yml: -o takes a directory", "--report text|json"}},
@@ -266,5 +266,28 @@ func TestDefaultCapsTakeACluster(t *testing.T) {
 	}
 	if len(in.Routes) != 10000 || len(in.Services) != 10000 {
 		t.Errorf("read %d routes and %d Services", len(in.Routes), len(in.Services))
+	}
+}
+
+// TestInputErrorLines: an input error starts FILE:LINE, the line of the
+// object, of the rule a field is under, or of what the YAML parser found,
+// in the file's lines (documents after the first, List items, JSON).
+func TestInputErrorLines(t *testing.T) {
+	svc := "# comment\napiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ns}\nspec:\n  ports: [{port: 80}]\n"
+	route := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: ns}\nspec:\n  rules:\n  - backendRefs: [{name: s, port: 80}]\n  - retry: {codes: [200]}\n    backendRefs: [{name: s, port: 80}]\n"
+	list := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: t, namespace: ns}\n  spec: {ports: [{port: 80}]}\n  bogus: 1\n"
+	in := writeFile(t, svc+"---\n"+route+"---\na: &x 1\nb: *x\n---\n"+list)
+	code, _, stderr := gwretry(t, "", "check", in)
+	if code != exitInput {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		in + ":14: document 2: HTTPRoute ns/r: spec.rules[1].retry.codes[0]: ",
+		in + ":18: document 3: YAML aliases (*x) are not accepted",
+		in + ":23: document 4: items[0]: Service ns/t: bogus: unknown field",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 }

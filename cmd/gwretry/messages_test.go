@@ -59,11 +59,11 @@ func TestDirectoriesAsUsersHaveThem(t *testing.T) {
 		{"identical copies", map[string]string{"app/route.yaml": okRoute, "base/route.yaml": okRoute, "svc.yaml": service, "gw.yaml": gateway},
 			"all", exitOK, []string{"info: HTTPRoute ns/ok: read twice, identically, in DIR/app/route.yaml: document 1 and in DIR/base/route.yaml: document 1: used once"}},
 		{"different copies", map[string]string{"app/route.yaml": okRoute, "base/route.yaml": changed, "svc.yaml": service},
-			"all", exitInput, []string{"DIR/base/route.yaml: document 1: HTTPRoute ns/ok: also read from DIR/app/route.yaml: document 1, with different content"}},
+			"all", exitInput, []string{"DIR/base/route.yaml:1: document 1: HTTPRoute ns/ok: also read from DIR/app/route.yaml: document 1, with different content"}},
 		{"different copies, envoy only", map[string]string{"a.yaml": okRoute + "---\n" + changed},
-			"envoy", exitInput, []string{"DIR/a.yaml: document 2: HTTPRoute ns/ok: also read from DIR/a.yaml: document 1"}},
+			"envoy", exitInput, []string{"DIR/a.yaml:10: document 2: HTTPRoute ns/ok: also read from DIR/a.yaml: document 1"}},
 		{"different Services", map[string]string{"a.yaml": okRoute, "b.yaml": service, "c.yaml": strings.Replace(service, "8080", "9090", 1)},
-			"haproxy", exitInput, []string{"DIR/c.yaml: document 1: Service ns/svc: also read from DIR/b.yaml: document 1"}},
+			"haproxy", exitInput, []string{"DIR/c.yaml:1: document 1: Service ns/svc: also read from DIR/b.yaml: document 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,8 +97,8 @@ func TestEveryProblemListed(t *testing.T) {
 	}
 	for _, w := range []string{
 		"invalid input (2 problem(s))",
-		filepath.Join(dir, "a.yaml") + `: document 1: HTTPRoute ns/ok: spec.rules[0].retry.attempts: expected integer, got string "three"`,
-		filepath.Join(dir, "b.yaml") + ": document 1: HTTPRoute ns/bad: spec.rules[0].retry.codes[0]: invalid per the Gateway API",
+		filepath.Join(dir, "a.yaml") + `:7: document 1: HTTPRoute ns/ok: spec.rules[0].retry.attempts: expected integer, got string "three"`,
+		filepath.Join(dir, "b.yaml") + ":7: document 1: HTTPRoute ns/bad: spec.rules[0].retry.codes[0]: invalid per the Gateway API",
 	} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)

@@ -252,6 +252,14 @@ func (o *options) writeReport(r *translate.Report, sources map[string]input.Posi
 		return nil
 	case "json":
 		write = func(w io.Writer) error { return writeReportJSON(w, r) }
+	case "sarif":
+		write = func(w io.Writer) error { return writeSARIF(w, r, sources) }
+	case "github":
+		write = func(w io.Writer) error { return writeAnnotations(w, r, sources, o.gate) }
+	case "markdown":
+		write = func(w io.Writer) error { return writeMarkdown(w, r, sources) }
+	case "html":
+		write = func(w io.Writer) error { return writeHTML(w, r, sources) }
 	default:
 		colour := o.reportFile == "" && o.console.colour(w)
 		if o.report == "text" {

@@ -125,10 +125,10 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 		f.BoolVar(&o.check, "check", false, "with -o DIR: write nothing, print a diff of what would change in DIR and exit 4 if anything would")
 	}
 	if checkOnly {
-		f.StringVar(&o.report, "report", "text", "report format on stdout: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json or none")
+		f.StringVar(&o.report, "report", "text", "report format on stdout: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json (report.json), sarif (SARIF 2.1.0 for code scanning), github (workflow annotations), markdown (a pull-request comment), html (one self-contained page) or none")
 		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stdout")
 	} else {
-		f.StringVar(&o.report, "report", "text", "report format on stderr: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json or none")
+		f.StringVar(&o.report, "report", "text", "report format on stderr: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json (report.json), sarif (SARIF 2.1.0 for code scanning), github (workflow annotations), markdown (a pull-request comment), html (one self-contained page) or none")
 		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
 	}
 	f.StringVar(&o.failOn, "fail-on", "none", "exit 3 when a finding is at least: none, approximated or unsupported (not-applicable findings never count)")
@@ -194,9 +194,9 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 		return nil, ro, usageErrorf("%d targets need -o DIR; without it one target's configuration goes to stdout", len(targets))
 	}
 	switch o.report {
-	case "text", "table", "wide", "json", "none":
+	case "text", "table", "wide", "json", "sarif", "github", "markdown", "html", "none":
 	default:
-		return nil, ro, usageErrorf("--report %q: want text, table, wide, json or none", o.report)
+		return nil, ro, usageErrorf("--report %q: want text, table, wide, json, sarif, github, markdown, html or none", o.report)
 	}
 	if o.gate, err = newGate(o.failOn, o.failInclude, o.failExclude, backendNames()); err != nil {
 		return nil, ro, err
@@ -389,7 +389,11 @@ func inputError(err error) error {
 	}
 	var l input.ErrorList
 	if errors.As(err, &l) {
-		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), err)}
+		return &exitError{code: exitInput, err: fmt.Errorf("invalid input (%d problem(s)):\n%w", len(l), locatedList{l})}
+	}
+	var e *input.InputError
+	if errors.As(err, &e) && e.Error() == err.Error() {
+		return &exitError{code: exitInput, err: locatedError{e}}
 	}
 	return &exitError{code: exitInput, err: err}
 }
