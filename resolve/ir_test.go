@@ -232,11 +232,8 @@ func runModelGolden(t *testing.T, c modelCase) {
 	if _, err := json.Marshal(ir); err != nil {
 		t.Fatalf("the IR does not marshal to JSON: %v", err)
 	}
-	// The header still names ./translate, where the test was when the
-	// goldens were written: changing it rewrites every golden, which is a
-	// change of its own.
 	got := "# The model (translate.IR) of " + c.source + ", by TestModelGolden:\n" +
-		"# go test ./translate -run TestModelGolden -update rewrites it.\n" + string(body)
+		"# go test ./resolve -run TestModelGolden -update rewrites it.\n" + string(body)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(c.golden), 0o755); err != nil {
 			t.Fatal(err)
