@@ -80,6 +80,7 @@ Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl
 	root.AddCommand(newImportCmd(stdin, stdout, stderr))
 	root.AddCommand(newMatrixCmd(stdout))
 	root.AddCommand(newExplainCmd(stdin, stdout))
+	root.AddCommand(newDiffCmd(stdin, stdout))
 	root.AddCommand(newProveCmd(stdin, stdout, stderr))
 	finishCommands(root)
 	return root

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestDiff: diff reports, from what both configurations read back, only
+// what differs, with the codes of both sides; the same data plane twice
+// differs in nothing; --fail-on-change gates on it.
+func TestDiff(t *testing.T) {
+	diff := func(t *testing.T, args ...string) (int, diffReport, string) {
+		t.Helper()
+		code, stdout, stderr := gwretry(t, "", append([]string{"diff", example, "-o", "json"}, args...)...)
+		var d diffReport
+		if code == exitOK || code == exitFailOn {
+			if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+				t.Fatalf("%v\n%s", err, stdout)
+			}
+		}
+		return code, d, stderr
+	}
+	t.Run("HAProxy 3.0 does not retry 429", func(t *testing.T) {
+		code, d, stderr := diff(t, "--from", "nginx@1.26", "--to", "haproxy@3.0")
+		if code != exitOK || len(d.Rules) != 1 {
+			t.Fatalf("exit %d, %d rules differ, want 1:\n%+v\n%s", code, len(d.Rules), d, stderr)
+		}
+		rd := d.Rules[0]
+		if rd.Route != "shop/storefront" || rd.Rule != 2 || rd.Methods != "idempotent" || len(rd.Differences) != 1 {
+			t.Fatalf("%+v", rd)
+		}
+		x := rd.Differences[0]
+		if x.What != "retried on" || !strings.HasPrefix(x.From, "responses 429;") || strings.Contains(x.To, "429") ||
+			!strings.Contains(x.ToWhy, "CodesNeedLaterVersion") || !strings.Contains(x.FromWhy, "InterimResponseIsFinal") {
+			t.Errorf("%+v", x)
+		}
+	})
+	t.Run("Envoy waits between tries, nginx does not", func(t *testing.T) {
+		_, d, _ := diff(t, "--from", "nginx@1.26", "--to", "envoy")
+		found := false
+		for _, rd := range d.Rules {
+			for _, x := range rd.Differences {
+				if rd.Rule == 0 && x.What == "pause between tries" {
+					found = x.From == "0s" && x.To == "0s to 100ms" && x.FromWhy == "unsupported NoBackoff" && x.ToWhy == "approximated FullJitterBackoff"
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no backoff difference for rule 0: %+v", d)
+		}
+	})
+	t.Run("the same data plane differs in nothing", func(t *testing.T) {
+		code, d, _ := diff(t, "--from", "haproxy@3.0", "--to", "haproxy@3.0", "--fail-on-change")
+		if code != exitOK || len(d.Rules) != 0 {
+			t.Errorf("exit %d, %+v", code, d)
+		}
+	})
+	t.Run("fail on change", func(t *testing.T) {
+		if code, _, stderr := diff(t, "--from", "nginx@1.26", "--to", "haproxy@3.0", "--fail-on-change"); code != exitFailOn || !strings.Contains(stderr, "--fail-on-change: 1 rule") {
+			t.Errorf("exit %d\n%s", code, stderr)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		if code, _, _ := diff(t, "--from", "nginx"); code != exitUsage {
+			t.Errorf("no --to: exit %d", code)
+		}
+		if code, _, _ := diff(t, "--from", "nginx,envoy", "--to", "haproxy"); code != exitUsage {
+			t.Errorf("two --from: exit %d", code)
+		}
+	})
+	t.Run("text and markdown", func(t *testing.T) {
+		_, out, _ := gwretry(t, "", "diff", example, "--from", "nginx@1.26", "--to", "haproxy@3.0")
+		if !strings.Contains(out, "HTTPRoute shop/storefront rule 2 (default), other methods\n") || !strings.Contains(out, "CodesNeedLaterVersion") {
+			t.Errorf("text:\n%s", out)
+		}
+		_, md, _ := gwretry(t, "", "diff", example, "--from", "nginx@1.26", "--to", "haproxy@3.0", "-o", "markdown")
+		if !strings.HasPrefix(md, "### What changes from nginx@1.26 to haproxy@3.0\n") || !strings.Contains(md, "| retried on |") {
+			t.Errorf("markdown:\n%s", md)
+		}
+	})
+}
