@@ -477,7 +477,7 @@ func TestCheckIgnoresRewordedMessages(t *testing.T) {
 	if strings.Contains(string(data), `"message"`) {
 		t.Fatalf("report.json carries messages:\n%s", data)
 	}
-	changed := strings.Replace(string(data), `"reason": "NoBackoff"`, `"reason": "NotExpressible"`, 1)
+	changed := strings.Replace(string(data), `"reason":"NoBackoff"`, `"reason":"NotExpressible"`, 1)
 	if changed == string(data) {
 		t.Fatal("no NoBackoff record to change")
 	}

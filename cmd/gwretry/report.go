@@ -33,12 +33,14 @@ func reportJSON(r *translate.Report) ([]byte, error) {
 // after a newline and exactly two spaces (strings escape their newlines).
 const findingsKey = "\n  \"findings\": []"
 
-// writeReportJSON writes report.json to w: the bytes of
-// json.MarshalIndent(r, "", "  ") and a newline, one finding at a time
-// rather than the whole report in memory (at 10,000 routes it holds more
-// than half a million findings). encoding/json writes the report without
-// its findings and each finding at the depth MarshalIndent gives it;
-// only the brackets and commas between them are written here.
+// writeReportJSON writes report.json to w: the report as
+// json.MarshalIndent(r, "", "  ") writes it and a newline, except that
+// each finding is one line of compact JSON: a changed record is a changed
+// line in a review's diff, and the file is about half the size (a finding
+// is a dozen short fields). It writes one finding at a time rather than
+// the whole report in memory (at 10,000 routes it holds more than half a
+// million findings); only the brackets and commas between them are
+// written here.
 func writeReportJSON(w io.Writer, r *translate.Report) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	whole := func() error {
@@ -72,7 +74,7 @@ func writeReportJSON(w io.Writer, r *translate.Report) error {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n    ")
-		b, err := json.MarshalIndent(&r.Findings[i], "    ", "  ")
+		b, err := json.Marshal(&r.Findings[i])
 		if err != nil {
 			return err
 		}

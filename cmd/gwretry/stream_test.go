@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 )
 
 // TestWriteReportJSON: report.json written one finding at a time is
-// json.MarshalIndent's bytes and a newline, whatever the report holds.
+// json.MarshalIndent's document and a newline once re-indented, whatever
+// the report holds, with each finding on a line of its own.
 func TestWriteReportJSON(t *testing.T) {
 	finding := func(target, route, msg string) translate.Finding {
 		return translate.Finding{Target: target, Route: route, Rule: 1, RuleName: "r<1>", Feature: translate.FeatureRetryCodes,
@@ -46,8 +48,19 @@ func TestWriteReportJSON(t *testing.T) {
 			if err := writeReportJSON(&got, &r); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("writeReportJSON:\n%s\nwant MarshalIndent's:\n%s", got.String(), want)
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, got.Bytes(), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(indented.Bytes(), want) {
+				t.Errorf("writeReportJSON re-indented:\n%s\nwant MarshalIndent's:\n%s", indented.String(), want)
+			}
+			lines := strings.Split(got.String(), "\n")
+			for _, f := range r.Findings {
+				b, _ := json.Marshal(&f)
+				if !slices.Contains(lines, "    "+string(b)) && !slices.Contains(lines, "    "+string(b)+",") {
+					t.Errorf("finding %s is not a line of its own:\n%s", b, got.String())
+				}
 			}
 		})
 	}
