@@ -139,6 +139,28 @@ func TestBacking(t *testing.T) {
 		{"dead rule: the share goes to valid backends", Shortfall{Class: NotAnswered500}, stray,
 			approx(cv(report.CaveatInvalidShareToValidBackends, "share", "1", "total", "2")), Backed},
 		{"dead rule: an idle timer", Shortfall{Class: NotAnswered500}, stray, approx(idle), Contradicted},
+
+		{"request header: the add caveat names it", Shortfall{Class: RequestHeaderNotModified, Name: "x-add"}, stray,
+			approx(cv(report.CaveatHeaderAddReplaces, "headers", "X-Other, X-Add")), Backed},
+		{"request header: the add caveat names another", Shortfall{Class: RequestHeaderNotModified, Name: "X-Add"}, stray,
+			approx(cv(report.CaveatHeaderAddReplaces, "headers", "X-Other")), Contradicted},
+		{"response header: the caveat names it", Shortfall{Class: ResponseHeaderNotModified, Name: "X-C"}, stray,
+			approx(cv(report.CaveatHeadersHandledByProxy, "headers", "X-C")), Backed},
+		{"response header: an idle timer", Shortfall{Class: ResponseHeaderNotModified, Name: "X-C"}, stray, approx(idle), Contradicted},
+		{"host: replaced by the rewrite", Shortfall{Class: HostNotRewritten, Name: "Host"}, stray,
+			approx(cv(report.CaveatHostReplacedByRewrite, "hostname", "b.example.com")), Backed},
+		{"host: an idle timer", Shortfall{Class: HostNotRewritten, Name: "Host"}, stray, approx(idle), Contradicted},
+		{"path: unsupported", Shortfall{Class: PathNotRewritten}, stray, report.Decide(report.ReasonNotExpressible), Backed},
+		{"path: an idle timer", Shortfall{Class: PathNotRewritten}, stray, approx(idle), Contradicted},
+		{"redirect status: 308 for a POST", Shortfall{Class: RedirectStatusOther, Code: 301}, Result{Method: "POST", Status: 308},
+			approx(cv(report.CaveatRedirectStatusByMethod, "status", "301", "get", "301", "other", "308")), Backed},
+		{"redirect status: 308 for a GET", Shortfall{Class: RedirectStatusOther, Code: 301}, Result{Method: "GET", Status: 308},
+			approx(cv(report.CaveatRedirectStatusByMethod, "status", "301", "get", "301", "other", "308")), Contradicted},
+		{"location: unsupported", Shortfall{Class: RedirectLocationOther}, stray, report.Decide(report.ReasonNotExpressible), Backed},
+		{"location: an idle timer", Shortfall{Class: RedirectLocationOther}, stray, approx(idle), Contradicted},
+		{"mirror: unsupported", Shortfall{Class: NotMirrored}, stray, report.Decide(report.ReasonNotExpressible), Backed},
+		{"mirror: a rounded share", Shortfall{Class: NotMirrored}, stray,
+			approx(cv(report.CaveatMirrorShareRounded, "share", "1/3", "rounded", "33%")), Contradicted},
 	}
 	seen := map[Class][2]bool{}
 	for _, tc := range tests {

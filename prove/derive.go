@@ -52,16 +52,34 @@ func Derive(m *translate.Model, opts DeriveOptions) ([]Scenario, []Unexercised) 
 		for _, b := range r.Backends {
 			services[serviceKey(b)] = true
 		}
+		for _, mr := range r.Filters.Mirrors {
+			if mr.Backend != nil {
+				services[serviceKey(mr.Backend)] = true
+			}
+		}
 	}
 	var out []Scenario
 	var skipped []Unexercised
 	for _, r := range m.Rules {
-		feats := retryTimeoutFeatures(r)
+		feats := slices.Concat(retryTimeoutFeatures(r), filterFeatures(r))
 		if len(feats) == 0 {
 			continue
 		}
 		skip := func(f translate.Feature, why string) {
 			skipped = append(skipped, Unexercised{Route: r.Route, Rule: r.Index, Feature: f, Why: why})
+		}
+		if !r.Forwards() && r.Filters.Redirect != nil {
+			// A redirect answers every request itself: its retry and
+			// timeouts have nothing to act on.
+			var kept []translate.Feature
+			for _, f := range feats {
+				if f == translate.FeatureRequestRedirect || f == translate.FeatureRequestHeaderModifier {
+					kept = append(kept, f)
+				} else {
+					skip(f, "the rule redirects every request it matches and forwards nothing")
+				}
+			}
+			feats = kept
 		}
 		user, why := userRule(m, r, services)
 		if user == nil {
@@ -107,7 +125,7 @@ func serviceKey(b *translate.BackendRef) string {
 // userRule finds a request that the rule's first exercisable match
 // selects, on the first listener and virtual host that serve it.
 func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (*UserRule, string) {
-	if !r.Forwards() {
+	if !r.Forwards() && r.Filters.Redirect == nil {
 		return nil, "the rule forwards nothing (" + r.NoForwardReason() + ")"
 	}
 	why := "the rule is not served by a listener gwretry generates"
@@ -125,7 +143,8 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 			why = reason
 			continue
 		}
-		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Method: rm.Match.Method, Header: map[string]string{}}
+		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Method: rm.Match.Method, Header: map[string]string{},
+			MatchPath: rm.Match.Path, MatchType: rm.Match.PathType}
 		if vh.Hostname != "" {
 			u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
 		}
@@ -146,18 +165,27 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 		if u.Method == "" && takenBy(vh.Routes, rm, http.MethodPost, path, u.Header) != nil {
 			u.NoPost = true
 		}
-		mine := map[string]bool{}
+		mine, mirrors := map[string]bool{}, map[string]bool{}
 		for _, b := range r.Backends {
 			mine[serviceKey(b)] = true
 		}
+		for _, mr := range r.Filters.Mirrors {
+			if mr.Backend != nil && !mine[serviceKey(mr.Backend)] {
+				mirrors[serviceKey(mr.Backend)] = true
+			}
+		}
 		for s := range services {
-			if mine[s] {
+			switch {
+			case mine[s]:
 				u.Services = append(u.Services, s)
-			} else {
+			case mirrors[s]:
+				u.Mirrors = append(u.Mirrors, s)
+			default:
 				u.Others = append(u.Others, s)
 			}
 		}
 		slices.Sort(u.Services)
+		slices.Sort(u.Mirrors)
 		slices.Sort(u.Others)
 		return u, ""
 	}
@@ -296,8 +324,14 @@ func (d *deriver) scenario(name, method string, sc Scenario) (Scenario, bool) {
 			claims = append(claims, c)
 		}
 	}
-	sc.Claims = claims
-	return sc, len(claims) > 0
+	var checks []Check
+	for _, c := range sc.Checks {
+		if d.has(c.Feature) {
+			checks = append(checks, c)
+		}
+	}
+	sc.Claims, sc.Checks = claims, checks
+	return sc, len(claims)+len(checks) > 0
 }
 
 func (d *deriver) scenarios() []Scenario {
@@ -312,6 +346,10 @@ func (d *deriver) scenarios() []Scenario {
 	method := http.MethodGet
 	if d.user.Method != "" {
 		method = d.user.Method
+	}
+	if !d.r.Forwards() {
+		d.filters(method, add)
+		return out
 	}
 	retried := !translate.IsNonIdempotent(method) || d.opts.RetryNonIdempotent
 	rt := d.r.Retry
@@ -439,6 +477,7 @@ func (d *deriver) scenarios() []Scenario {
 					{Feature: translate.FeatureRetryAttempts, Shortfall: resentShort, Otherwise: []Expect{{Hits: AtLeast(3)}}}}}})
 		}
 	}
+	d.filters(method, add)
 	return out
 }
 

@@ -148,6 +148,16 @@ func startEndpoints(sc Scenario) ([]*flaky.Server, []string, error) {
 	for _, svc := range sc.User.Services {
 		flags = append(flags, svc+"="+strings.Join(addrs, ","))
 	}
+	if len(sc.User.Mirrors) > 0 {
+		mirror, err := flaky.Start(MirrorEndpoint)
+		if err != nil {
+			return servers, nil, err
+		}
+		servers = append(servers, mirror)
+		for _, svc := range sc.User.Mirrors {
+			flags = append(flags, svc+"="+mirror.Addr())
+		}
+	}
 	if len(sc.User.Others) > 0 {
 		stray, err := flaky.Start(StrayEndpoint)
 		if err != nil {
@@ -224,11 +234,16 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 	if dl, ok := ctx.Deadline(); ok {
 		wait = time.Until(dl)
 	}
-	client := &http.Client{Timeout: wait, Transport: transport}
+	// A redirect is the answer: it is judged, not followed.
+	client := &http.Client{Timeout: wait, Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	newRequest := func(id string) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, sc.method(), "http://"+addr+sc.Path(), strings.NewReader(sc.body()))
 		if err != nil {
 			return nil, err
+		}
+		for k, v := range sc.Header {
+			req.Header.Set(k, v)
 		}
 		if sc.User != nil {
 			if sc.User.Host != "" {
@@ -282,6 +297,7 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 			r.Err = err.Error()
 		} else {
 			r.Status = resp.StatusCode
+			r.Header = resp.Header
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			r.Complete = err == nil && (sc.WantBody == "" || string(body) == sc.WantBody)
@@ -290,6 +306,10 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 			}
 		}
 		r.Duration = time.Since(start)
+		if sc.User != nil && len(sc.User.Mirrors) > 0 {
+			// A mirror's copy may arrive after the answer.
+			waitMirrored(servers, id, 2*time.Second)
+		}
 		var busy []string
 		for _, s := range servers {
 			if !s.WaitIdle(3 * time.Second) {
@@ -301,6 +321,10 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 		}
 		for _, h := range flaky.Merge(servers...) {
 			if h.Request == id {
+				if h.Endpoint == MirrorEndpoint {
+					r.Mirrored = append(r.Mirrored, h)
+					continue
+				}
 				if h.Endpoint == StrayEndpoint {
 					return obs, fmt.Errorf("request %s (%s %s) reached a Service of another rule: the rule's match does not select it here", id, sc.method(), sc.Path())
 				}
@@ -313,6 +337,25 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 		return obs, fmt.Errorf("scenario %s: time is up", sc.Name)
 	}
 	return obs, nil
+}
+
+// waitMirrored waits until the mirror endpoint has a hit of request id,
+// at most timeout.
+func waitMirrored(servers []*flaky.Server, id string, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, s := range servers {
+			if s.Name() != MirrorEndpoint {
+				continue
+			}
+			for _, h := range s.AllHits() {
+				if h.Request == id {
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // ConfigText returns the generated configuration of a target for messages.

@@ -62,6 +62,9 @@ type Scenario struct {
 	RetryNonIdempotent bool
 	// WantBody, when set, is the body a complete answer has.
 	WantBody string
+	// Header are headers sent with every request besides the match's
+	// (the old values of the headers a filter changes).
+	Header map[string]string
 	// User is set for a scenario derived from a user's own rule (see
 	// Derive): it then runs on the user's manifests instead of Manifest.
 	User *UserRule
@@ -86,6 +89,14 @@ type UserRule struct {
 	// NoPost is true when a POST to Path is taken by a rule that
 	// precedes this one.
 	NoPost bool
+	// MatchPath and MatchType are the path match the request was made
+	// from (a prefix rewrite or redirect replaces the part it matched).
+	MatchPath string
+	MatchType translate.PathMatchType
+	// Mirrors are the --endpoint keys of the Services the rule's
+	// RequestMirror filters copy requests to, served by the mirror
+	// endpoint (MirrorEndpoint), whose hits are a request's Mirrored.
+	Mirrors []string
 	// Services are the --endpoint keys ("name.namespace:port") of the
 	// rule's backends, served by the scenario's endpoints; Others are the
 	// keys of every other Service, served by a stray endpoint whose hits
