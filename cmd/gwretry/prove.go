@@ -260,7 +260,11 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err := proveExit(out, runErrs); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s\n", live.Name, live.Full)
+	if out.Held == 0 {
+		fmt.Fprintf(stderr, "prove: no claim was exercised on %s %s: each of the %d finding(s) is listed with why\n", live.Name, live.Full, out.NotExercised)
+		return nil
+	}
+	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s (%d held, %d not exercised)\n", live.Name, live.Full, out.Held, out.NotExercised)
 	return nil
 }
 
@@ -289,10 +293,21 @@ func proveExit(out proveJSON, runErrs []string) error {
 	switch {
 	case out.Contradicted > 0:
 		return &exitError{code: exitContradicted, err: fmt.Errorf("prove: %d claim(s) contradicted by %s %s", out.Contradicted, out.Target, out.BinaryVersion)}
+	case len(runErrs) == 1:
+		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %s", runErrs[0])}
 	case len(runErrs) > 0:
 		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %d scenario(s) could not be run:\n  %s", len(runErrs), strings.Join(runErrs, "\n  "))}
 	}
 	return nil
+}
+
+// firstLines keeps the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("(%d more lines)", len(lines)-n))
+	}
+	return "  " + strings.Join(lines, "\n  ")
 }
 
 // proveLive runs scenarios on one data plane binary and gathers the
@@ -309,20 +324,23 @@ func proveLive(ctx context.Context, o *proveOptions, live prove.Live, scenarios 
 		sctx, scancel := context.WithTimeout(ctx, o.scenarioTimeout)
 		run, err := prove.Observe(sctx, live, sc, gen, "")
 		scancel()
-		verdicts := prove.Judge(sc.Test, run.Findings, run.Obs)
 		var se *prove.StartError
 		switch {
 		case errors.As(err, &se):
-			// The proxy refused or could not run the configuration:
-			// every claim of the rule is contradicted by that.
-			for i := range verdicts {
-				verdicts[i].Outcome = prove.Contradicted
-				verdicts[i].Reason = "the proxy did not run the generated configuration: " + se.Error()
-			}
+			// The proxy refused or could not run the configuration: no
+			// claim can be checked, on this scenario or the next ones,
+			// which run the same configuration. That is one harness
+			// failure, said once, with the binary's first lines.
+			runErrs = append(runErrs, fmt.Sprintf("%s %s did not start on the generated configuration (scenario %q), so no claim could be checked:\n%s",
+				live.Name, live.Full, sc.Name, firstLines(se.Error(), 15)))
+			out := proveJSON{SchemaVersion: proveSchemaVersion, Target: live.Name, Version: live.Version, Binary: live.Bin, BinaryVersion: live.Full, Claims: []proveClaim{}}
+			out.finish()
+			return out, runErrs
 		case err != nil:
 			runErrs = append(runErrs, fmt.Sprintf("%s: %v", sc.Name, err))
 			continue
 		}
+		verdicts := prove.Judge(sc.Test, run.Findings, run.Obs)
 		if matrix != nil {
 			matrix.Add(live.Name, live.Version, sc.Name, verdicts)
 		}
@@ -394,17 +412,9 @@ func (out *proveJSON) addUnexercised(us []prove.Unexercised, findings []translat
 		claims[k] = len(out.Claims)
 		out.Claims = append(out.Claims, c)
 	}
-	type ruleKey struct {
-		route string
-		rule  int
-	}
-	underTest := map[ruleKey]bool{}
-	for _, c := range out.Claims {
-		underTest[ruleKey{c.Route, c.Rule}] = true
-	}
 	for i, f := range findings {
 		k := claimKey{f.Route, f.Rule, f.Feature}
-		if f.Target != out.Target || f.Gateway != "" || !underTest[ruleKey{f.Route, f.Rule}] {
+		if f.Target != out.Target || f.Gateway != "" || f.Route == "" {
 			continue
 		}
 		if j, ok := claims[k]; ok {

@@ -1,0 +1,242 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/internal/dataplane"
+	"github.com/gwretry/gwretry/internal/proxytest"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// tamperInput has one rule per kind of claim the tamper suite edits: a
+// retry with a backendRequest timeout, header modifiers, a URLRewrite, a
+// RequestMirror (to a Service of its own) and a RequestRedirect.
+const tamperInput = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: shadow, namespace: shop}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: t, namespace: shop}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /retry}}]
+    retry: {attempts: 2, codes: [503]}
+    timeouts: {backendRequest: 1s}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /hdr}}]
+    filters:
+    - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: a}], remove: [X-B]}}
+    - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-C, value: c}]}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /rw}}]
+    filters:
+    - {type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /full}}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /mir}}]
+    filters:
+    - {type: RequestMirror, requestMirror: {backendRef: {name: shadow, port: 80}}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /old}}]
+    filters: [{type: RequestRedirect, requestRedirect: {hostname: new.example.com, statusCode: 301}}]
+`
+
+// tamperEdit replaces Old by New in the generated file the proxy runs
+// (a line holding Old is deleted when Delete is set).
+type tamperEdit struct {
+	Old, New string
+	Delete   bool
+}
+
+// tamperWrapper writes a shell script that stands in for the data plane
+// binary real: it applies edit to the configuration files named by its
+// arguments (nginx -c, haproxy -f, Traefik --configFile and the
+// dynamic.yaml beside it), notes each file it changed in marker, and execs
+// real with the same arguments. The report is the one gwretry wrote for
+// the configuration before the edit.
+func tamperWrapper(t *testing.T, dir, real string, edit tamperEdit) (bin, marker string) {
+	t.Helper()
+	for _, s := range []string{edit.Old, edit.New, real, dir} {
+		if strings.ContainsAny(s, "'\n") {
+			t.Fatalf("tamper edit or path with a quote or newline: %q", s)
+		}
+	}
+	esc := func(s string) string {
+		r := strings.NewReplacer(`\`, `\\`, `|`, `\|`, `.`, `\.`, `*`, `\*`, `[`, `\[`, `]`, `\]`, `^`, `\^`, `$`, `\$`, `&`, `\&`)
+		return r.Replace(s)
+	}
+	expr := fmt.Sprintf(`s|%s|%s|g`, esc(edit.Old), esc(edit.New))
+	if edit.Delete {
+		expr = fmt.Sprintf(`\|%s|d`, esc(edit.Old))
+	}
+	marker = filepath.Join(dir, "edited")
+	script := fmt.Sprintf(`#!/bin/sh
+for a in "$@"; do
+  f="${a#--configFile=}"
+  [ -f "$f" ] || continue
+  for g in "$f" "$(dirname "$f")/dynamic.yaml"; do
+    [ -f "$g" ] || continue
+    if grep -qF -e '%s' "$g"; then sed -i -e '%s' "$g" && echo "$g" >> '%s'; fi
+  done
+done
+exec '%s' "$@"
+`, edit.Old, expr, marker, real)
+	bin = filepath.Join(dir, "proxy")
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, marker
+}
+
+// TestProveTamperSuite edits one configured fact of the generated
+// configuration before the proxy starts, on every installed version of
+// each data plane, and wants prove to exit 5 naming the edited claim
+// (its rule and feature) and no claim of another rule. Unedited, the same
+// input proves with exit 0 and every filter claim held, the mirror's
+// included (its Service runs on loopback like the others).
+func TestProveTamperSuite(t *testing.T) {
+	tmp := privateTemp(t)
+	input := filepath.Join(t.TempDir(), "tamper.yaml")
+	if err := os.WriteFile(input, []byte(tamperInput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
+		name string
+		edit tamperEdit
+		// rule and feature of the claim the edit contradicts; rule < 0 is
+		// the unedited run. also is another feature whose record
+		// configures the same fact, which may be the one named instead.
+		rule    int
+		feature translate.Feature
+		also    translate.Feature
+	}
+	none := tc{name: "unedited", rule: -1}
+	// On Traefik 3.6, retry.attempts and retry.connectionErrors both
+	// configure "retry.attempts 3" (codes need 3.7): with one attempt the
+	// refused connection is not retried, which contradicts the
+	// connectionErrors claim of that fact.
+	cases := map[string][]tc{
+		"nginx": {none,
+			{"tries 3 to 2", tamperEdit{Old: "proxy_next_upstream_tries 3;", New: "proxy_next_upstream_tries 2;"}, 0, translate.FeatureRetryAttempts, ""},
+			{"read timeout 1000ms to 3000ms", tamperEdit{Old: "proxy_read_timeout 1000ms;", New: "proxy_read_timeout 3000ms;"}, 0, translate.FeatureBackendRequestTimeout, ""},
+			{"add_header removed", tamperEdit{Old: "add_header X-C c always;", Delete: true}, 1, translate.FeatureResponseHeaderModifier, ""},
+			{"return 301 to 302", tamperEdit{Old: "return 301 ", New: "return 302 "}, 4, translate.FeatureRequestRedirect, ""},
+			{"mirror removed", tamperEdit{Old: "mirror /_gwretry_mirror_shop_t_r3_0;", Delete: true}, 3, translate.FeatureRequestMirror, ""},
+		},
+		"haproxy": {none,
+			{"retries 2 to 1", tamperEdit{Old: "retries 2", New: "retries 1"}, 0, translate.FeatureRetryAttempts, ""},
+			{"http-after-response removed", tamperEdit{Old: "http-after-response ", Delete: true}, 1, translate.FeatureResponseHeaderModifier, ""},
+			{"set-path edited", tamperEdit{Old: "set-path /full", New: "set-path /fool"}, 2, translate.FeatureURLRewrite, ""},
+		},
+		"traefik": {none,
+			{"attempts 3 to 1", tamperEdit{Old: "attempts: 3", New: "attempts: 1"}, 0, translate.FeatureRetryAttempts, translate.FeatureRetryConnectionErrors},
+		},
+	}
+	for _, name := range []string{"nginx", "haproxy", "traefik"} {
+		t.Run(name, func(t *testing.T) {
+			proxytest.Require(t, name)
+			kind := dataplane.KindOf(name)
+			for _, real := range kind.Installed() {
+				short, full, err := kind.Version(context.Background(), real)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cases[name] {
+					t.Run(full+"/"+c.name, func(t *testing.T) {
+						bin, marker := real, ""
+						if c.rule >= 0 {
+							bin, marker = tamperWrapper(t, t.TempDir(), real, c.edit)
+						}
+						var stdout, stderr bytes.Buffer
+						code := run([]string{"prove", input, "--target", name + "@" + short, "--proxy", bin, "--report", "json", "--timeout", "3m"},
+							strings.NewReader(""), &stdout, &stderr)
+						var out proveJSON
+						if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+							t.Fatalf("exit %d, --report json: %v\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+						}
+						if c.rule < 0 {
+							if code != exitOK {
+								t.Fatalf("unedited: exit %d, want 0\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+							}
+							for _, cl := range out.Claims {
+								if strings.HasPrefix(string(cl.Feature), "filters.") && cl.Outcome != claimHeld {
+									t.Errorf("unedited: rule %d %s %s: %s", cl.Rule, cl.Feature, cl.Outcome, cl.Why)
+								}
+							}
+							return
+						}
+						if data, _ := os.ReadFile(marker); len(data) == 0 {
+							t.Fatalf("the edit %+v changed no configuration", c.edit)
+						}
+						if code != exitContradicted {
+							t.Fatalf("exit %d, want %d\n%s\nstderr:\n%s", code, exitContradicted, stdout.String(), stderr.String())
+						}
+						named := false
+						for _, cl := range out.Claims {
+							if cl.Outcome != claimContradicted {
+								continue
+							}
+							if cl.Route != "shop/t" || cl.Rule != c.rule {
+								t.Errorf("%s rule %d %s contradicted; only rule %d was edited", cl.Route, cl.Rule, cl.Feature, c.rule)
+							}
+							named = named || cl.Feature == c.feature || cl.Feature == c.also
+						}
+						if !named {
+							t.Errorf("rule %d %s not contradicted\n%s", c.rule, c.feature, stdout.String())
+						}
+					})
+				}
+			}
+		})
+	}
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// TestProveProxyDoesNotStart: a data plane that refuses the generated
+// configuration is a harness failure: prove exits 70 with one error that
+// names the binary and shows its first output lines, once, and
+// contradicts no claim.
+func TestProveProxyDoesNotStart(t *testing.T) {
+	real := proxytest.Require(t, "nginx")
+	tmp := privateTemp(t)
+	bin, _ := tamperWrapper(t, t.TempDir(), real, tamperEdit{Old: "proxy_next_upstream_tries 3;", New: "proxy_next_upstream_tries three;"})
+	short, _, err := dataplane.KindOf("nginx").Version(context.Background(), real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"prove", example, "--target", "nginx@" + short, "--proxy", bin, "--timeout", "2m"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitInternal {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInternal, stdout.String(), stderr.String())
+	}
+	errText := stderr.String()
+	if n := strings.Count(errText, "did not start on the generated configuration"); n != 1 {
+		t.Errorf("the startup failure is said %d times, want once:\n%s", n, errText)
+	}
+	if !strings.Contains(errText, `[emerg]`) || !strings.Contains(errText, "proxy_next_upstream_tries") {
+		t.Errorf("stderr lacks nginx's own output:\n%s", errText)
+	}
+	if strings.Contains(stdout.String(), "CONTRADICTED") {
+		t.Errorf("a startup failure contradicted claims:\n%s", stdout.String())
+	}
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
