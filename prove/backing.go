@@ -83,6 +83,9 @@ const (
 	RedirectLocationOther Class = "a redirect to another location"
 	// NotMirrored: the mirror's Service got no copy of the request.
 	NotMirrored Class = "a request not mirrored"
+	// CertificateOther: an HTTPS listener served another certificate
+	// than its Secret's, or none.
+	CertificateOther Class = "another certificate served"
 )
 
 // Shortfall is a claim's class with the values of the rule that a
@@ -232,6 +235,7 @@ var backing = map[Class][]backer{
 	},
 	RedirectLocationOther: nil,
 	NotMirrored:           nil,
+	CertificateOther:      certificateCaveats,
 }
 
 // headerCaveats back a header not modified as a filter says: each names

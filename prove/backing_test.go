@@ -159,6 +159,8 @@ func TestBacking(t *testing.T) {
 		{"location: unsupported", Shortfall{Class: RedirectLocationOther}, stray, report.Decide(report.ReasonNotExpressible), Backed},
 		{"location: an idle timer", Shortfall{Class: RedirectLocationOther}, stray, approx(idle), Contradicted},
 		{"mirror: unsupported", Shortfall{Class: NotMirrored}, stray, report.Decide(report.ReasonNotExpressible), Backed},
+		{"certificate: chosen by names", Shortfall{Class: CertificateOther}, stray, approx(cv(report.CaveatCertificateChosenByNames)), Backed},
+		{"certificate: an idle timer", Shortfall{Class: CertificateOther}, stray, approx(idle), Contradicted},
 		{"mirror: a rounded share", Shortfall{Class: NotMirrored}, stray,
 			approx(cv(report.CaveatMirrorShareRounded, "share", "1/3", "rounded", "33%")), Contradicted},
 	}

@@ -31,6 +31,11 @@ type DeriveOptions struct {
 	// Longest is the longest a scenario may wait on the backend (a
 	// timeout, a backoff); features that need longer are not exercised.
 	Longest time.Duration
+	// NoHTTPS, when set, says why the rules' listener.https claims are not
+	// exercised (no --tls-dir, a data plane prove does not run HTTPS on);
+	// when "", each rule served on an HTTPS listener gets a scenario over
+	// TLS that checks the certificate served.
+	NoHTTPS string
 }
 
 // maxDerivedAttempts is the most retries a derived scenario waits for.
@@ -61,12 +66,19 @@ func Derive(m *translate.Model, opts DeriveOptions) ([]Scenario, []Unexercised) 
 	var out []Scenario
 	var skipped []Unexercised
 	for _, r := range m.Rules {
+		skip := func(f translate.Feature, why string) {
+			skipped = append(skipped, Unexercised{Route: r.Route, Rule: r.Index, Feature: f, Why: why})
+		}
+		if len(r.TLSListeners) > 0 {
+			if sc, why := httpsScenario(m, r, services, opts); sc != nil {
+				out = append(out, *sc)
+			} else {
+				skip(translate.FeatureListenerHTTPS, why)
+			}
+		}
 		feats := slices.Concat(retryTimeoutFeatures(r), filterFeatures(r))
 		if len(feats) == 0 {
 			continue
-		}
-		skip := func(f translate.Feature, why string) {
-			skipped = append(skipped, Unexercised{Route: r.Route, Rule: r.Index, Feature: f, Why: why})
 		}
 		if !r.Forwards() && r.Filters.Redirect != nil {
 			// A redirect answers every request itself: its retry and
@@ -81,7 +93,7 @@ func Derive(m *translate.Model, opts DeriveOptions) ([]Scenario, []Unexercised) 
 			}
 			feats = kept
 		}
-		user, why := userRule(m, r, services)
+		user, why := userRule(m, r, services, false)
 		if user == nil {
 			for _, f := range feats {
 				skip(f, why)
@@ -123,8 +135,9 @@ func serviceKey(b *translate.BackendRef) string {
 }
 
 // userRule finds a request that the rule's first exercisable match
-// selects, on the first listener and virtual host that serve it.
-func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (*UserRule, string) {
+// selects, on the first listener and virtual host that serve it: an HTTPS
+// one when tls is set, else an HTTP one.
+func userRule(m *translate.Model, r *translate.Rule, services map[string]bool, tls bool) (*UserRule, string) {
 	if !r.Forwards() && r.Filters.Redirect == nil {
 		return nil, "the rule forwards nothing (" + r.NoForwardReason() + ")"
 	}
@@ -134,8 +147,14 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 	// with the square of the rules.
 	for _, pl := range m.PlacementsOf(r) {
 		l, vh, rm := pl.Listener, pl.VirtualHost, pl.Match
-		if l.TLS {
-			why = "the rule is served only on HTTPS listeners, which prove does not exercise"
+		switch {
+		case l.TLS && !tls:
+			why = "the rule is served only on HTTPS listeners, where prove exercises the certificate only (listener.https)"
+			continue
+		case !l.TLS && tls:
+			continue
+		case tls && vh.Certificate == nil:
+			why = "the HTTPS listener has no certificate gwretry generates"
 			continue
 		}
 		path, reason := matchRequest(rm.Match)
@@ -144,7 +163,10 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 			continue
 		}
 		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Method: rm.Match.Method, Header: map[string]string{},
-			MatchPath: rm.Match.Path, MatchType: rm.Match.PathType}
+			MatchPath: rm.Match.Path, MatchType: rm.Match.PathType, TLS: tls}
+		if tls {
+			u.Secret, u.CertFile = vh.Certificate.Secret, vh.Certificate.CertFile
+		}
 		if vh.Hostname != "" {
 			u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
 		}

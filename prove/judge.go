@@ -34,6 +34,8 @@ type Result struct {
 	// Mirrored are the copies of this request that the mirror endpoint
 	// got (RequestMirror).
 	Mirrored []flaky.Hit
+	// PeerCert is the DER of the certificate an HTTPS listener served.
+	PeerCert []byte
 }
 
 // Gaps returns the time between the end of each try and the start of the

@@ -4,6 +4,7 @@ package prove
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -84,6 +85,17 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	if err != nil {
 		return run, err
 	}
+	// An HTTPS scenario binds its listeners on a port of their own,
+	// which the proxy is then waited on and the requests sent to.
+	serveOn := listen
+	if sc.User != nil && sc.User.TLS {
+		if serveOn, err = ports.Addr(); err != nil {
+			return run, err
+		}
+		u := *sc.User
+		u.ListenTLS = serveOn
+		sc.User = &u
+	}
 	run.Listen, run.Endpoints = listen, endpointFlags
 	report, err := gen(ctx, dir, sc, live.Name+"@"+live.Version, listen, endpointFlags)
 	if err != nil {
@@ -92,7 +104,7 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	out := filepath.Join(dir, "out")
 	run.Findings = RuleFindings(report, live.Name, sc.Route(), sc.RuleIndex())
 	run.Config = ConfigText(out, live.Name)
-	p, addr, err := StartProxy(ctx, live, out, listen, dir, ports)
+	p, addr, err := StartProxy(ctx, live, out, serveOn, dir, ports)
 	if err != nil {
 		return run, &StartError{Err: err}
 	}
@@ -227,6 +239,12 @@ func WaitReady(ctx context.Context, addr string) error {
 // the client and the endpoints saw.
 func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server) (Observation, error) {
 	transport := &http.Transport{DisableKeepAlives: !sc.KeepAlive, MaxIdleConnsPerHost: 1}
+	scheme := "http://"
+	if sc.User != nil && sc.User.TLS {
+		// The certificate is judged (Result.PeerCert), not verified.
+		scheme = "https://"
+		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, ServerName: hostOnly(sc.User.Host)} //nolint:gosec // judged by the check
+	}
 	defer transport.CloseIdleConnections()
 	// The client waits as long as the scenario may last (10s without a
 	// deadline): a client timeout must never pass for the proxy's.
@@ -238,7 +256,7 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 	client := &http.Client{Timeout: wait, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	newRequest := func(id string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, sc.method(), "http://"+addr+sc.Path(), strings.NewReader(sc.body()))
+		req, err := http.NewRequestWithContext(ctx, sc.method(), scheme+addr+sc.Path(), strings.NewReader(sc.body()))
 		if err != nil {
 			return nil, err
 		}
@@ -298,6 +316,9 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 		} else {
 			r.Status = resp.StatusCode
 			r.Header = resp.Header
+			if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+				r.PeerCert = resp.TLS.PeerCertificates[0].Raw
+			}
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			r.Complete = err == nil && (sc.WantBody == "" || string(body) == sc.WantBody)

@@ -93,6 +93,12 @@ type UserRule struct {
 	// from (a prefix rewrite or redirect replaces the part it matched).
 	MatchPath string
 	MatchType translate.PathMatchType
+	// TLS sends the requests over TLS to the rule's HTTPS listener, with
+	// the virtual host's name as SNI; Secret and CertFile are the
+	// certificate it must serve. ListenTLS is the --listen-https address
+	// the run binds (set by Observe).
+	TLS                         bool
+	Secret, CertFile, ListenTLS string
 	// Mirrors are the --endpoint keys of the Services the rule's
 	// RequestMirror filters copy requests to, served by the mirror
 	// endpoint (MirrorEndpoint), whose hits are a request's Mirrored.

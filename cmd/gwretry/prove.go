@@ -25,7 +25,11 @@ import (
 
 // proveOptions are the flags of prove.
 type proveOptions struct {
-	target, proxy, report, channel   string
+	target, proxy, report, channel string
+	// tlsDir holds the certificates of the Gateways' Secrets
+	// (DIR/NS/NAME/tls.crt and tls.key): with it, HTTPS listeners are
+	// generated and their listener.https claims proven.
+	tlsDir                           string
 	retryNonIdempotent, assumeGrants bool
 	timeout, scenarioTimeout         time.Duration
 	limits                           translate.Limits
@@ -68,7 +72,12 @@ rule's Services: listed codes (retried) and an unlisted one (not retried), every
 (exactly attempts retries), connections closed and refused, a slow first try (cut by
 backendRequest and retried), a slow backend (cut by request), the gap between tries
 (backoff), a POST with a body, and a kept-alive upstream connection closed under the proxy.
-Requests match the rule: its path, method, headers, query parameters and hostname. They are
+The rule's filters get a request of their own, each judged on its own: headers set, added
+and removed at the backend (RequestHeaderModifier) and in the answer (ResponseHeaderModifier),
+the host and path the backend gets (URLRewrite), the status and Location of a redirect
+(RequestRedirect), a copy at the mirror's Service (RequestMirror). With --tls-dir, on nginx and
+HAProxy, each rule served on an HTTPS listener gets a request over TLS whose certificate must be
+its Secret's (listener.https). Requests match the rule: its path, method, headers, query parameters and hostname. They are
 made from the rule's first match that prove can invert, on the first listener and hostname
 that serve it: a rule with several matches or hostnames is proven on that one request only,
 and each of its claims says so (coverage). Features that no scenario can test (a path regular expression, a timeout longer than prove waits) are
@@ -91,7 +100,8 @@ version is proven against the binary given. Envoy's configuration is first check
 ` + "`envoy --mode validate`" + `.
 
 Exit codes: 0 every claim that was exercised held, 1 invalid input, 2 usage (also: no binary
-found), 5 a claim was contradicted, 70 an internal error (also: a scenario could not be run).`,
+found), 5 a claim was contradicted, 70 an internal error (also: a scenario could not be run, or
+the data plane did not start on the generated configuration: said once, with its first lines).`,
 		Example: `  # the shipped example against the nginx on PATH
   gwretry prove testdata/examples/retry.yaml --target nginx
 
@@ -114,6 +124,7 @@ found), 5 a claim was contradicted, 70 an internal error (also: a scenario could
 	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames(), ", ")+" (required)")
 	f.StringVar(&o.proxy, "proxy", "", "data plane `BINARY` to run (default: GWRETRY_<NAME>, then PATH, then /usr/sbin)")
 	f.StringVar(&o.report, "report", "text", "output on stdout: text or json")
+	f.StringVar(&o.tlsDir, "tls-dir", "", "prove HTTPS listeners (listener.https, nginx and haproxy) with the certificate of Secret NS/NAME in `DIR`/NS/NAME/tls.crt and tls.key")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "translate with --retry-non-idempotent: POST, PATCH and LOCK are then expected to be retried")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel: standard or experimental")
@@ -241,11 +252,28 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	if o.tlsDir != "" {
+		abs, err := filepath.Abs(o.tlsDir)
+		if err != nil {
+			return usageErrorf("--tls-dir %q: %v", o.tlsDir, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return usageErrorf("--tls-dir %q is not a directory", o.tlsDir)
+		}
+		o.tlsDir = abs
+	}
 	m, err := proveModel(in, o, ch, nil)
 	if err != nil {
 		return err
 	}
-	scenarios, unexercised := prove.Derive(m, prove.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3})
+	noHTTPS := ""
+	switch {
+	case name != "nginx" && name != "haproxy":
+		noHTTPS = fmt.Sprintf("prove exercises HTTPS listeners on nginx and haproxy only, not on %s: the claim is listed with its record, unproven", name)
+	case o.tlsDir == "":
+		noHTTPS = "HTTPS listeners are proven only with --tls-dir DIR, the certificates of the Gateways' Secrets (DIR/NAMESPACE/NAME/tls.crt and tls.key)"
+	}
+	scenarios, unexercised := prove.Derive(m, prove.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3, NoHTTPS: noHTTPS})
 	res, err := translate.Run(m, []translate.Target{{Backend: target.Backend, Version: live.Version}}, o.retryNonIdempotent)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
@@ -629,6 +657,11 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 		}
 	}
 	ro.Channel, ro.AssumeReferenceGrants = ch, o.assumeGrants
+	if ro.Listen == nil || ro.ListenTLS != nil {
+		// Without --listen the HTTPS listeners bind their own ports;
+		// with it, only a scenario that binds them (ListenTLS) has them.
+		ro.TLSDir = o.tlsDir
+	}
 	m, err := translate.Build(in, *ro)
 	if err != nil {
 		return nil, inputError(err)
@@ -642,6 +675,11 @@ func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) prove.G
 		ro, err := translate.ParseFlags(listen, endpoints)
 		if err != nil {
 			return nil, err
+		}
+		if sc.User != nil && sc.User.ListenTLS != "" {
+			if ro.ListenTLS, err = translate.ParseListen(sc.User.ListenTLS); err != nil {
+				return nil, err
+			}
 		}
 		m, err := proveModel(in, o, ch, &ro)
 		if err != nil {

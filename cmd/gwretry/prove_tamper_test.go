@@ -5,12 +5,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/proxytest"
@@ -64,10 +72,10 @@ type tamperEdit struct {
 }
 
 // tamperWrapper writes a shell script that stands in for the data plane
-// binary real: it applies edit to the configuration files named by its
-// arguments (nginx -c, haproxy -f, Traefik --configFile and the
-// dynamic.yaml beside it), notes each file it changed in marker, and execs
-// real with the same arguments. The report is the one gwretry wrote for
+// binary real: it applies edit to the files beside each configuration
+// file named by its arguments (nginx -c, haproxy -f and its crt-lists,
+// Traefik --configFile and dynamic.yaml), notes each file it changed in
+// marker, and execs real with the same arguments. The report is the one gwretry wrote for
 // the configuration before the edit.
 func tamperWrapper(t *testing.T, dir, real string, edit tamperEdit) (bin, marker string) {
 	t.Helper()
@@ -89,7 +97,7 @@ func tamperWrapper(t *testing.T, dir, real string, edit tamperEdit) (bin, marker
 for a in "$@"; do
   f="${a#--configFile=}"
   [ -f "$f" ] || continue
-  for g in "$f" "$(dirname "$f")/dynamic.yaml"; do
+  for g in "$(dirname "$f")"/*; do
     [ -f "$g" ] || continue
     if grep -qF -e '%s' "$g"; then sed -i -e '%s' "$g" && echo "$g" >> '%s'; fi
   done
@@ -235,6 +243,143 @@ func TestProveProxyDoesNotStart(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), "CONTRADICTED") {
 		t.Errorf("a startup failure contradicted claims:\n%s", stdout.String())
+	}
+	if left := leftProxies(t, tmp); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// httpsInput serves one rule on an HTTP and an HTTPS listener whose
+// certificate is Secret shop/cert-a.
+const httpsInput = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: shop}
+spec:
+  gatewayClassName: x
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - name: https
+    port: 443
+    protocol: HTTPS
+    hostname: shop.example.com
+    tls: {certificateRefs: [{name: cert-a}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: s, namespace: shop}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [shop.example.com]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    retry: {attempts: 1, codes: [503]}
+    backendRefs: [{name: web, port: 80}]
+`
+
+// writeCert writes a self-signed certificate for host and its key as
+// dir/tls.crt and dir/tls.key.
+func writeCert(t *testing.T, dir, host string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
+		DNSNames: []string{host}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der}, "tls.key": {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		// The workers of an nginx started as root read the files as nobody.
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestProveHTTPS: with --tls-dir, the listener.https claim of a rule is
+// proven over TLS on every installed nginx and HAProxy: held when the
+// listener serves its Secret's certificate, contradicted (exit 5) when the
+// configuration is edited to serve another Secret's. On Traefik the claim
+// is listed, not exercised, with why.
+func TestProveHTTPS(t *testing.T) {
+	tmp := privateTemp(t)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "https.yaml")
+	if err := os.WriteFile(input, []byte(httpsInput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tlsDir := filepath.Join(dir, "tls")
+	writeCert(t, filepath.Join(tlsDir, "shop", "cert-a"), "shop.example.com")
+	writeCert(t, filepath.Join(tlsDir, "shop", "cert-b"), "shop.example.com")
+	// The workers of an nginx started as root read the files as nobody.
+	for _, d := range []string{tmp, dir, tlsDir, filepath.Join(tlsDir, "shop")} {
+		_ = os.Chmod(d, 0o755)
+	}
+	https := func(out proveJSON) proveClaim {
+		for _, c := range out.Claims {
+			if c.Feature == translate.FeatureListenerHTTPS {
+				return c
+			}
+		}
+		return proveClaim{}
+	}
+	for _, name := range []string{"nginx", "haproxy", "traefik"} {
+		t.Run(name, func(t *testing.T) {
+			proxytest.Require(t, name)
+			kind := dataplane.KindOf(name)
+			for _, real := range kind.Installed() {
+				short, full, err := kind.Version(context.Background(), real)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, edited := range []bool{false, true} {
+					if edited && name == "traefik" {
+						continue
+					}
+					t.Run(fmt.Sprintf("%s/edited=%v", full, edited), func(t *testing.T) {
+						bin := real
+						if edited {
+							bin, _ = tamperWrapper(t, t.TempDir(), real, tamperEdit{Old: "/cert-a/", New: "/cert-b/"})
+						}
+						var stdout, stderr bytes.Buffer
+						code := run([]string{"prove", input, "--target", name + "@" + short, "--proxy", bin, "--tls-dir", tlsDir, "--report", "json", "--timeout", "2m"},
+							strings.NewReader(""), &stdout, &stderr)
+						var out proveJSON
+						if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+							t.Fatalf("exit %d, --report json: %v\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+						}
+						c := https(out)
+						want, wantCode := claimHeld, exitOK
+						switch {
+						case name == "traefik":
+							want = claimNotExercised
+						case edited:
+							want, wantCode = claimContradicted, exitContradicted
+						}
+						if code != wantCode || c.Outcome != want {
+							t.Fatalf("exit %d, listener.https %q (%s); want exit %d, %q\n%s\nstderr:\n%s", code, c.Outcome, c.Why, wantCode, want, stdout.String(), stderr.String())
+						}
+						if name == "traefik" && !strings.Contains(c.Why, "nginx and haproxy only") {
+							t.Errorf("traefik: why %q does not say HTTPS is proven on nginx and haproxy only", c.Why)
+						}
+					})
+				}
+			}
+		})
 	}
 	if left := leftProxies(t, tmp); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
