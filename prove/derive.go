@@ -167,6 +167,12 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool, t
 		if tls {
 			u.Secret, u.CertFile = vh.Certificate.Secret, vh.Certificate.CertFile
 		}
+		if rw := r.Filters.Rewrite; rw != nil && rw.Path != nil {
+			p, _, _ := strings.Cut(path, "?")
+			if bp, ok := replacedPath(rw.Path, u, p); ok && bp != p {
+				u.BackendPath = bp
+			}
+		}
 		if vh.Hostname != "" {
 			u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
 		}

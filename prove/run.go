@@ -150,6 +150,9 @@ func startEndpoints(sc Scenario) ([]*flaky.Server, []string, error) {
 			return servers, nil, err
 		}
 		s.Handle(path, e.Script)
+		if sc.User != nil && sc.User.BackendPath != "" {
+			s.Handle(sc.User.BackendPath, e.Script)
+		}
 		servers = append(servers, s)
 		addrs = append(addrs, s.Addr())
 	}

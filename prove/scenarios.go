@@ -89,6 +89,10 @@ type UserRule struct {
 	// NoPost is true when a POST to Path is taken by a rule that
 	// precedes this one.
 	NoPost bool
+	// BackendPath is the path the backend gets when the rule's URLRewrite
+	// changes it ("" when it does not): the endpoints' scripts play there
+	// too.
+	BackendPath string
 	// MatchPath and MatchType are the path match the request was made
 	// from (a prefix rewrite or redirect replaces the part it matched).
 	MatchPath string

@@ -26,8 +26,9 @@ import (
 )
 
 // tamperInput has one rule per kind of claim the tamper suite edits: a
-// retry with a backendRequest timeout, header modifiers, a URLRewrite, a
-// RequestMirror (to a Service of its own) and a RequestRedirect.
+// retry with a backendRequest timeout, header modifiers, a URLRewrite (with
+// a retry, whose scenarios play on the rewritten path), a RequestMirror (to
+// a Service of its own) and a RequestRedirect.
 const tamperInput = `apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: shop}
@@ -55,6 +56,7 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /rw}}]
     filters:
     - {type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /full}}}
+    retry: {attempts: 1, codes: [502]}
     backendRefs: [{name: web, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /mir}}]
     filters:
