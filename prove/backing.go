@@ -67,6 +67,25 @@ const (
 	// not answered 500 by the data plane (it reached a backend, or got
 	// another status).
 	NotAnswered500 Class = "a dead rule not answered 500"
+	// RequestHeaderNotModified: a header the backend got was not set,
+	// added to or removed as the RequestHeaderModifier says.
+	RequestHeaderNotModified Class = "a request header not modified as configured"
+	// ResponseHeaderNotModified: a header of the answer was not set,
+	// added to or removed as the ResponseHeaderModifier says.
+	ResponseHeaderNotModified Class = "a response header not modified as configured"
+	// HostNotRewritten: the backend got another Host than the URLRewrite's.
+	HostNotRewritten Class = "a host not rewritten"
+	// PathNotRewritten: the backend got another path than the URLRewrite's.
+	PathNotRewritten Class = "a path not rewritten"
+	// RedirectStatusOther: the redirect's status is not the filter's.
+	RedirectStatusOther Class = "a redirect with another status"
+	// RedirectLocationOther: the redirect's Location is not the filter's.
+	RedirectLocationOther Class = "a redirect to another location"
+	// NotMirrored: the mirror's Service got no copy of the request.
+	NotMirrored Class = "a request not mirrored"
+	// CertificateOther: an HTTPS listener served another certificate
+	// than its Secret's, or none.
+	CertificateOther Class = "another certificate served"
 )
 
 // Shortfall is a claim's class with the values of the rule that a
@@ -79,10 +98,15 @@ type Shortfall struct {
 	// Timer is the rule's timeout (TryNotCut, BodyNotCut, RequestNotCut)
 	// or backoff (NoDelay).
 	Timer time.Duration
+	// Name is the header of RequestHeaderNotModified and
+	// ResponseHeaderNotModified.
+	Name string
 }
 
 func (s Shortfall) String() string {
 	switch {
+	case s.Name != "":
+		return fmt.Sprintf("%s (%s)", s.Class, s.Name)
 	case s.Code != 0:
 		return fmt.Sprintf("%s (%d)", s.Class, s.Code)
 	case s.Timer != 0:
@@ -198,6 +222,32 @@ var backing = map[Class][]backer{
 		{report.CaveatInvalidShareToValidBackends, nil},
 		{report.CaveatFailedShareStatusUnknown, nil},
 	},
+	RequestHeaderNotModified:  headerCaveats,
+	ResponseHeaderNotModified: headerCaveats,
+	HostNotRewritten: {
+		{report.CaveatHostReplacedByRewrite, nil},
+		{report.CaveatHostRewrittenTwice, nil},
+		{report.CaveatHostHeaderIsRequestHost, nil},
+	},
+	PathNotRewritten: nil,
+	RedirectStatusOther: {
+		{report.CaveatRedirectStatusByMethod, statusByMethod},
+	},
+	RedirectLocationOther: nil,
+	NotMirrored:           nil,
+	CertificateOther:      certificateCaveats,
+}
+
+// headerCaveats back a header not modified as a filter says: each names
+// the header it concerns.
+var headerCaveats = []backer{
+	{report.CaveatHeaderAddReplaces, namesHeader},
+	{report.CaveatHeaderNotModifiable, namesHeader},
+	{report.CaveatClientHeaderDropped, namesHeader},
+	{report.CaveatRepeatedHeaderFirstLineOnly, namesHeader},
+	{report.CaveatHeaderInSeveralLists, namesHeader},
+	{report.CaveatHeaderRulesUndoEachOther, namesHeader},
+	{report.CaveatHeadersHandledByProxy, namesHeader},
 }
 
 // backedBy returns the reason or caveat of d that backs s as seen in r.
@@ -340,14 +390,19 @@ func parseByteSize(v string) (uint64, bool) {
 // use; JudgeEnvoy, which sees no traffic, asks an approximated finding
 // for a caveat that backs one of them.
 var featureClasses = map[translate.Feature][]Class{
-	translate.FeatureRetryAttempts:         {AttemptsNotKept, NonIdempotentNotRetried, BodyNotRetried, Resent},
-	translate.FeatureRetryCodes:            {ListedCodeNotRetried, UnlistedCodeRetried, NonIdempotentNotRetried, BodyNotRetried},
-	translate.FeatureRetryConnectionErrors: {ConnectionNotRetried, RefusedNotRetried, ClosedUnanswered},
-	translate.FeatureRetryBackendTimeout:   {CutTryNotRetried},
-	translate.FeatureRetryBackoff:          {NoDelay},
-	translate.FeatureBackendRequestTimeout: {TryNotCut, BodyNotCut, CutWhileDisabled},
-	translate.FeatureRequestTimeout:        {RequestNotCut, CutWhileDisabled},
-	translate.FeatureBackendRefs:           {NotAnswered500},
+	translate.FeatureRetryAttempts:          {AttemptsNotKept, NonIdempotentNotRetried, BodyNotRetried, Resent},
+	translate.FeatureRetryCodes:             {ListedCodeNotRetried, UnlistedCodeRetried, NonIdempotentNotRetried, BodyNotRetried},
+	translate.FeatureRetryConnectionErrors:  {ConnectionNotRetried, RefusedNotRetried, ClosedUnanswered},
+	translate.FeatureRetryBackendTimeout:    {CutTryNotRetried},
+	translate.FeatureRetryBackoff:           {NoDelay},
+	translate.FeatureBackendRequestTimeout:  {TryNotCut, BodyNotCut, CutWhileDisabled},
+	translate.FeatureRequestTimeout:         {RequestNotCut, CutWhileDisabled},
+	translate.FeatureBackendRefs:            {NotAnswered500},
+	translate.FeatureRequestHeaderModifier:  {RequestHeaderNotModified},
+	translate.FeatureResponseHeaderModifier: {ResponseHeaderNotModified},
+	translate.FeatureURLRewrite:             {HostNotRewritten, PathNotRewritten},
+	translate.FeatureRequestRedirect:        {RedirectStatusOther, RedirectLocationOther},
+	translate.FeatureRequestMirror:          {NotMirrored},
 }
 
 // statesShortfall reports whether d names a reason or caveat that backs

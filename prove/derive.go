@@ -31,6 +31,11 @@ type DeriveOptions struct {
 	// Longest is the longest a scenario may wait on the backend (a
 	// timeout, a backoff); features that need longer are not exercised.
 	Longest time.Duration
+	// NoHTTPS, when set, says why the rules' listener.https claims are not
+	// exercised (no --tls-dir, a data plane prove does not run HTTPS on);
+	// when "", each rule served on an HTTPS listener gets a scenario over
+	// TLS that checks the certificate served.
+	NoHTTPS string
 }
 
 // maxDerivedAttempts is the most retries a derived scenario waits for.
@@ -52,18 +57,43 @@ func Derive(m *translate.Model, opts DeriveOptions) ([]Scenario, []Unexercised) 
 		for _, b := range r.Backends {
 			services[serviceKey(b)] = true
 		}
+		for _, mr := range r.Filters.Mirrors {
+			if mr.Backend != nil {
+				services[serviceKey(mr.Backend)] = true
+			}
+		}
 	}
 	var out []Scenario
 	var skipped []Unexercised
 	for _, r := range m.Rules {
-		feats := retryTimeoutFeatures(r)
-		if len(feats) == 0 {
-			continue
-		}
 		skip := func(f translate.Feature, why string) {
 			skipped = append(skipped, Unexercised{Route: r.Route, Rule: r.Index, Feature: f, Why: why})
 		}
-		user, why := userRule(m, r, services)
+		if len(r.TLSListeners) > 0 {
+			if sc, why := httpsScenario(m, r, services, opts); sc != nil {
+				out = append(out, *sc)
+			} else {
+				skip(translate.FeatureListenerHTTPS, why)
+			}
+		}
+		feats := slices.Concat(retryTimeoutFeatures(r), filterFeatures(r))
+		if len(feats) == 0 {
+			continue
+		}
+		if !r.Forwards() && r.Filters.Redirect != nil {
+			// A redirect answers every request itself: its retry and
+			// timeouts have nothing to act on.
+			var kept []translate.Feature
+			for _, f := range feats {
+				if f == translate.FeatureRequestRedirect || f == translate.FeatureRequestHeaderModifier {
+					kept = append(kept, f)
+				} else {
+					skip(f, "the rule redirects every request it matches and forwards nothing")
+				}
+			}
+			feats = kept
+		}
+		user, why := userRule(m, r, services, false)
 		if user == nil {
 			for _, f := range feats {
 				skip(f, why)
@@ -105,9 +135,10 @@ func serviceKey(b *translate.BackendRef) string {
 }
 
 // userRule finds a request that the rule's first exercisable match
-// selects, on the first listener and virtual host that serve it.
-func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (*UserRule, string) {
-	if !r.Forwards() {
+// selects, on the first listener and virtual host that serve it: an HTTPS
+// one when tls is set, else an HTTP one.
+func userRule(m *translate.Model, r *translate.Rule, services map[string]bool, tls bool) (*UserRule, string) {
+	if !r.Forwards() && r.Filters.Redirect == nil {
 		return nil, "the rule forwards nothing (" + r.NoForwardReason() + ")"
 	}
 	why := "the rule is not served by a listener gwretry generates"
@@ -116,8 +147,14 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 	// with the square of the rules.
 	for _, pl := range m.PlacementsOf(r) {
 		l, vh, rm := pl.Listener, pl.VirtualHost, pl.Match
-		if l.TLS {
-			why = "the rule is served only on HTTPS listeners, which prove does not exercise"
+		switch {
+		case l.TLS && !tls:
+			why = "the rule is served only on HTTPS listeners, where prove exercises the certificate only (listener.https)"
+			continue
+		case !l.TLS && tls:
+			continue
+		case tls && vh.Certificate == nil:
+			why = "the HTTPS listener has no certificate gwretry generates"
 			continue
 		}
 		path, reason := matchRequest(rm.Match)
@@ -125,7 +162,17 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 			why = reason
 			continue
 		}
-		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Method: rm.Match.Method, Header: map[string]string{}}
+		u := &UserRule{Route: r.Route, Rule: r.Index, Path: path, Method: rm.Match.Method, Header: map[string]string{},
+			MatchPath: rm.Match.Path, MatchType: rm.Match.PathType, TLS: tls}
+		if tls {
+			u.Secret, u.CertFile = vh.Certificate.Secret, vh.Certificate.CertFile
+		}
+		if rw := r.Filters.Rewrite; rw != nil && rw.Path != nil {
+			p, _, _ := strings.Cut(path, "?")
+			if bp, ok := replacedPath(rw.Path, u, p); ok && bp != p {
+				u.BackendPath = bp
+			}
+		}
 		if vh.Hostname != "" {
 			u.Host = strings.Replace(vh.Hostname, "*", "prove", 1)
 		}
@@ -146,18 +193,27 @@ func userRule(m *translate.Model, r *translate.Rule, services map[string]bool) (
 		if u.Method == "" && takenBy(vh.Routes, rm, http.MethodPost, path, u.Header) != nil {
 			u.NoPost = true
 		}
-		mine := map[string]bool{}
+		mine, mirrors := map[string]bool{}, map[string]bool{}
 		for _, b := range r.Backends {
 			mine[serviceKey(b)] = true
 		}
+		for _, mr := range r.Filters.Mirrors {
+			if mr.Backend != nil && !mine[serviceKey(mr.Backend)] {
+				mirrors[serviceKey(mr.Backend)] = true
+			}
+		}
 		for s := range services {
-			if mine[s] {
+			switch {
+			case mine[s]:
 				u.Services = append(u.Services, s)
-			} else {
+			case mirrors[s]:
+				u.Mirrors = append(u.Mirrors, s)
+			default:
 				u.Others = append(u.Others, s)
 			}
 		}
 		slices.Sort(u.Services)
+		slices.Sort(u.Mirrors)
 		slices.Sort(u.Others)
 		return u, ""
 	}
@@ -296,8 +352,14 @@ func (d *deriver) scenario(name, method string, sc Scenario) (Scenario, bool) {
 			claims = append(claims, c)
 		}
 	}
-	sc.Claims = claims
-	return sc, len(claims) > 0
+	var checks []Check
+	for _, c := range sc.Checks {
+		if d.has(c.Feature) {
+			checks = append(checks, c)
+		}
+	}
+	sc.Claims, sc.Checks = claims, checks
+	return sc, len(claims)+len(checks) > 0
 }
 
 func (d *deriver) scenarios() []Scenario {
@@ -312,6 +374,10 @@ func (d *deriver) scenarios() []Scenario {
 	method := http.MethodGet
 	if d.user.Method != "" {
 		method = d.user.Method
+	}
+	if !d.r.Forwards() {
+		d.filters(method, add)
+		return out
 	}
 	retried := !translate.IsNonIdempotent(method) || d.opts.RetryNonIdempotent
 	rt := d.r.Retry
@@ -439,6 +505,7 @@ func (d *deriver) scenarios() []Scenario {
 					{Feature: translate.FeatureRetryAttempts, Shortfall: resentShort, Otherwise: []Expect{{Hits: AtLeast(3)}}}}}})
 		}
 	}
+	d.filters(method, add)
 	return out
 }
 

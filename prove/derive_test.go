@@ -1,6 +1,7 @@
 package prove
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,87 @@ spec: {ports: [{port: 80}]}
 			}
 		})
 	}
+}
+
+const filterManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: f, namespace: ns}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /all}, headers: [{name: X-A, value: blue}]}]
+    filters:
+    - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-A, value: a}], remove: [X-B]}}
+    - {type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-C, value: c}]}}
+    - {type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /x}}}
+    - {type: RequestMirror, requestMirror: {backendRef: {name: shadow, port: 80}}}
+    retry: {codes: [503], attempts: 1}
+    backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /half}}]
+    filters:
+    - {type: RequestMirror, requestMirror: {backendRef: {name: shadow, port: 80}, percent: 50}}
+    backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /old}}]
+    filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]
+    retry: {attempts: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: ns}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: shadow, namespace: ns}
+spec: {ports: [{port: 80}]}
+`
+
+// TestDeriveFilters: a rule's filters get one scenario of checks, with
+// the old values of the headers it touches (a matched header keeps the
+// match's value), the rewritten path for the scripts and the mirror's
+// Service on an endpoint of its own; a share below 100% is not
+// exercised; a redirect rule is exercised for its redirect only.
+func TestDeriveFilters(t *testing.T) {
+	scs, skipped := deriveFrom(t, filterManifest, DeriveOptions{Longest: 20 * time.Second, NoHTTPS: "none"})
+	byName := map[string]Scenario{}
+	for _, sc := range scs {
+		byName[sc.Name] = sc
+	}
+	all, ok := byName["ns/f rule 0: filters requestHeaderModifier, responseHeaderModifier, urlRewrite, requestMirror"]
+	if !ok {
+		t.Fatalf("no filter scenario of rule 0 in %v", keys(byName))
+	}
+	if all.Header["X-B"] != oldValue || all.Header["X-A"] != "" || all.User.Header["X-A"] != "blue" {
+		t.Errorf("request headers %v, match headers %v; want X-B old, X-A the match's", all.Header, all.User.Header)
+	}
+	if all.User.BackendPath != "/x" || len(all.User.Mirrors) != 1 || all.User.Mirrors[0] != "shadow.ns:80" || len(all.User.Services) != 1 {
+		t.Errorf("user rule %+v; want backend path /x, mirror shadow.ns:80 apart from the Services", *all.User)
+	}
+	if got := all.Endpoints[0].Script.Then.Header["X-C"]; got != oldValue {
+		t.Errorf("the backend answers X-C %q, want %q", got, oldValue)
+	}
+	if _, ok := byName["ns/f rule 2: filters requestRedirect"]; !ok {
+		t.Errorf("no redirect scenario in %v", keys(byName))
+	}
+	for _, sc := range scs {
+		if sc.User.Rule == 2 && len(sc.Claims) > 0 {
+			t.Errorf("redirect rule got a retry scenario: %s", sc.Name)
+		}
+	}
+	why := map[string]string{}
+	for _, u := range skipped {
+		why[fmt.Sprintf("%d %s", u.Rule, u.Feature)] = u.Why
+	}
+	for _, k := range []string{"1 filters.requestMirror", "2 retry.attempts"} {
+		if why[k] == "" {
+			t.Errorf("%s: not listed as unexercised; skipped %v", k, why)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package prove
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -27,6 +28,14 @@ type Result struct {
 	// Hits are the tries the backend saw for this request, on every
 	// endpoint, oldest first.
 	Hits []flaky.Hit
+	// Header is the answer's header as the client got it (nil without
+	// an answer).
+	Header http.Header
+	// Mirrored are the copies of this request that the mirror endpoint
+	// got (RequestMirror).
+	Mirrored []flaky.Hit
+	// PeerCert is the DER of the certificate an HTTPS listener served.
+	PeerCert []byte
 }
 
 // Gaps returns the time between the end of each try and the start of the
@@ -292,6 +301,9 @@ type Test struct {
 	// SomeRequest, when set, must be met by at least one request too.
 	SomeRequest *Expect
 	Claims      []Claim
+	// Checks are claims judged each on its own, after Claims: a filter's
+	// effect on the request or the answer (see JudgeChecks).
+	Checks []Check
 }
 
 // Outcome is a verdict's result.
@@ -331,6 +343,14 @@ type Verdict struct {
 //     read.
 //   - An observation that nothing explains contradicts every claim.
 func Judge(test Test, findings []translate.Finding, obs Observation) []Verdict {
+	return append(judgeClaims(test, findings, obs), JudgeChecks(test.Checks, findings, obs)...)
+}
+
+// judgeClaims judges test's Claims, gates first (see Judge).
+func judgeClaims(test Test, findings []translate.Finding, obs Observation) []Verdict {
+	if len(test.Claims) == 0 {
+		return nil
+	}
 	byFeature := map[translate.Feature]translate.Finding{}
 	for _, f := range findings {
 		byFeature[f.Feature] = f

@@ -4,6 +4,7 @@ package prove
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -84,6 +85,17 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	if err != nil {
 		return run, err
 	}
+	// An HTTPS scenario binds its listeners on a port of their own,
+	// which the proxy is then waited on and the requests sent to.
+	serveOn := listen
+	if sc.User != nil && sc.User.TLS {
+		if serveOn, err = ports.Addr(); err != nil {
+			return run, err
+		}
+		u := *sc.User
+		u.ListenTLS = serveOn
+		sc.User = &u
+	}
 	run.Listen, run.Endpoints = listen, endpointFlags
 	report, err := gen(ctx, dir, sc, live.Name+"@"+live.Version, listen, endpointFlags)
 	if err != nil {
@@ -92,7 +104,7 @@ func Observe(ctx context.Context, live Live, sc Scenario, gen Generator, tmp str
 	out := filepath.Join(dir, "out")
 	run.Findings = RuleFindings(report, live.Name, sc.Route(), sc.RuleIndex())
 	run.Config = ConfigText(out, live.Name)
-	p, addr, err := StartProxy(ctx, live, out, listen, dir, ports)
+	p, addr, err := StartProxy(ctx, live, out, serveOn, dir, ports)
 	if err != nil {
 		return run, &StartError{Err: err}
 	}
@@ -138,6 +150,9 @@ func startEndpoints(sc Scenario) ([]*flaky.Server, []string, error) {
 			return servers, nil, err
 		}
 		s.Handle(path, e.Script)
+		if sc.User != nil && sc.User.BackendPath != "" {
+			s.Handle(sc.User.BackendPath, e.Script)
+		}
 		servers = append(servers, s)
 		addrs = append(addrs, s.Addr())
 	}
@@ -147,6 +162,16 @@ func startEndpoints(sc Scenario) ([]*flaky.Server, []string, error) {
 	var flags []string
 	for _, svc := range sc.User.Services {
 		flags = append(flags, svc+"="+strings.Join(addrs, ","))
+	}
+	if len(sc.User.Mirrors) > 0 {
+		mirror, err := flaky.Start(MirrorEndpoint)
+		if err != nil {
+			return servers, nil, err
+		}
+		servers = append(servers, mirror)
+		for _, svc := range sc.User.Mirrors {
+			flags = append(flags, svc+"="+mirror.Addr())
+		}
 	}
 	if len(sc.User.Others) > 0 {
 		stray, err := flaky.Start(StrayEndpoint)
@@ -217,6 +242,12 @@ func WaitReady(ctx context.Context, addr string) error {
 // the client and the endpoints saw.
 func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server) (Observation, error) {
 	transport := &http.Transport{DisableKeepAlives: !sc.KeepAlive, MaxIdleConnsPerHost: 1}
+	scheme := "http://"
+	if sc.User != nil && sc.User.TLS {
+		// The certificate is judged (Result.PeerCert), not verified.
+		scheme = "https://"
+		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, ServerName: hostOnly(sc.User.Host)} //nolint:gosec // judged by the check
+	}
 	defer transport.CloseIdleConnections()
 	// The client waits as long as the scenario may last (10s without a
 	// deadline): a client timeout must never pass for the proxy's.
@@ -224,11 +255,16 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 	if dl, ok := ctx.Deadline(); ok {
 		wait = time.Until(dl)
 	}
-	client := &http.Client{Timeout: wait, Transport: transport}
+	// A redirect is the answer: it is judged, not followed.
+	client := &http.Client{Timeout: wait, Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	newRequest := func(id string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, sc.method(), "http://"+addr+sc.Path(), strings.NewReader(sc.body()))
+		req, err := http.NewRequestWithContext(ctx, sc.method(), scheme+addr+sc.Path(), strings.NewReader(sc.body()))
 		if err != nil {
 			return nil, err
+		}
+		for k, v := range sc.Header {
+			req.Header.Set(k, v)
 		}
 		if sc.User != nil {
 			if sc.User.Host != "" {
@@ -282,6 +318,10 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 			r.Err = err.Error()
 		} else {
 			r.Status = resp.StatusCode
+			r.Header = resp.Header
+			if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+				r.PeerCert = resp.TLS.PeerCertificates[0].Raw
+			}
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			r.Complete = err == nil && (sc.WantBody == "" || string(body) == sc.WantBody)
@@ -290,6 +330,10 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 			}
 		}
 		r.Duration = time.Since(start)
+		if sc.User != nil && len(sc.User.Mirrors) > 0 {
+			// A mirror's copy may arrive after the answer.
+			waitMirrored(servers, id, 2*time.Second)
+		}
 		var busy []string
 		for _, s := range servers {
 			if !s.WaitIdle(3 * time.Second) {
@@ -301,6 +345,10 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 		}
 		for _, h := range flaky.Merge(servers...) {
 			if h.Request == id {
+				if h.Endpoint == MirrorEndpoint {
+					r.Mirrored = append(r.Mirrored, h)
+					continue
+				}
 				if h.Endpoint == StrayEndpoint {
 					return obs, fmt.Errorf("request %s (%s %s) reached a Service of another rule: the rule's match does not select it here", id, sc.method(), sc.Path())
 				}
@@ -313,6 +361,25 @@ func send(ctx context.Context, addr string, sc Scenario, servers []*flaky.Server
 		return obs, fmt.Errorf("scenario %s: time is up", sc.Name)
 	}
 	return obs, nil
+}
+
+// waitMirrored waits until the mirror endpoint has a hit of request id,
+// at most timeout.
+func waitMirrored(servers []*flaky.Server, id string, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, s := range servers {
+			if s.Name() != MirrorEndpoint {
+				continue
+			}
+			for _, h := range s.AllHits() {
+				if h.Request == id {
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // ConfigText returns the generated configuration of a target for messages.

@@ -62,6 +62,9 @@ type Scenario struct {
 	RetryNonIdempotent bool
 	// WantBody, when set, is the body a complete answer has.
 	WantBody string
+	// Header are headers sent with every request besides the match's
+	// (the old values of the headers a filter changes).
+	Header map[string]string
 	// User is set for a scenario derived from a user's own rule (see
 	// Derive): it then runs on the user's manifests instead of Manifest.
 	User *UserRule
@@ -86,6 +89,24 @@ type UserRule struct {
 	// NoPost is true when a POST to Path is taken by a rule that
 	// precedes this one.
 	NoPost bool
+	// BackendPath is the path the backend gets when the rule's URLRewrite
+	// changes it ("" when it does not): the endpoints' scripts play there
+	// too.
+	BackendPath string
+	// MatchPath and MatchType are the path match the request was made
+	// from (a prefix rewrite or redirect replaces the part it matched).
+	MatchPath string
+	MatchType translate.PathMatchType
+	// TLS sends the requests over TLS to the rule's HTTPS listener, with
+	// the virtual host's name as SNI; Secret and CertFile are the
+	// certificate it must serve. ListenTLS is the --listen-https address
+	// the run binds (set by Observe).
+	TLS                         bool
+	Secret, CertFile, ListenTLS string
+	// Mirrors are the --endpoint keys of the Services the rule's
+	// RequestMirror filters copy requests to, served by the mirror
+	// endpoint (MirrorEndpoint), whose hits are a request's Mirrored.
+	Mirrors []string
 	// Services are the --endpoint keys ("name.namespace:port") of the
 	// rule's backends, served by the scenario's endpoints; Others are the
 	// keys of every other Service, served by a stray endpoint whose hits

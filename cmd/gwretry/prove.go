@@ -27,7 +27,11 @@ import (
 
 // proveOptions are the flags of prove.
 type proveOptions struct {
-	target, proxy, report, channel   string
+	target, proxy, report, channel string
+	// tlsDir holds the certificates of the Gateways' Secrets
+	// (DIR/NS/NAME/tls.crt and tls.key): with it, HTTPS listeners are
+	// generated and their listener.https claims proven.
+	tlsDir                           string
 	retryNonIdempotent, assumeGrants bool
 	timeout, scenarioTimeout         time.Duration
 	limits                           input.Limits
@@ -70,7 +74,12 @@ rule's Services: listed codes (retried) and an unlisted one (not retried), every
 (exactly attempts retries), connections closed and refused, a slow first try (cut by
 backendRequest and retried), a slow backend (cut by request), the gap between tries
 (backoff), a POST with a body, and a kept-alive upstream connection closed under the proxy.
-Requests match the rule: its path, method, headers, query parameters and hostname. They are
+The rule's filters get a request of their own, each judged on its own: headers set, added
+and removed at the backend (RequestHeaderModifier) and in the answer (ResponseHeaderModifier),
+the host and path the backend gets (URLRewrite), the status and Location of a redirect
+(RequestRedirect), a copy at the mirror's Service (RequestMirror). With --tls-dir, on nginx and
+HAProxy, each rule served on an HTTPS listener gets a request over TLS whose certificate must be
+its Secret's (listener.https). Requests match the rule: its path, method, headers, query parameters and hostname. They are
 made from the rule's first match that prove can invert, on the first listener and hostname
 that serve it: a rule with several matches or hostnames is proven on that one request only,
 and each of its claims says so (coverage). Features that no scenario can test (a path regular expression, a timeout longer than prove waits) are
@@ -93,7 +102,8 @@ version is proven against the binary given. Envoy's configuration is first check
 ` + "`envoy --mode validate`" + `.
 
 Exit codes: 0 every claim that was exercised held, 1 invalid input, 2 usage (also: no binary
-found), 5 a claim was contradicted, 70 an internal error (also: a scenario could not be run).`,
+found), 5 a claim was contradicted, 70 an internal error (also: a scenario could not be run, or
+the data plane did not start on the generated configuration: said once, with its first lines).`,
 		Example: `  # the shipped example against the nginx on PATH
   gwretry prove testdata/examples/retry.yaml --target nginx
 
@@ -116,6 +126,7 @@ found), 5 a claim was contradicted, 70 an internal error (also: a scenario could
 	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames(), ", ")+" (required)")
 	f.StringVar(&o.proxy, "proxy", "", "data plane `BINARY` to run (default: GWRETRY_<NAME>, then PATH, then /usr/sbin)")
 	f.StringVar(&o.report, "report", "text", "output on stdout: text or json")
+	f.StringVar(&o.tlsDir, "tls-dir", "", "prove HTTPS listeners (listener.https, nginx and haproxy) with the certificate of Secret NS/NAME in `DIR`/NS/NAME/tls.crt and tls.key")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "translate with --retry-non-idempotent: POST, PATCH and LOCK are then expected to be retried")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel: standard or experimental")
@@ -243,11 +254,28 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	if o.tlsDir != "" {
+		abs, err := filepath.Abs(o.tlsDir)
+		if err != nil {
+			return usageErrorf("--tls-dir %q: %v", o.tlsDir, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return usageErrorf("--tls-dir %q is not a directory", o.tlsDir)
+		}
+		o.tlsDir = abs
+	}
 	m, err := proveModel(in, o, ch, nil)
 	if err != nil {
 		return err
 	}
-	scenarios, unexercised := prove.Derive(m, prove.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3})
+	noHTTPS := ""
+	switch {
+	case name != "nginx" && name != "haproxy":
+		noHTTPS = fmt.Sprintf("prove exercises HTTPS listeners on nginx and haproxy only, not on %s: the claim is listed with its record, unproven", name)
+	case o.tlsDir == "":
+		noHTTPS = "HTTPS listeners are proven only with --tls-dir DIR, the certificates of the Gateways' Secrets (DIR/NAMESPACE/NAME/tls.crt and tls.key)"
+	}
+	scenarios, unexercised := prove.Derive(m, prove.DeriveOptions{RetryNonIdempotent: o.retryNonIdempotent, Longest: o.scenarioTimeout / 3, NoHTTPS: noHTTPS})
 	res, err := translate.Run(m, []translate.Target{{Backend: target.Backend, Version: live.Version}}, o.retryNonIdempotent)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
@@ -262,7 +290,11 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	if err := proveExit(out, runErrs); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s\n", live.Name, live.Full)
+	if out.Held == 0 {
+		fmt.Fprintf(stderr, "prove: no claim was exercised on %s %s: each of the %d finding(s) is listed with why\n", live.Name, live.Full, out.NotExercised)
+		return nil
+	}
+	fmt.Fprintf(stderr, "prove: every exercised claim held on %s %s (%d held, %d not exercised)\n", live.Name, live.Full, out.Held, out.NotExercised)
 	return nil
 }
 
@@ -291,10 +323,21 @@ func proveExit(out proveJSON, runErrs []string) error {
 	switch {
 	case out.Contradicted > 0:
 		return &exitError{code: exitContradicted, err: fmt.Errorf("prove: %d claim(s) contradicted by %s %s", out.Contradicted, out.Target, out.BinaryVersion)}
+	case len(runErrs) == 1:
+		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %s", runErrs[0])}
 	case len(runErrs) > 0:
 		return &exitError{code: exitInternal, err: fmt.Errorf("prove: %d scenario(s) could not be run:\n  %s", len(runErrs), strings.Join(runErrs, "\n  "))}
 	}
 	return nil
+}
+
+// firstLines keeps the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("(%d more lines)", len(lines)-n))
+	}
+	return "  " + strings.Join(lines, "\n  ")
 }
 
 // proveLive runs scenarios on one data plane binary and gathers the
@@ -311,20 +354,23 @@ func proveLive(ctx context.Context, o *proveOptions, live prove.Live, scenarios 
 		sctx, scancel := context.WithTimeout(ctx, o.scenarioTimeout)
 		run, err := prove.Observe(sctx, live, sc, gen, "")
 		scancel()
-		verdicts := prove.Judge(sc.Test, run.Findings, run.Obs)
 		var se *prove.StartError
 		switch {
 		case errors.As(err, &se):
-			// The proxy refused or could not run the configuration:
-			// every claim of the rule is contradicted by that.
-			for i := range verdicts {
-				verdicts[i].Outcome = prove.Contradicted
-				verdicts[i].Reason = "the proxy did not run the generated configuration: " + se.Error()
-			}
+			// The proxy refused or could not run the configuration: no
+			// claim can be checked, on this scenario or the next ones,
+			// which run the same configuration. That is one harness
+			// failure, said once, with the binary's first lines.
+			runErrs = append(runErrs, fmt.Sprintf("%s %s did not start on the generated configuration (scenario %q), so no claim could be checked:\n%s",
+				live.Name, live.Full, sc.Name, firstLines(se.Error(), 15)))
+			out := proveJSON{SchemaVersion: proveSchemaVersion, Target: live.Name, Version: live.Version, Binary: live.Bin, BinaryVersion: live.Full, Claims: []proveClaim{}}
+			out.finish()
+			return out, runErrs
 		case err != nil:
 			runErrs = append(runErrs, fmt.Sprintf("%s: %v", sc.Name, err))
 			continue
 		}
+		verdicts := prove.Judge(sc.Test, run.Findings, run.Obs)
 		if matrix != nil {
 			matrix.Add(live.Name, live.Version, sc.Name, verdicts)
 		}
@@ -396,17 +442,9 @@ func (out *proveJSON) addUnexercised(us []prove.Unexercised, findings []translat
 		claims[k] = len(out.Claims)
 		out.Claims = append(out.Claims, c)
 	}
-	type ruleKey struct {
-		route string
-		rule  int
-	}
-	underTest := map[ruleKey]bool{}
-	for _, c := range out.Claims {
-		underTest[ruleKey{c.Route, c.Rule}] = true
-	}
 	for i, f := range findings {
 		k := claimKey{f.Route, f.Rule, f.Feature}
-		if f.Target != out.Target || f.Gateway != "" || !underTest[ruleKey{f.Route, f.Rule}] {
+		if f.Target != out.Target || f.Gateway != "" || f.Route == "" {
 			continue
 		}
 		if j, ok := claims[k]; ok {
@@ -621,6 +659,11 @@ func proveModel(pi proveInput, o *proveOptions, ch translate.Channel, ro *transl
 		}
 	}
 	ro.Channel, ro.AssumeReferenceGrants = ch, o.assumeGrants
+	if ro.Listen == nil || ro.ListenTLS != nil {
+		// Without --listen the HTTPS listeners bind their own ports;
+		// with it, only a scenario that binds them (ListenTLS) has them.
+		ro.TLSDir = o.tlsDir
+	}
 	m, err := resolve.Build(in, *ro)
 	if err != nil {
 		return nil, inputError(err)
@@ -634,6 +677,11 @@ func userGenerator(o *proveOptions, ch translate.Channel, in proveInput) prove.G
 		ro, err := translate.ParseFlags(listen, endpoints)
 		if err != nil {
 			return nil, err
+		}
+		if sc.User != nil && sc.User.ListenTLS != "" {
+			if ro.ListenTLS, err = translate.ParseListen(sc.User.ListenTLS); err != nil {
+				return nil, err
+			}
 		}
 		m, err := proveModel(in, o, ch, &ro)
 		if err != nil {

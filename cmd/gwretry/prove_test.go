@@ -373,9 +373,10 @@ spec:
 
 // TestProveAddUnexercised: an unexercised feature becomes a claim with
 // its target's finding, or gives its reason to a claim that no scenario
-// decided; a held claim keeps its outcome. Every other finding of a rule
-// under test is listed with its record, not exercised; the findings of
-// other targets, other rules and Gateways are not.
+// decided; a held claim keeps its outcome. Every other finding of every
+// rule is listed with its record, not exercised, whether or not a
+// scenario tested the rule; the findings of other targets and Gateways
+// are not.
 func TestProveAddUnexercised(t *testing.T) {
 	configured := report.Decide(report.ReasonConfigured)
 	answers500 := report.Decide(report.ReasonAnswers500)
@@ -404,12 +405,14 @@ func TestProveAddUnexercised(t *testing.T) {
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryBackoff, Outcome: claimNotExercised, Why: "too long"},
 		{Route: "ns/a", Rule: 0, Feature: translate.FeatureRetryCodes, Status: translate.Approximated, Decision: exempt, Outcome: claimHeld},
 		{Route: "ns/b", Rule: 1, RuleName: "r", Feature: translate.FeatureRequestTimeout, Status: translate.Honoured, Decision: configured, Outcome: claimNotExercised, Why: "regex"},
+		{Route: "ns/c", Rule: 0, Feature: translate.FeatureBackendRefs, Status: translate.Honoured, Decision: answers500, Outcome: claimNotExercised,
+			Why: "prove derives no scenario for backendRefs: the finding is listed with its reason, not checked on the data plane"},
 	}
 	if diff := cmp.Diff(want, out.Claims); diff != "" {
 		t.Errorf("claims (-want +got):\n%s", diff)
 	}
-	if out.Held != 1 || out.NotExercised != 3 {
-		t.Errorf("held %d, not exercised %d; want 1, 3", out.Held, out.NotExercised)
+	if out.Held != 1 || out.NotExercised != 4 {
+		t.Errorf("held %d, not exercised %d; want 1, 4", out.Held, out.NotExercised)
 	}
 	var text bytes.Buffer
 	if err := writeProve(&text, "text", out, 1, 0); err != nil {

@@ -326,7 +326,14 @@ func startNginxOutput(_ context.Context, bin string, files []string, listen, _ s
 }
 
 func startHAProxyOutput(_ context.Context, bin string, files []string, listen, _ string, _ *Ports) (*Proxy, string, error) {
-	p, err := StartHAProxy(bin, files[0], listen)
+	cfg, err := absolute(files[0])
+	if err != nil {
+		return nil, "", err
+	}
+	// HTTPS listeners name their crt-list relative to the output
+	// directory (haproxy/haproxy.cfg's parent's parent): HAProxy runs
+	// there (-C), as the generated notes say.
+	p, err := Start("haproxy", bin, "", listen, "-C", filepath.Dir(filepath.Dir(cfg)), "-db", "-f", cfg)
 	return p, listen, err
 }
 

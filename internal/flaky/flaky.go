@@ -290,6 +290,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeHead(w http.ResponseWriter, h *Hit) {
+	for k, v := range h.Action.Header {
+		w.Header().Set(k, v)
+	}
 	w.Header().Set(EndpointHeader, s.name)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(h.Action.status())

@@ -26,6 +26,8 @@ type Action struct {
 	// that many chunks, ChunkEvery apart (a slow body).
 	Chunks     int
 	ChunkEvery time.Duration
+	// Header are headers of the answer besides the endpoint's own.
+	Header map[string]string
 }
 
 // status returns the status the action answers with.
