@@ -152,6 +152,7 @@ func TestDiffLive(t *testing.T) {
 			r := &planeRun{plane: p, timelines: explainTimelines(t, p, flags)}
 			r.results = observePlane(t, p, listen, flags, r.timelines, []*flaky.Server{catalogue, checkout})
 			runs[p.target()] = r
+			t.Logf("observed on %s:\n%s", p.target(), observedText(r))
 		})
 	}
 
@@ -170,6 +171,7 @@ func TestDiffLive(t *testing.T) {
 			})
 		}
 	}
+	t.Run("a lying diff is caught", func(t *testing.T) { checkTampered(t, runs) })
 	t.Logf("diff claims against live observations (same: the diff lists nothing; "+
 		"OK: observed as claimed; -: not observed, and why):\n%s", strings.Join(matrix, "\n"))
 }
@@ -417,8 +419,7 @@ const (
 
 // checkPair holds the diff of a pair against both runs, rule by rule and
 // method class, and returns the matrix lines of the pair.
-func checkPair(t *testing.T, d *diffReport, a, b *planeRun) []string {
-	t.Helper()
+func checkPair(t errorer, d *diffReport, a, b *planeRun) []string {
 	pair := a.plane.target() + " -> " + b.plane.target()
 	claimed := map[ruleKey]map[string]difference{}
 	for _, rd := range d.Rules {
@@ -452,9 +453,22 @@ func checkPair(t *testing.T, d *diffReport, a, b *planeRun) []string {
 	return lines
 }
 
+// errorer is the part of testing.T the checks report to (a recorder in
+// the tamper check).
+type errorer interface {
+	Errorf(format string, args ...any)
+}
+
+// errorRecorder records the errors of a check instead of failing.
+type errorRecorder struct{ errs []string }
+
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
 // aspectCheck checks the aspects of one rule and method class of a pair.
 type aspectCheck struct {
-	t       *testing.T
+	t       errorer
 	pair    string
 	key     ruleKey
 	claimed map[string]difference
@@ -703,4 +717,58 @@ func (c *aspectCheck) worstWithin(name string, tl translate.Timeline, r prove.Re
 		c.t.Errorf("%s, %s: on %s a request whose every try was silent took %v, the diff's worst case is %s (+%v):\n%s",
 			c.pair, c.key, name, r.Duration.Round(time.Millisecond), tl.WorstCase, late, r)
 	}
+}
+
+// checkTampered holds doctored diffs against the same observations: one
+// that leaves out what nginx and Traefik do differently with rule 2, one
+// that says nginx and HAProxy differ where they do not. Both must fail.
+func checkTampered(t *testing.T, runs map[string]*planeRun) {
+	ng, tr, hp := runs["nginx@1.26"], runs["traefik@3.6"], runs["haproxy@3.0"]
+	if ng == nil || tr == nil || hp == nil {
+		t.Skip("needs nginx 1.26, HAProxy 3.0 and Traefik 3.6")
+	}
+	rec := &errorRecorder{}
+	checkPair(rec, &diffReport{Rules: []ruleDiff{}}, ng, tr)
+	if !slices.ContainsFunc(rec.errs, func(e string) bool {
+		return strings.Contains(e, "rule 2 other: the diff says retried on is the same, the proxies behave differently")
+	}) {
+		t.Errorf("a diff that says nginx and Traefik do the same passed:\n%s", strings.Join(rec.errs, "\n"))
+	}
+	rec = &errorRecorder{}
+	lie := &diffReport{Rules: []ruleDiff{{Route: "shop/storefront", Rule: 0, Methods: translate.NonIdempotent,
+		Differences: []difference{{What: "retried on", From: "nothing", To: "responses 503"}, {What: "try cut by", From: "idle 1s", To: "headers 1s"}}}}}
+	checkPair(rec, lie, ng, hp)
+	for _, want := range []string{"rule 0 POST: the diff says retried on differs", "rule 0 POST: the diff says try cut by differs"} {
+		if !slices.ContainsFunc(rec.errs, func(e string) bool { return strings.Contains(e, want) }) {
+			t.Errorf("a diff that says nginx and HAProxy differ where they do not passed (%q):\n%s", want, strings.Join(rec.errs, "\n"))
+		}
+	}
+}
+
+// observedText shows a plane's observations: per rule and method class,
+// each scripted failure's tries, the client's status and how long it
+// waited.
+func observedText(r *planeRun) string {
+	keys := make([]ruleKey, 0, len(r.results))
+	for k := range r.results {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b ruleKey) int { return strings.Compare(a.String(), b.String()) })
+	var lines []string
+	for _, k := range keys {
+		var parts []string
+		for _, o := range diffObservations {
+			res, ok := r.results[k][o.name]
+			if !ok {
+				continue
+			}
+			s := fmt.Sprintf("%s: %d tries, %d", o.name, len(res.Hits), res.Status)
+			if !res.Complete {
+				s += " cut"
+			}
+			parts = append(parts, s+fmt.Sprintf(" in %v", res.Duration.Round(10*time.Millisecond)))
+		}
+		lines = append(lines, fmt.Sprintf("  %-13s %s", k, strings.Join(parts, "; ")))
+	}
+	return strings.Join(lines, "\n")
 }
