@@ -188,6 +188,25 @@ func filterDecision(p rulePlan, f translate.Feature) report.Decision {
 	return report.Decide(report.ReasonNotExpressible)
 }
 
+// timers is the configured fact of the try timers plan wrote for
+// backendRequest: timeout.linkerd.io/response, and
+// retry.linkerd.io/timeout with it when the rule is retried.
+func timers(p rulePlan) string {
+	out := annResponseTimeout + " " + p.ann[annResponseTimeout]
+	if v := p.ann[annRetryTimeout]; v != "" {
+		out += ", " + annRetryTimeout + " " + v
+	}
+	return out
+}
+
+// tryTimerCaveats are how Linkerd's try timers differ from backendRequest:
+// both start once the request body has been sent (the proxy's
+// request_flushed), so an upload is not timed; and a try cut after its
+// response headers is not retried, its response body cut short.
+func tryTimerCaveats() []report.Caveat {
+	return []report.Caveat{report.NewCaveat(report.CaveatTimerStartsAfterRequestBody), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)}
+}
+
 // retryDecision decides a retry or timeout feature of a rule that
 // forwards, from the annotations plan wrote. Linkerd never retries a
 // request whose body is larger than 64 KiB, has no setting to retry
@@ -231,19 +250,14 @@ func retryDecision(p rulePlan, f translate.Feature) report.Decision {
 		if be.IsZero() {
 			return report.Decide(report.ReasonTimeoutDisabled)
 		}
-		return set(annRetryTimeout).With(retried...)
+		// The headers timer retries a try cut before its headers; the
+		// response timer cuts every try, the last too.
+		return report.Decide(report.ReasonConfigured).Set(timers(p)).With(retried...).With(tryTimerCaveats()...)
 	case translate.FeatureBackendRequestTimeout:
-		switch {
-		case be.IsZero():
+		if be.IsZero() {
 			return report.Decide(report.ReasonTimeoutDisabled)
-		case retries(r):
-			// The try timer is part of the retry policy, which does not
-			// take requests whose body is larger than 64 KiB.
-			return set(annRetryTimeout).With(report.NewCaveat(report.CaveatTryTimerSkipsLargeBodies, "limit", bodyLimit))
 		}
-		// retry.linkerd.io/timeout would be a total per try but always
-		// comes with a retry policy, which the rule does not ask for.
-		return set(annResponseTimeout).With(report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders))
+		return report.Decide(report.ReasonConfigured).Set(timers(p)).With(tryTimerCaveats()...)
 	case translate.FeatureRequestTimeout:
 		switch {
 		case req.IsZero():
