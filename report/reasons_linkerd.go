@@ -12,6 +12,7 @@ const (
 	CaveatFailedShareStatusUnknown        Reason = "FailedShareStatusUnknown"
 	CaveatConnectionFailuresNotRetried    Reason = "ConnectionFailuresNotRetried"
 	CaveatTimerStartsAfterRequestBody     Reason = "TimerStartsAfterRequestBody"
+	CaveatHostnamesRestrictRoute          Reason = "HostnamesRestrictRoute"
 	CaveatServiceAnnotationsApply         Reason = "ServiceAnnotationsApply"
 )
 
@@ -39,6 +40,8 @@ func linkerdReasons() []Entry {
 			Text: "the share of unusable backendRefs fails with the data plane's own error response, not known to be 500"},
 		{Reason: CaveatConnectionFailuresNotRetried,
 			Text: "connection failures (refused, reset, closed) are not retried"},
+		{Reason: CaveatHostnamesRestrictRoute, Params: []string{"hostnames"},
+			Text: "the route applies only to requests whose host matches {hostnames}: others to the Service (its cluster IP, its other names) get none of its rules"},
 		{Reason: CaveatTimerStartsAfterRequestBody,
 			Text: "the timer starts once the request body has been sent: the time a client takes to upload is not counted"},
 		{Reason: CaveatServiceAnnotationsApply, Params: []string{"services", "annotations"},

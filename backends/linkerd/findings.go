@@ -26,15 +26,28 @@ func findings(p rulePlan, meshed bool) []translate.Finding {
 				// Linkerd sends none of the rule's requests to a backend.
 				return report.Decide(report.ReasonRuleForwardsNothing), true
 			}
-			return filterDecision(p, f), true
+			return hosted(p, filterDecision(p, f)), true
 		},
 		Feature: func(f translate.Feature) report.Decision {
 			if f == translate.FeatureBackendRefs {
-				return backendRefsDecision(r)
+				return hosted(p, backendRefsDecision(r))
 			}
-			return inheritedDecision(p, f, retryDecision(p, f))
+			return hosted(p, inheritedDecision(p, f, retryDecision(p, f)))
 		},
 	})
+}
+
+// hosted adds to decision d, when it is honoured or approximated, that the
+// route's hostnames restrict it: the proxy skips a route whose hosts do
+// not match the request (linkerd-http-route's find), so requests to the
+// Service with another host (its cluster IP, another of its names) get
+// none of the route's rules, although on a Service parent every request
+// to the Service matches in GAMMA.
+func hosted(p rulePlan, d report.Decision) report.Decision {
+	if st := d.Status(); len(p.hosts) == 0 || st != translate.Honoured && st != translate.Approximated {
+		return d
+	}
+	return d.With(report.NewCaveat(report.CaveatHostnamesRestrictRoute, "hostnames", strings.Join(p.hosts, ", ")))
 }
 
 // wholeRoute decides the features that Linkerd treats alike for the whole

@@ -22,7 +22,10 @@ import (
 // still refuses a request timer of another value.
 func TestServiceRouteBothTimeouts(t *testing.T) {
 	const timeouts = "    timeouts: {request: 10s, backendRequest: 1s}\n"
-	for _, input := range []string{gammaRoute("a", rule("/x", timeouts)), route("a", rule("/x", timeouts))} {
+	// route's hostnames restrict it (HostnamesRestrictRoute): nothing of
+	// it is honoured.
+	for i, input := range []string{gammaRoute("a", rule("/x", timeouts)), route("a", rule("/x", timeouts))} {
+		wantRequest := []translate.Status{translate.Honoured, translate.Approximated}[i]
 		_, m := build(t, base+input)
 		for _, v := range New().Versions() {
 			res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: v}}, false)
@@ -33,7 +36,7 @@ func TestServiceRouteBothTimeouts(t *testing.T) {
 			for _, f := range res.Report.Findings {
 				got[f.Feature] = f.Status
 			}
-			if got[translate.FeatureRequestTimeout] != translate.Honoured || got[translate.FeatureBackendRequestTimeout] != translate.Approximated {
+			if got[translate.FeatureRequestTimeout] != wantRequest || got[translate.FeatureBackendRequestTimeout] != translate.Approximated {
 				t.Errorf("%s: findings %v", v, got)
 			}
 		}
@@ -280,5 +283,35 @@ func TestTryTimers(t *testing.T) {
 				t.Errorf("backendRequest read as honoured: %v", errs)
 			}
 		})
+	}
+}
+
+// TestHostnamesRestrict: Linkerd's proxy applies a route with hostnames
+// only to requests whose host matches one, also on a Service parent:
+// every claim of its rules says so (HostnamesRestrictRoute), none stays
+// honoured.
+func TestHostnamesRestrict(t *testing.T) {
+	in := base + strings.Replace(gammaRoute("a", rule("/x", "    retry: {attempts: 2, codes: [503]}\n    timeouts: {request: 10s}\n")), "  rules:", "  hostnames: [cart.shop.svc.cluster.local, cart]\n  rules:", 1)
+	_, m := build(t, in)
+	res, err := translate.Run(m, []translate.Target{{Backend: New(), Version: "2.20"}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range res.Report.Findings {
+		if f.Status == translate.Honoured {
+			t.Errorf("%s is honoured", f.Feature)
+		}
+		if f.Status == translate.Approximated {
+			n++
+			if !slices.ContainsFunc(f.Caveats, func(c report.Caveat) bool {
+				return c.Reason == report.CaveatHostnamesRestrictRoute && c.Params["hostnames"] == "cart.shop.svc.cluster.local, cart"
+			}) {
+				t.Errorf("%s: caveats %v", f.Feature, f.Caveats)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d findings approximated", n)
 	}
 }

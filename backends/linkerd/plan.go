@@ -22,6 +22,11 @@ type rulePlan struct {
 	rejected string
 	// clamped: attempts is more than retry.linkerd.io/limit can hold.
 	clamped bool
+	// hosts are the route's hostnames: the proxy applies the route only
+	// to requests whose host matches one (linkerd-http-route's find skips
+	// it otherwise), although on a Service parent GAMMA has every request
+	// to the Service match.
+	hosts []string
 }
 
 // retries reports whether Linkerd retries the rule: attempts > 0 and
