@@ -138,7 +138,6 @@ var exemptions = []backer{
 var timerChanged = []backer{
 	{report.CaveatTimeoutClamped, durationParam("max", longer)},
 	{report.CaveatRoundedUp, durationParam("rounded", longer)},
-	{report.CaveatTryTimerSkipsLargeBodies, bodyOverLimit},
 }
 
 // backing is the table of the judge: for each shortfall class, the

@@ -11,7 +11,8 @@ const (
 	ReasonFixedBackoff                    Reason = "FixedBackoff"
 	CaveatFailedShareStatusUnknown        Reason = "FailedShareStatusUnknown"
 	CaveatConnectionFailuresNotRetried    Reason = "ConnectionFailuresNotRetried"
-	CaveatTryTimerSkipsLargeBodies        Reason = "TryTimerSkipsLargeBodies"
+	CaveatTimerStartsAfterRequestBody     Reason = "TimerStartsAfterRequestBody"
+	CaveatHostnamesRestrictRoute          Reason = "HostnamesRestrictRoute"
 	CaveatServiceAnnotationsApply         Reason = "ServiceAnnotationsApply"
 )
 
@@ -39,8 +40,10 @@ func linkerdReasons() []Entry {
 			Text: "the share of unusable backendRefs fails with the data plane's own error response, not known to be 500"},
 		{Reason: CaveatConnectionFailuresNotRetried,
 			Text: "connection failures (refused, reset, closed) are not retried"},
-		{Reason: CaveatTryTimerSkipsLargeBodies, Params: []string{"limit"},
-			Text: "the try timer is part of the retry policy, which skips requests whose body exceeds {limit}: their tries may run on"},
+		{Reason: CaveatHostnamesRestrictRoute, Params: []string{"hostnames"},
+			Text: "the route applies only to requests whose host matches {hostnames}: others to the Service (its cluster IP, its other names) get none of its rules"},
+		{Reason: CaveatTimerStartsAfterRequestBody,
+			Text: "the timer starts once the request body has been sent: the time a client takes to upload is not counted"},
 		{Reason: CaveatServiceAnnotationsApply, Params: []string{"services", "annotations"},
 			Text: "{annotations} of {services} also apply: the route sets no retry policy or no timeout of its own"},
 	}

@@ -113,6 +113,10 @@ type Behaviour struct {
 	RetriesSource string
 	// TryTimeout cuts each try.
 	TryTimeout Timer
+	// LastTryTimeout, when its Kind is set, cuts the last try the retry
+	// policy allows instead of TryTimeout (Linkerd removes the timer of
+	// retry.linkerd.io/timeout on it).
+	LastTryTimeout Timer
 	// TimeoutRetried: a try cut by TryTimeout is retried.
 	TimeoutRetried bool
 	// RequestTimeout cuts the whole request, retries included.
@@ -346,8 +350,13 @@ func tryTimer(be *Duration, b Behaviour) string {
 		if !b.TryTimeout.Off() {
 			return fmt.Sprintf("cuts each try (%s) although backendRequest is 0s", b.TryTimeout)
 		}
+		if b.LastTryTimeout.Kind != "" && !b.LastTryTimeout.Off() {
+			return fmt.Sprintf("cuts the last try (%s) although backendRequest is 0s", b.LastTryTimeout)
+		}
 	case b.TryTimeout.Kind != TimerTotal || b.TryTimeout.Value != be.Value:
 		return fmt.Sprintf("cuts each try by %s, not a total of %s", b.TryTimeout, be.Value)
+	case b.LastTryTimeout.Kind != "" && b.LastTryTimeout != b.TryTimeout:
+		return fmt.Sprintf("cuts the last try by %s, not a total of %s", b.LastTryTimeout, be.Value)
 	}
 	return ""
 }

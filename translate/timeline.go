@@ -31,6 +31,9 @@ type Backoff struct {
 	// MaxElapsed: a retry whose pause would end later than this after the
 	// first try started is not made (Traefik's 15 minutes); 0: no limit.
 	MaxElapsed time.Duration
+	// MaxPause caps each pause, jitter included (Linkerd's 250 ms); 0:
+	// no cap.
+	MaxPause time.Duration
 	// TurnAround is a further pause before a retry that follows a
 	// connection that failed before its timeout, a refusal (HAProxy waits
 	// min(timeout connect, 1s)); retries after other failures, an expired
@@ -60,7 +63,11 @@ func (b Backoff) window(iv time.Duration) Window {
 		lo, hi = 1, 1
 	}
 	// Rounded outwards, so that the window holds every pause.
-	return Window{Min: time.Duration(math.Floor(float64(iv) * lo)), Max: time.Duration(math.Ceil(float64(iv) * hi))}
+	w := Window{Min: time.Duration(math.Floor(float64(iv) * lo)), Max: time.Duration(math.Ceil(float64(iv) * hi))}
+	if b.MaxPause > 0 {
+		w.Min, w.Max = min(w.Min, b.MaxPause), min(w.Max, b.MaxPause)
+	}
+	return w
 }
 
 // grow returns the interval after iv and whether it differs. An interval
@@ -383,7 +390,17 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 		tl.Never = append(tl.Never, Never{FirstTry: b.Retries + 2, LastTry: want + 1, Reason: why})
 	}
 	last := tl.Tries[len(tl.Tries)-1]
-	tl.WorstCase = last.LatestStart.plus(tryMax)
+	lastMax := tryMax
+	if lt := b.LastTryTimeout; lt.Kind != "" && retries > 0 && last.Try == retries+1 {
+		// The last try the retry policy allows has a timer of its own.
+		lastMax = Span{Unbounded: true}
+		if !lt.Off() {
+			lastMax = Span{D: lt.Value}
+		}
+		tl.Tries[len(tl.Tries)-1].Timeout = lt.String()
+		tl.Notes = append(tl.Notes, fmt.Sprintf("the last try is cut by %s, not by the others' timer (%s)", lt, timeout))
+	}
+	tl.WorstCase = last.LatestStart.plus(lastMax)
 	if listed < retries && last.Try == listed+1 {
 		tl.Notes = append(tl.Notes, fmt.Sprintf("only the first %d tries are worked out; the worst case counts the others as unbounded", maxTimelineTries))
 		tl.WorstCase = Span{Unbounded: true}

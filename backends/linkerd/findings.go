@@ -26,15 +26,28 @@ func findings(p rulePlan, meshed bool) []translate.Finding {
 				// Linkerd sends none of the rule's requests to a backend.
 				return report.Decide(report.ReasonRuleForwardsNothing), true
 			}
-			return filterDecision(p, f), true
+			return hosted(p, filterDecision(p, f)), true
 		},
 		Feature: func(f translate.Feature) report.Decision {
 			if f == translate.FeatureBackendRefs {
-				return backendRefsDecision(r)
+				return hosted(p, backendRefsDecision(r))
 			}
-			return inheritedDecision(p, f, retryDecision(p, f))
+			return hosted(p, inheritedDecision(p, f, retryDecision(p, f)))
 		},
 	})
+}
+
+// hosted adds to decision d, when it is honoured or approximated, that the
+// route's hostnames restrict it: the proxy skips a route whose hosts do
+// not match the request (linkerd-http-route's find), so requests to the
+// Service with another host (its cluster IP, another of its names) get
+// none of the route's rules, although on a Service parent every request
+// to the Service matches in GAMMA.
+func hosted(p rulePlan, d report.Decision) report.Decision {
+	if st := d.Status(); len(p.hosts) == 0 || st != translate.Honoured && st != translate.Approximated {
+		return d
+	}
+	return d.With(report.NewCaveat(report.CaveatHostnamesRestrictRoute, "hostnames", strings.Join(p.hosts, ", ")))
 }
 
 // wholeRoute decides the features that Linkerd treats alike for the whole
@@ -188,6 +201,25 @@ func filterDecision(p rulePlan, f translate.Feature) report.Decision {
 	return report.Decide(report.ReasonNotExpressible)
 }
 
+// timers is the configured fact of the try timers plan wrote for
+// backendRequest: timeout.linkerd.io/response, and
+// retry.linkerd.io/timeout with it when the rule is retried.
+func timers(p rulePlan) string {
+	out := annResponseTimeout + " " + p.ann[annResponseTimeout]
+	if v := p.ann[annRetryTimeout]; v != "" {
+		out += ", " + annRetryTimeout + " " + v
+	}
+	return out
+}
+
+// tryTimerCaveats are how Linkerd's try timers differ from backendRequest:
+// both start once the request body has been sent (the proxy's
+// request_flushed), so an upload is not timed; and a try cut after its
+// response headers is not retried, its response body cut short.
+func tryTimerCaveats() []report.Caveat {
+	return []report.Caveat{report.NewCaveat(report.CaveatTimerStartsAfterRequestBody), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)}
+}
+
 // retryDecision decides a retry or timeout feature of a rule that
 // forwards, from the annotations plan wrote. Linkerd never retries a
 // request whose body is larger than 64 KiB, has no setting to retry
@@ -231,19 +263,14 @@ func retryDecision(p rulePlan, f translate.Feature) report.Decision {
 		if be.IsZero() {
 			return report.Decide(report.ReasonTimeoutDisabled)
 		}
-		return set(annRetryTimeout).With(retried...)
+		// The headers timer retries a try cut before its headers; the
+		// response timer cuts every try, the last too.
+		return report.Decide(report.ReasonConfigured).Set(timers(p)).With(retried...).With(tryTimerCaveats()...)
 	case translate.FeatureBackendRequestTimeout:
-		switch {
-		case be.IsZero():
+		if be.IsZero() {
 			return report.Decide(report.ReasonTimeoutDisabled)
-		case retries(r):
-			// The try timer is part of the retry policy, which does not
-			// take requests whose body is larger than 64 KiB.
-			return set(annRetryTimeout).With(report.NewCaveat(report.CaveatTryTimerSkipsLargeBodies, "limit", bodyLimit))
 		}
-		// retry.linkerd.io/timeout would be a total per try but always
-		// comes with a retry policy, which the rule does not ask for.
-		return set(annResponseTimeout).With(report.NewCaveat(report.CaveatTimerEndsAtResponseHeaders))
+		return report.Decide(report.ReasonConfigured).Set(timers(p)).With(tryTimerCaveats()...)
 	case translate.FeatureRequestTimeout:
 		switch {
 		case req.IsZero():

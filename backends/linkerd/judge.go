@@ -3,6 +3,7 @@ package linkerd
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -116,18 +117,44 @@ func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support, parents
 			}
 		}
 	}
+	// The proxy's try timers (linkerd2-proxy, route/extensions.rs,
+	// route/retry.rs, stream-timeouts): retry.linkerd.io/timeout is a
+	// response-headers timer, whose cut is retried, removed on the last
+	// try; timeout.linkerd.io/response an end-of-response timer on every
+	// try, whose cut is not retried. Both start when the request body has
+	// been sent; before the headers the headers timer, when set, is the
+	// only deadline.
+	var response time.Duration
+	if d := timers.response; d != nil {
+		response = *d
+	}
 	if retry != nil {
 		b.Retries = retry.limit
 		b.RetriesSource = fmt.Sprintf("%s %d", annRetryLimit, retry.limit)
 		b.Codes = retry.codes
 		b.MaxRetriedBody = maxRetriedBody
-		if retry.timeout != 0 {
-			b.TryTimeout = translate.Timer{Kind: translate.TimerTotal, Value: retry.timeout}
-			b.TimeoutRetried = true
-		}
+		// 25 ms doubling to 250 ms, plus up to as much again at random,
+		// each pause at most 250 ms (the policy controller's backoff,
+		// jitter_ratio 1, in the proxy's exp-backoff).
+		b.Backoff = translate.Backoff{Base: minBackoff, Multiplier: 2, Max: maxBackoff, JitterMin: 1, JitterMax: 2, MaxPause: maxBackoff}
+		b.MinGap = b.Backoff.MinGap(b.Retries)
 	}
-	if d := timers.response; d != nil && *d != 0 && b.TryTimeout.Kind == translate.TimerNone {
-		b.TryTimeout = translate.Timer{Kind: translate.TimerHeaders, Value: *d}
+	switch {
+	case retry != nil && retry.timeout != 0:
+		b.TimeoutRetried = true
+		b.TryTimeout = translate.Timer{Kind: translate.TimerHeaders, Value: retry.timeout}
+		// The last try has the response timer alone, or none.
+		b.LastTryTimeout = translate.Timer{Kind: translate.TimerNone}
+		if response != 0 {
+			b.LastTryTimeout = translate.Timer{Kind: translate.TimerTotal, Value: response}
+			if response == retry.timeout {
+				// Every try is cut once the time has passed, before
+				// or after its headers.
+				b.TryTimeout, b.LastTryTimeout = b.LastTryTimeout, translate.Timer{}
+			}
+		}
+	case response != 0:
+		b.TryTimeout = translate.Timer{Kind: translate.TimerTotal, Value: response}
 	}
 	if d := timers.request; d != nil && *d != 0 {
 		b.RequestTimeout = translate.Timer{Kind: translate.TimerTotal, Value: *d}

@@ -152,6 +152,9 @@ func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup su
 			return nil, nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s: rule %d out of order", key, r.Index)}
 		}
 		p := plan(r, src.Spec.Rules[i], sup)
+		for _, h := range src.Spec.Hostnames {
+			p.hosts = append(p.hosts, string(h))
+		}
 		k := p.groupKey()
 		g, ok := index[k]
 		if !ok {

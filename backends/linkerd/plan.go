@@ -22,6 +22,11 @@ type rulePlan struct {
 	rejected string
 	// clamped: attempts is more than retry.linkerd.io/limit can hold.
 	clamped bool
+	// hosts are the route's hostnames: the proxy applies the route only
+	// to requests whose host matches one (linkerd-http-route's find skips
+	// it otherwise), although on a Service parent GAMMA has every request
+	// to the Service match.
+	hosts []string
 }
 
 // retries reports whether Linkerd retries the rule: attempts > 0 and
@@ -48,12 +53,17 @@ func plan(r *translate.Rule, src gwv1.HTTPRouteRule, sup support) rulePlan {
 			p.ann[annRetryHTTP] = codesText(r.Retry.Codes)
 		}
 		if be != nil && !be.IsZero() {
+			// The proxy's response-headers timer: a try whose headers
+			// have not come is cut and retried, but the timer is
+			// removed on the last try (retry.rs, set_extensions).
 			p.ann[annRetryTimeout] = durationText(be.Value)
 		}
-	} else if be != nil && !be.IsZero() {
-		// retry.linkerd.io/timeout alone would make a retry policy
-		// (limit 1): a try timer that is not retried is the response
-		// timeout, which waits for the response headers only.
+	}
+	if be != nil && !be.IsZero() {
+		// The proxy's end-of-response timer, on every try, the last
+		// included: with the equal headers timer above, every try is cut
+		// once backendRequest has passed, and one cut before its headers
+		// (not the last) is retried (stream-timeouts, ResponseFuture).
 		p.ann[annResponseTimeout] = durationText(be.Value)
 	}
 	if req != nil && !req.IsZero() && !(sup.ReadsRequestField && fieldReadable(src)) {

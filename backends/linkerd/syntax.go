@@ -37,6 +37,14 @@ const maxLimit = 1<<16 - 1
 // controller sends max_request_bytes 64 KiB with every retry policy.
 const maxRetriedBody = 64 << 10
 
+// minBackoff and maxBackoff bound the pause before a retry: the policy
+// controller sends 25 ms to 250 ms with a jitter ratio of 1 with every
+// retry policy (outbound/http.rs).
+const (
+	minBackoff = 25 * time.Millisecond
+	maxBackoff = 250 * time.Millisecond
+)
+
 // Allowlists for the annotation values gwretry writes.
 var (
 	codesRE    = regexp.MustCompile(`^[1-5][0-9]{2}(-[1-5][0-9]{2})?(,[1-5][0-9]{2}(-[1-5][0-9]{2})?)*$`)

@@ -261,6 +261,44 @@ func canonicalJSON(t *testing.T, data []byte) string {
 	return string(out)
 }
 
+// TestOutputJSONLinkerdRoutes: -o json prints every route of Linkerd's
+// httproutes.yaml (several YAML documents) as one List, as kubectl -o
+// json prints several objects; -o yaml prints every document.
+func TestOutputJSONLinkerdRoutes(t *testing.T) {
+	in := filepath.Join("..", "..", "testdata", "linkerd-split", "input.yaml")
+	code, yamlOut, stderr := gwretry(t, "", "translate", in, "--target", "linkerd", "-q", "-o", "yaml")
+	if code != exitOK {
+		t.Fatalf("-o yaml: exit %d\n%s", code, stderr)
+	}
+	var want []string
+	for _, doc := range strings.Split(yamlOut, "\n---\n") {
+		want = append(want, yamlAsJSON(t, []byte(doc)))
+	}
+	if len(want) < 2 {
+		t.Fatalf("the input gives %d routes, the test needs several", len(want))
+	}
+	code, jsonOut, stderr := gwretry(t, "", "translate", in, "--target", "linkerd", "-q", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("-o json: exit %d\n%s", code, stderr)
+	}
+	var list struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &list); err != nil {
+		t.Fatalf("not one JSON value: %v\n%s", err, jsonOut)
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" || len(list.Items) != len(want) {
+		t.Fatalf("got %s %s of %d items, want a v1 List of %d:\n%s", list.APIVersion, list.Kind, len(list.Items), len(want), jsonOut)
+	}
+	for i, it := range list.Items {
+		if got := canonicalJSON(t, it); got != want[i] {
+			t.Errorf("item %d:\n%s\nwant:\n%s", i, got, want[i])
+		}
+	}
+}
+
 // TestWriteFormatGRPCStyle: a target that writes JSON converts to YAML, and
 // a file in neither format is refused before anything is written.
 func TestWriteFormat(t *testing.T) {
@@ -273,6 +311,10 @@ func TestWriteFormat(t *testing.T) {
 		{"json as yaml", "yaml", []translate.File{{Path: "grpc/service-config.json", Data: []byte(`{"b": [1, "x"], "a": true}` + "\n")}}, "a: true\nb:\n- 1\n- x\n", 0},
 		{"json as json", "json", []translate.File{{Path: "x/c.json", Data: []byte("{\"a\": 1}\n")}}, "{\"a\": 1}\n", 0},
 		{"yaml as json", "json", []translate.File{{Path: "x/c.yaml", Data: []byte("b: 2\na: '1'\n")}}, "{\n  \"a\": \"1\",\n  \"b\": 2\n}\n", 0},
+		// kubectl -o json prints several objects as a List: every
+		// document, not the first alone.
+		{"yaml documents as json", "json", []translate.File{{Path: "x/c.yaml", Data: []byte("a: 1\n---\n# only a comment\n---\nb: 2\n")}},
+			"{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [\n    {\n      \"a\": 1\n    },\n    {\n      \"b\": 2\n    }\n  ]\n}\n", 0},
 		{"two yaml files as yaml", "yaml", []translate.File{{Path: "x/a.yaml", Data: []byte("a: 1\n")}, {Path: "x/b.yaml", Data: []byte("b: 2\n")}}, "# x/a.yaml\na: 1\n---\n# x/b.yaml\nb: 2\n", 0},
 		{"neither", "json", []translate.File{{Path: "x/a.yaml", Data: []byte("a: 1\n")}, {Path: "x/b.conf", Data: []byte("b 2;\n")}}, "", exitUsage},
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/translate"
@@ -95,7 +97,9 @@ func checkFormat(target, format string, files []translate.File) error {
 
 // convert returns f's document in format: as generated when it is in that
 // format already, else through sigs.k8s.io/yaml (YAML to JSON, indented,
-// or JSON to YAML).
+// or JSON to YAML). A YAML file of several documents (Linkerd's routes)
+// becomes one JSON List of them, as kubectl -o json prints several
+// objects: YAMLToJSON alone would convert the first document only.
 func convert(f translate.File, format string) ([]byte, error) {
 	if fileFormat(f.Path) == format {
 		return f.Data, nil
@@ -103,9 +107,21 @@ func convert(f translate.File, format string) ([]byte, error) {
 	if format == formatYAML {
 		return yaml.JSONToYAML(f.Data)
 	}
-	j, err := yaml.YAMLToJSON(f.Data)
+	docs, err := yamlDocuments(f.Data)
 	if err != nil {
 		return nil, err
+	}
+	var j []byte
+	if len(docs) == 1 {
+		j = docs[0]
+	} else {
+		items := make([]json.RawMessage, len(docs))
+		for i, d := range docs {
+			items[i] = d
+		}
+		if j, err = json.Marshal(kubeList{APIVersion: "v1", Kind: "List", Items: items}); err != nil {
+			return nil, err
+		}
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, j, "", "  "); err != nil {
@@ -113,6 +129,58 @@ func convert(f translate.File, format string) ([]byte, error) {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// kubeList is what kubectl -o json prints for several objects.
+type kubeList struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+// yamlDocuments returns each non-empty document of a YAML stream as JSON
+// (one document, empty or not, when the stream has only one).
+func yamlDocuments(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out [][]byte
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	if len(out) == 0 {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// stripComments drops the lines of doc that hold only a comment, so that
+// a document of comments alone counts as empty.
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			out = append(out, line...)
+			out = append(out, '\n')
+		}
+	}
+	return out
 }
 
 // isFormat tells whether -o names a stdout format rather than a directory.
