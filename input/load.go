@@ -445,8 +445,12 @@ func (l *loader) decodeObject(pos Position, j []byte, items []objectLines) error
 	if !strings.Contains(tm.APIVersion, "/") {
 		group = ""
 	}
+	if e := unknownKind(pos, tm); e != nil {
+		l.errs = append(l.errs, e)
+		return nil
+	}
 	switch {
-	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && isKnownList(tm):
+	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && (isKnownList(tm) || groupListKind(group, tm.Kind)):
 		return l.decodeList(pos, j, items)
 	case l.raw != nil:
 		l.collect(pos, j, tm)
