@@ -295,6 +295,9 @@ func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.Resolv
 	if err != nil {
 		return nil, nil, inputError(err)
 	}
+	if err := resolve.CheckEndpoints(in, ro.Endpoints); err != nil {
+		return nil, nil, &exitError{code: exitUsage, err: err}
+	}
 	return in, m, nil
 }
 
