@@ -282,6 +282,16 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 		}
 	}
 	for _, name := range retrySettings {
+		if raw, ok := ann[Prefix+name]; ok && rejectedByIngressNginx(name, raw) {
+			// ingress-nginx keeps the Ingress and serves the ConfigMap's
+			// value or its default: imported the same way, said once.
+			d := defaults[name]
+			ig.s.parseSetting(name, d.raw) // checked by defaultsFrom
+			ig.s.values[name] = d
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + name, Source: FromAnnotation, Value: raw, Rule: -1,
+				Reason: ReasonInvalidValueIgnored, Message: fmt.Sprintf("ingress-nginx refuses %q (%s) and serves the %s value %q instead: imported as it serves it", raw, validationOf(name), d.source, d.raw)})
+			continue
+		}
 		if raw, ok := ann[Prefix+name]; ok {
 			if msg := ig.s.parseSetting(name, raw); msg != "" {
 				bad(name, msg)

@@ -34,6 +34,7 @@ const (
 	ReasonIdleTimerBecomesTotal          Reason = "IdleTimerBecomesTotal"
 	ReasonNoSendTimeout                  Reason = "NoSendTimeout"
 	ReasonSeeNextUpstream                Reason = "SeeNextUpstream"
+	ReasonInvalidValueIgnored            Reason = "InvalidValueIgnored"
 )
 
 // ReasonEntry is one reason of the import's catalogue.
@@ -72,6 +73,7 @@ func Reasons() []ReasonEntry {
 		{ReasonIdleTimerBecomesTotal, Approximated, "an idle timer between reads becomes backendRequest, a total per try"},
 		{ReasonNoSendTimeout, NotCarried, "the Gateway API has no timer on sending the request"},
 		{ReasonSeeNextUpstream, Carried, "carried with proxy-next-upstream"},
+		{ReasonInvalidValueIgnored, NotCarried, "ingress-nginx refuses the value and serves the ConfigMap's or the default one; so does the import"},
 	}
 	slices.SortFunc(es, func(a, b ReasonEntry) int {
 		if a.Reason < b.Reason {
