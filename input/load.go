@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -113,17 +114,17 @@ func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 func (l *loader) readPaths(paths []string, stdin io.Reader) error {
 	for _, p := range paths {
 		if p == "-" {
-			if err := l.readStream("<stdin>", stdin); err != nil {
+			if err := l.readStream("<stdin>", stdin, false); err != nil {
 				return err
 			}
 			continue
 		}
-		files, err := expand(p)
+		files, err := l.expand(p)
 		if err != nil {
 			return err
 		}
 		for _, f := range files {
-			if err := l.readFile(f); err != nil {
+			if err := l.readFile(f.path, f.walked); err != nil {
 				return err
 			}
 		}
@@ -167,26 +168,59 @@ func Found(in *Input) string {
 	return strings.Join(parts, ", ")
 }
 
-// expand lists the manifest files under p.
-func expand(p string) ([]string, error) {
+// manifestFile is a file to read: named on the command line, or found
+// by walking a directory (walked), where what is not a Kubernetes object
+// is skipped with a note rather than an error (readStream).
+type manifestFile struct {
+	path   string
+	walked bool
+}
+
+// expand lists the manifest files under p. A directory's walk skips, each
+// with one note: a Helm chart (a directory holding Chart.yaml: its
+// templates are not manifests until rendered), gwretry's own output
+// directory (one holding a report.json gwretry wrote), .git, and what
+// --exclude matches.
+func (l *loader) expand(p string) ([]manifestFile, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return []string{p}, nil
+		return []manifestFile{{path: p}}, nil
 	}
-	var files []string
+	var files []manifestFile
 	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(p, path)
+		if rel != "." && l.excluded(path, rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		if d.IsDir() {
+			switch {
+			case d.Name() == ".git" && rel != ".":
+				return filepath.SkipDir
+			case isHelmChart(path):
+				l.in.Notes = append(l.in.Notes, translate.Warning("", "%s: skipped: a Helm chart, whose templates are not Kubernetes objects until rendered: render it and pass the output (helm template %s | gwretry ... -)", path, path))
+				return filepath.SkipDir
+			case isGwretryOutput(path):
+				l.in.Notes = append(l.in.Notes, translate.Info("", "%s: skipped: gwretry's own output (it holds gwretry's report.json)", path))
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		switch strings.ToLower(filepath.Ext(path)) {
 		case ".yaml", ".yml", ".json":
-			files = append(files, path)
+			if isKustomization(d.Name()) {
+				l.in.Notes = append(l.in.Notes, translate.Warning("", "%s: skipped: a kustomization, not a Kubernetes object; the files of its directory are read as they are, not as kustomize builds them: to read what kustomize builds, pass its output (kustomize build %s | gwretry ... -)", path, filepath.Dir(path)))
+				return nil
+			}
+			files = append(files, manifestFile{path: path, walked: true})
 		}
 		return nil
 	})
@@ -194,10 +228,77 @@ func expand(p string) ([]string, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files", p)
+		return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files%s", p, l.skippedWhy())
 	}
-	sort.Strings(files)
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
+}
+
+// skippedWhy adds the notes of what a walk skipped to the error of a
+// directory with nothing left to read.
+func (l *loader) skippedWhy() string {
+	if len(l.in.Notes) == 0 {
+		return ""
+	}
+	return " left to read: " + translate.NotesText(l.in.Notes)
+}
+
+// excluded reports whether --exclude matches the walked path (rel to the
+// directory given).
+func (l *loader) excluded(path, rel string) bool {
+	for _, g := range l.lim.Exclude {
+		for _, s := range []string{filepath.ToSlash(rel), filepath.Base(path), filepath.ToSlash(path)} {
+			if ok, _ := pathpkg.Match(g, s); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CheckExclude checks the syntax of --exclude's globs.
+func CheckExclude(globs []string) error {
+	for _, g := range globs {
+		if _, err := pathpkg.Match(g, ""); err != nil {
+			return fmt.Errorf("--exclude %q: %v (a glob: *, ?, [...])", g, err)
+		}
+	}
+	return nil
+}
+
+// isHelmChart reports whether dir is a Helm chart's root.
+func isHelmChart(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "Chart.yaml"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// isKustomization reports whether name is one kustomize reads.
+func isKustomization(name string) bool {
+	switch name {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+// isGwretryOutput reports whether dir holds a report.json that gwretry
+// wrote (its schemaVersion, targets and rules): the directory is -o DIR of
+// an earlier run, whose files are configurations, not manifests.
+func isGwretryOutput(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var r struct {
+		SchemaVersion *int            `json:"schemaVersion"`
+		Targets       json.RawMessage `json:"targets"`
+		Rules         *int            `json:"rules"`
+	}
+	if err := json.NewDecoder(io.LimitReader(f, 64<<20)).Decode(&r); err != nil {
+		return false
+	}
+	return r.SchemaVersion != nil && len(r.Targets) > 0 && r.Rules != nil
 }
 
 type loader struct {
@@ -222,16 +323,19 @@ type seenObject struct {
 	digest [sha256.Size]byte
 }
 
-func (l *loader) readFile(name string) error {
+func (l *loader) readFile(name string, walked bool) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return l.readStream(name, f)
+	return l.readStream(name, f, walked)
 }
 
-func (l *loader) readStream(name string, r io.Reader) error {
+// readStream reads the documents of one file. A file found by walking a
+// directory (walked) that is no Kubernetes object is skipped with a note
+// (notKubernetes); one named on the command line is read strictly.
+func (l *loader) readStream(name string, r io.Reader, walked bool) error {
 	remaining := l.lim.MaxInputBytes - l.read
 	data, err := io.ReadAll(io.LimitReader(r, remaining+1))
 	if err != nil {
@@ -296,6 +400,21 @@ func (l *loader) readStream(name string, r io.Reader) error {
 			panic(p)
 		}
 	}
+	if walked {
+		stops := make([]bool, len(docs))
+		for i, d := range docs {
+			stops[i] = d.stop != nil
+		}
+		if why, template := notKubernetes(data, stops, converted); why != "" {
+			note := translate.Info
+			if template {
+				// It may hold routes: what it leaves out is not nothing.
+				note = translate.Warning
+			}
+			l.in.Notes = append(l.in.Notes, note("", "%s: skipped: %s", name, why))
+			return nil
+		}
+	}
 	for i, d := range docs {
 		docs[i].raw = nil
 		if d.stop != nil {
@@ -317,6 +436,40 @@ func (l *loader) readStream(name string, r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// notKubernetes says why a file found in a directory is not Kubernetes
+// objects, or "" when it is (or is one with mistakes, which are errors):
+// a template that is not YAML until rendered ({{ }}), or YAML of which no
+// document has apiVersion and kind (a CI workflow, a values file, a
+// package.json).
+func notKubernetes(data []byte, stops []bool, docs []converted) (why string, template bool) {
+	objects, broken := 0, false
+	for i, c := range docs {
+		switch {
+		case stops[i] || c == nil:
+			broken = broken || stops[i]
+		case c.err != nil:
+			broken = true
+		case c.json != nil:
+			var tm typeMeta
+			if json.Unmarshal(c.json, &tm) == nil && (tm.APIVersion != "" && tm.Kind != "" || tm.Metadata.Name != "") {
+				objects++ // an object, or one that lacks apiVersion or kind by mistake
+			}
+		}
+	}
+	switch {
+	case broken && bytes.Contains(data, []byte("{{")) && bytes.Contains(data, []byte("}}")):
+		return "a template ({{ }}), not YAML until rendered: render it and pass the output", true
+	case broken || objects > 0:
+		return "", false
+	}
+	for _, c := range docs {
+		if c != nil && c.json != nil {
+			return "not a Kubernetes object (no document has apiVersion and kind)", false
+		}
+	}
+	return "", false
 }
 
 // converted is a document as JSON, nil for an empty one, or why it has
@@ -445,8 +598,12 @@ func (l *loader) decodeObject(pos Position, j []byte, items []objectLines) error
 	if !strings.Contains(tm.APIVersion, "/") {
 		group = ""
 	}
+	if e := unknownKind(pos, tm); e != nil {
+		l.errs = append(l.errs, e)
+		return nil
+	}
 	switch {
-	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && isKnownList(tm):
+	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.Kind != "List" && (isKnownList(tm) || groupListKind(group, tm.Kind)):
 		return l.decodeList(pos, j, items)
 	case l.raw != nil:
 		l.collect(pos, j, tm)

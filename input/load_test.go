@@ -136,7 +136,7 @@ func TestLoadRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lim := tt.lim
-			if lim == (translate.Limits{}) {
+			if lim.MaxDocuments == 0 {
 				lim = DefaultLimits()
 			}
 			p := writeInput(t, "in.yaml", tt.content)

@@ -39,6 +39,10 @@ func (r *resolver) connectionTimeouts(m *translate.Model) {
 	reports := make([]*translate.PolicyReport, len(policies))
 	byName := map[string]*translate.PolicyReport{}
 	found := make([][]string, len(policies))
+	// The notes go to the model last, after the reports' (deferred calls
+	// run last first): returning early, for no Gateway found, dropped the
+	// warning that a policy's Gateway is not in the input.
+	defer func() { m.Notes = r.notes }()
 	defer func() { r.connectionPolicyReports(m, reports, found, byGateway) }()
 	for i, p := range policies {
 		ns := nsOrDefault(p.Namespace)
@@ -182,7 +186,6 @@ func (r *resolver) connectionTimeouts(m *translate.Model) {
 			r.warn("", "listener %s serves Gateways %s: a ConnectionTimeoutPolicy of one applies to the connections of all", ml.Name, strings.Join(gws, ", "))
 		}
 	}
-	m.Notes = r.notes
 }
 
 // connectionPolicyReports adds the ConnectionTimeoutPolicies' entries to

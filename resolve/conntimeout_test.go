@@ -196,3 +196,33 @@ func runFindings(m *translate.Model, fs []translate.Finding) error {
 	_, err := translate.Run(m, []translate.Target{{Backend: b, Version: "1.0"}}, false)
 	return err
 }
+
+// A policy whose target is not in the input changes nothing: a warning
+// names the target. The ConnectionTimeoutPolicy's said nothing when no
+// policy found its Gateway (the notes were dropped by an early return);
+// the RetryPolicy's was an info line, which -q hides.
+func TestPolicyTargetNotInTheInputWarns(t *testing.T) {
+	ctp := "apiVersion: gwretry.io/v1alpha1\nkind: ConnectionTimeoutPolicy\nmetadata: {name: p, namespace: ns}\nspec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: missing}]\n  clientTimeout: 45s\n---\n"
+	rp := "apiVersion: gwretry.io/v1alpha1\nkind: RetryPolicy\nmetadata: {name: rp, namespace: ns}\nspec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: nothere}]\n  override: {retry: {attempts: 3}}\n---\n"
+	m, err := ctBuild(t, ctp+rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"ConnectionTimeoutPolicy ns/p": "Gateway ns/missing",
+		"RetryPolicy ns/rp":            "HTTPRoute ns/nothere",
+	}
+	for _, n := range m.Notes {
+		if target, ok := want[n.Object]; ok && n.Severity == translate.SeverityWarning && strings.Contains(n.Text, target) {
+			delete(want, n.Object)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no warning naming the target for %v; notes:\n%s", want, translate.NotesText(m.Notes))
+	}
+	for _, p := range m.Policies {
+		if p.Status != translate.PolicyTargetNotFound {
+			t.Errorf("%s %s/%s: status %s, want TargetNotFound", p.Kind, p.Namespace, p.Name, p.Status)
+		}
+	}
+}

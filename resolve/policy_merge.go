@@ -655,10 +655,10 @@ func (s *policyState) finish(found func(key string) bool) ([]translate.PolicyRep
 		switch {
 		case !anyFound && len(p.targets) == 0:
 			rep.Status = translate.PolicyTargetNotFound
-			notes = append(notes, translate.Info(p.object(), "TargetNotFound: it has no targetRefs (gwretry does not evaluate targetSelectors)"))
+			notes = append(notes, translate.Warning(p.object(), "TargetNotFound: it has no targetRefs (gwretry does not evaluate targetSelectors)"))
 		case !anyFound:
 			rep.Status = translate.PolicyTargetNotFound
-			notes = append(notes, translate.Info(p.object(), "TargetNotFound: no target is in the input (%s); a policy reaches objects in its own namespace, %s, only", strings.Join(rep.NotFound, ", "), rep.Namespace))
+			notes = append(notes, translate.Warning(p.object(), "TargetNotFound: no target is in the input (%s); a policy reaches objects in its own namespace, %s, only", strings.Join(rep.NotFound, ", "), rep.Namespace))
 		case len(rep.Lost) > 0:
 			rep.Status = translate.PolicyConflicted
 			for _, l := range rep.Lost {
@@ -668,7 +668,7 @@ func (s *policyState) finish(found func(key string) bool) ([]translate.PolicyRep
 			rep.Status = translate.PolicyAccepted
 		}
 		if anyFound && len(rep.NotFound) > 0 {
-			notes = append(notes, translate.Info(p.object(), "targets not in the input: %s (a policy reaches objects in its own namespace, %s, only)", strings.Join(rep.NotFound, ", "), rep.Namespace))
+			notes = append(notes, translate.Warning(p.object(), "targets not in the input: %s (a policy reaches objects in its own namespace, %s, only)", strings.Join(rep.NotFound, ", "), rep.Namespace))
 		}
 		for _, n := range rep.Notes {
 			notes = append(notes, translate.Info(p.object(), "%s", n))

@@ -338,10 +338,10 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 			found = true
 		}
 		if !found {
-			r.warn("HTTPRoute "+key, "parentRefs[%d]: no usable listener on Gateway %s/%s", i, ns, p.Name)
 			if len(reasons) == 0 {
-				reasons = append(reasons, "no listener matches its sectionName and port")
+				reasons = append(reasons, noListenerMatches(p, gw))
 			}
+			r.warn("HTTPRoute "+key, "parentRefs[%d]: no usable listener on Gateway %s/%s: %s", i, ns, p.Name, strings.Join(reasons, "; "))
 			why = append(why, fmt.Sprintf("parentRefs[%d] to Gateway %s/%s: %s", i, ns, p.Name, strings.Join(reasons, "; ")))
 		}
 	}
@@ -349,6 +349,32 @@ func (r *resolver) attachments(rt *gwv1.HTTPRoute) (out []attachment, ungenerate
 		return cmp.Or(cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Listener, b.Listener))
 	})
 	return out, ungenerated, why
+}
+
+// noListenerMatches says that the sectionName or port of parentRef p
+// matches no listener of gw, and lists the listeners that exist (a
+// typo in a sectionName otherwise looks like any other unattached
+// route).
+func noListenerMatches(p gwv1.ParentReference, gw *gwv1.Gateway) string {
+	var what []string
+	if p.SectionName != nil {
+		what = append(what, fmt.Sprintf("sectionName %q", *p.SectionName))
+	}
+	if p.Port != nil {
+		what = append(what, fmt.Sprintf("port %d", *p.Port))
+	}
+	verb := "matches"
+	if len(what) > 1 {
+		verb = "match"
+	}
+	var ls []string
+	for _, l := range gw.Spec.Listeners {
+		ls = append(ls, fmt.Sprintf("%s (%s, port %d)", l.Name, l.Protocol, l.Port))
+	}
+	if len(what) == 0 {
+		return "the Gateway has no listener"
+	}
+	return fmt.Sprintf("its %s %s no listener; the Gateway's listeners are %s", strings.Join(what, " and "), verb, strings.Join(ls, ", "))
 }
 
 func derefKind(k *gwv1.Kind) string {

@@ -23,6 +23,11 @@ type Limits struct {
 	MaxDocumentBytes int
 	// MaxDocuments caps the number of documents (List items count).
 	MaxDocuments int
+	// Exclude are globs (path.Match) of files and directories that a
+	// directory's walk does not read (--exclude): each is matched against
+	// the path relative to the directory given, its base name and the path
+	// as given.
+	Exclude []string
 }
 
 // DefaultLimits are generous for real manifests: a whole cluster's routes

@@ -92,6 +92,7 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
+	f.StringArrayVar(&o.limits.Exclude, "exclude", nil, "`GLOB` of files and directories a directory's walk does not read, matched against the path below the directory given and the base name (repeatable; e.g. --exclude 'charts' --exclude '*-values.yaml')")
 	return cmd
 }
 
@@ -106,6 +107,9 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 	}
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
 		return usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
+	}
+	if err := input.CheckExclude(o.limits.Exclude); err != nil {
+		return usageErrorf("%v", err)
 	}
 	opts := ingressnginx.Options{Class: o.class, Controller: o.controller, WatchWithoutClass: o.noClass, ClassByName: o.byName}
 	if o.configMap != "" {

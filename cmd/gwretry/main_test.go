@@ -44,6 +44,7 @@ spec:
 
 func TestExitCodes(t *testing.T) {
 	bad := writeFile(t, badRoute)
+	typo := writeFile(t, strings.Replace(badRoute, "kind: HTTPRoute", "kind: HttpRoute", 1))
 	tests := []struct {
 		name   string
 		args   []string
@@ -65,6 +66,13 @@ func TestExitCodes(t *testing.T) {
 		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},
 		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},
 		{"invalid input", []string{"check", bad}, exitInput, []string{bad + ":6: document 1: HTTPRoute ns/r: spec.rules[0].retry.codes[0]: invalid per the Gateway API: Invalid value: 200"}},
+		// kubectl: no matches for kind "HttpRoute"; it was an info line
+		// and exit 0.
+		{"kind its group has not", []string{"check", typo}, exitInput, []string{typo + ":1: document 1: HttpRoute ns/r: kind: gateway.networking.k8s.io has no kind \"HttpRoute\"", "did you mean HTTPRoute?"}},
+		{"bad exclude", []string{"check", example, "--exclude", "[a"}, exitUsage, []string{`--exclude "[a"`}},
+		{"bad exclude, import", []string{"import", "ingress-nginx", example, "--exclude", "[a"}, exitUsage, []string{`--exclude "[a"`}},
+		// It was ignored: the traffic went to cluster DNS.
+		{"endpoint of no Service port", []string{"check", example, "--endpoint", "nosuch:8080=127.0.0.1:9000"}, exitUsage, []string{"--endpoint nosuch:8080 names no Service port of the input"}},
 		{"missing file", []string{"check", "does-not-exist.yaml"}, exitInput, []string{"does-not-exist.yaml"}},
 		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in ", ": found 1 Service"}},
 		{"-o yml", []string{"translate", example, "--target", "envoy", "-o", "yml"}, exitUsage, []string{"-o yml: -o takes a directory", "--report text|json"}},

@@ -158,6 +158,7 @@ func (o *options) addInputFlags(cmd *cobra.Command) {
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
+	f.StringArrayVar(&o.limits.Exclude, "exclude", nil, "`GLOB` of files and directories a directory's walk does not read, matched against the path below the directory given and the base name (repeatable; e.g. --exclude 'charts' --exclude '*-values.yaml')")
 }
 
 func backendNames() []string {
@@ -235,6 +236,9 @@ func (o *options) resolveOptions() (translate.ResolveOptions, error) {
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
 		return ro, usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
 	}
+	if err := input.CheckExclude(o.limits.Exclude); err != nil {
+		return ro, usageErrorf("%v", err)
+	}
 	if o.tlsDir != "" {
 		abs, err := filepath.Abs(o.tlsDir)
 		if err != nil {
@@ -290,6 +294,9 @@ func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.Resolv
 	}
 	if err != nil {
 		return nil, nil, inputError(err)
+	}
+	if err := resolve.CheckEndpoints(in, ro.Endpoints); err != nil {
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	return in, m, nil
 }

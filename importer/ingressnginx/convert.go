@@ -97,6 +97,8 @@ type ingress struct {
 	class string
 	s     *settings
 	regex bool
+	// redirect are its settings of the redirect to HTTPS.
+	redirect *redirect
 }
 
 func (ig *ingress) annotationField(name string) string {
@@ -137,6 +139,8 @@ func Import(in *Input, opts Options) (*Result, error) {
 		classes[c.Obj.Name] = c.Obj
 	}
 	defaults, errs := defaultsFrom(opts.ConfigMap)
+	rdefaults, rerrs := redirectDefaultsFrom(opts.ConfigMap)
+	errs = append(errs, rerrs...)
 	res := &Result{Report: &Report{SchemaVersion: 1}, Sources: map[string]input.Position{}}
 	if opts.ConfigMap != nil {
 		res.Report.ConfigMap = opts.ConfigMap.Name
@@ -147,6 +151,7 @@ func Import(in *Input, opts Options) (*Result, error) {
 		ig, e := newIngress(o, defaults, opts, classes, res)
 		errs = append(errs, e...)
 		if ig != nil {
+			ig.readRedirect(rdefaults, res)
 			ings = append(ings, ig)
 		}
 	}
@@ -185,11 +190,15 @@ func Import(in *Input, opts Options) (*Result, error) {
 	for _, k := range order {
 		g := groups[k]
 		addListeners(gatewayOf(g.ns, g.class), g)
-		route, e := toRoute(g, sv, ports, regexHosts, res)
+		route, redirect, e := toRoute(g, sv, ports, regexHosts, res)
 		errs = append(errs, e...)
 		if route != nil {
 			res.Routes = append(res.Routes, route)
 			namedAfter[routeKey(route)] = g.first.key
+		}
+		if redirect != nil {
+			res.Routes = append(res.Routes, redirect)
+			namedAfter[routeKey(redirect)] = g.first.key
 		}
 	}
 	errs = append(errs, defaultBackends(sv, ports, res)...)
@@ -282,6 +291,16 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 		}
 	}
 	for _, name := range retrySettings {
+		if raw, ok := ann[Prefix+name]; ok && rejectedByIngressNginx(name, raw) {
+			// ingress-nginx keeps the Ingress and serves the ConfigMap's
+			// value or its default: imported the same way, said once.
+			d := defaults[name]
+			ig.s.parseSetting(name, d.raw) // checked by defaultsFrom
+			ig.s.values[name] = d
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + name, Source: FromAnnotation, Value: raw, Rule: -1,
+				Reason: ReasonInvalidValueIgnored, Message: fmt.Sprintf("ingress-nginx refuses %q (%s) and serves the %s value %q instead: imported as it serves it", raw, validationOf(name), d.source, d.raw)})
+			continue
+		}
 		if raw, ok := ann[Prefix+name]; ok {
 			if msg := ig.s.parseSetting(name, raw); msg != "" {
 				bad(name, msg)
@@ -381,10 +400,9 @@ func addListeners(gw *gwv1.Gateway, g *group) {
 	if host == "" && len(g.tls) == 1 && len(g.tls[0].Hosts) == 1 {
 		host = g.tls[0].Hosts[0]
 	}
-	prefix := ""
+	prefix := listenerPrefix(g)
 	var hostname *gwv1.Hostname
 	if host != "" {
-		prefix = nameFromHost(host) + "-"
 		h := gwv1.Hostname(host)
 		hostname = &h
 	}
@@ -447,8 +465,12 @@ func routeKey(r *gwv1.HTTPRoute) string { return r.Namespace + "/" + r.Name }
 
 // toRoute builds the group's HTTPRoute: one rule per distinct path type
 // and path, with the backends of every Ingress path that has them.
-func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, input.ErrorList) {
+//
+// The second route, when not nil, redirects plain HTTP to HTTPS
+// (sslRedirects).
+func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHosts map[string]*ingress, res *Result) (*gwv1.HTTPRoute, *gwv1.HTTPRoute, input.ErrorList) {
 	route := newRoute(g.ns, g.name+"-"+nameFromHost(g.host), g.class, g.host)
+	var owners []*ingress // the Ingress whose settings each rule has
 	var errs input.ErrorList
 	type ruleAt struct {
 		rule gwv1.HTTPRouteRule
@@ -528,7 +550,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 		ra.paths = append(ra.paths, p)
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
 	for i, k := range keys {
 		ra := rules[k]
@@ -550,13 +572,14 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 		ra.rule.BackendRefs = refs
 		carryInto(&ra.rule, owner, ra.ings, routeKey(route), i, res)
 		route.Spec.Rules = append(route.Spec.Rules, ra.rule)
+		owners = append(owners, owner)
 	}
 	if ig := sv.def[g.host]; ig != nil && ig.ns == g.ns {
 		// The host's server was created by an Ingress with a
 		// defaultBackend: its "/" location, which no path replaced.
 		ref, err := backendRef(ig, *ig.obj.Spec.DefaultBackend, "spec.defaultBackend", ports)
 		if err != nil {
-			return nil, input.ErrorList{err}
+			return nil, nil, input.ErrorList{err}
 		}
 		t, v := gwv1.PathMatchPathPrefix, "/"
 		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &t, Value: &v}}},
@@ -564,14 +587,60 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 		i := len(route.Spec.Rules)
 		carryInto(&rule, ig, []*ingress{ig}, routeKey(route), i, res)
 		route.Spec.Rules = append(route.Spec.Rules, rule)
+		owners = append(owners, ig)
 		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
 			Value: backendName(*ig.obj.Spec.DefaultBackend), Route: routeKey(route), Rule: i, Reason: ReasonDefaultBackendCarried,
 			Message: fmt.Sprintf("PathPrefix / of host %s: the Ingress created the host's server, whose / location ingress-nginx sent to the defaultBackend (no Prefix / path replaced it)", g.host)})
 	}
 	if len(route.Spec.Rules) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return route, nil
+	rd := sslRedirects(g, route, owners, res)
+	bareRedirects(route, owners, res)
+	return route, rd, nil
+}
+
+// bareRedirects adds, for each PathPrefix /foo/ rule (a Prefix path that
+// ends in /), a rule for Exact /foo that answers 301 with /foo/: a
+// PathPrefix ignores the trailing / and sends /foo to the backend, where
+// ingress-nginx's location "/foo/" does not match /foo and nginx answers
+// it 301 to /foo/ (ngx_http_core_module: a prefix location ending in /
+// served by proxy_pass). Not when a rule of the route matches /foo itself.
+func bareRedirects(route *gwv1.HTTPRoute, owners []*ingress, res *Result) {
+	n := len(route.Spec.Rules)
+	for i := 0; i < n; i++ {
+		r := route.Spec.Rules[i]
+		if len(r.Matches) != 1 || r.Matches[0].Path == nil || *r.Matches[0].Path.Type != gwv1.PathMatchPathPrefix {
+			continue
+		}
+		v := *r.Matches[0].Path.Value
+		bare, ok := strings.CutSuffix(v, "/")
+		if !ok || bare == "" || strings.HasSuffix(bare, "/") || matchedExactly(route, bare) {
+			continue
+		}
+		exact, full, code := gwv1.PathMatchExact, v, 301
+		route.Spec.Rules = append(route.Spec.Rules, gwv1.HTTPRouteRule{
+			Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &exact, Value: &bare}}},
+			Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+				Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: &full}, StatusCode: &code}}}})
+		ig := owners[i]
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "pathType", Source: FromSpec, Value: "Prefix " + v,
+			Route: routeKey(route), Rule: len(route.Spec.Rules) - 1, Reason: ReasonBarePathRedirected,
+			Message: fmt.Sprintf("PathPrefix %s also matches %s, which ingress-nginx's location %q did not: nginx answered it 301 to %s, and so does rule %d (Exact %s)", v, bare, v, v, len(route.Spec.Rules)-1, bare)})
+	}
+}
+
+// matchedExactly reports whether a rule of route matches path by an
+// Exact or PathPrefix match of path itself.
+func matchedExactly(route *gwv1.HTTPRoute, path string) bool {
+	for _, r := range route.Spec.Rules {
+		for _, m := range r.Matches {
+			if m.Path != nil && m.Path.Type != nil && *m.Path.Type != gwv1.PathMatchRegularExpression && *m.Path.Value == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hostName(h string) string {

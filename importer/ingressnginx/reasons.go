@@ -34,6 +34,11 @@ const (
 	ReasonIdleTimerBecomesTotal          Reason = "IdleTimerBecomesTotal"
 	ReasonNoSendTimeout                  Reason = "NoSendTimeout"
 	ReasonSeeNextUpstream                Reason = "SeeNextUpstream"
+	ReasonInvalidValueIgnored            Reason = "InvalidValueIgnored"
+	ReasonHTTPSRedirectCarried           Reason = "HTTPSRedirectCarried"
+	ReasonHTTPSRedirectKeepsSlash        Reason = "HTTPSRedirectKeepsSlash"
+	ReasonHTTPSRedirectNotCarried        Reason = "HTTPSRedirectNotCarried"
+	ReasonBarePathRedirected             Reason = "BarePathRedirected"
 )
 
 // ReasonEntry is one reason of the import's catalogue.
@@ -72,6 +77,11 @@ func Reasons() []ReasonEntry {
 		{ReasonIdleTimerBecomesTotal, Approximated, "an idle timer between reads becomes backendRequest, a total per try"},
 		{ReasonNoSendTimeout, NotCarried, "the Gateway API has no timer on sending the request"},
 		{ReasonSeeNextUpstream, Carried, "carried with proxy-next-upstream"},
+		{ReasonHTTPSRedirectCarried, Carried, "plain HTTP is redirected to HTTPS, as ingress-nginx redirected it"},
+		{ReasonHTTPSRedirectKeepsSlash, Approximated, "plain HTTP is redirected to HTTPS; ingress-nginx dropped a trailing / from the Location"},
+		{ReasonHTTPSRedirectNotCarried, NotCarried, "ingress-nginx redirected plain HTTP to HTTPS; the output serves plain HTTP"},
+		{ReasonBarePathRedirected, Carried, "the path without its trailing / answers 301 to it, as nginx did for Prefix /foo/"},
+		{ReasonInvalidValueIgnored, NotCarried, "ingress-nginx refuses the value and serves the ConfigMap's or the default one; so does the import"},
 	}
 	slices.SortFunc(es, func(a, b ReasonEntry) int {
 		if a.Reason < b.Reason {

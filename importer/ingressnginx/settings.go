@@ -69,6 +69,39 @@ var nextUpstreamRE = regexp.MustCompile(`^((error|timeout|invalid_header|http_50
 // nextUpstreamTokens are the tokens of nextUpstreamRE, each a whole word.
 var nextUpstreamTokens = []string{"error", "timeout", "invalid_header", "http_500", "http_502", "http_503", "http_504", "http_403", "http_404", "http_429", "non_idempotent", "off"}
 
+// rejectedByIngressNginx reports whether ingress-nginx's own annotation
+// parser refuses raw for the setting name, so that it serves the
+// ConfigMap's value or its default and keeps the Ingress
+// (internal/ingress/annotations/proxy/main.go, Parse: every error falls
+// back to the default backend's value; parser.checkAnnotation validates
+// with ValidateInt or validUpstreamAnnotation, then parseInt and
+// parseString refuse what Atoi cannot read and an empty string). Values it
+// accepts but nginx or gwretry cannot use stay errors (parseSetting).
+func rejectedByIngressNginx(name, raw string) bool {
+	if raw == "" {
+		return true
+	}
+	switch name {
+	case NextUpstream:
+		return !nextUpstreamRE.MatchString(raw)
+	case NextUpstreamTries, NextUpstreamTimeout, ConnectTimeout, ReadTimeout, SendTimeout:
+		_, err := strconv.Atoi(raw)
+		return err != nil
+	}
+	return false
+}
+
+// validationOf says what ingress-nginx's validation of name wants.
+func validationOf(name string) string {
+	if name == NextUpstream {
+		return "it wants tokens separated by one space among " + strings.Join(nextUpstreamTokens, ", ")
+	}
+	if name == NextUpstreamTries {
+		return "it wants a whole number"
+	}
+	return "it wants a whole number of seconds, without a unit"
+}
+
 // Source says where a setting's value came from.
 type Source string
 
