@@ -270,8 +270,8 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	}
 	noHTTPS := ""
 	switch {
-	case name != "nginx" && name != "haproxy":
-		noHTTPS = fmt.Sprintf("prove exercises HTTPS listeners on nginx and haproxy only, not on %s: the claim is listed with its record, unproven", name)
+	case !liveKind(name).ProvesHTTPS:
+		noHTTPS = fmt.Sprintf("prove does not exercise HTTPS listeners on %s: the claim is listed with its record, unproven", name)
 	case o.tlsDir == "":
 		noHTTPS = "HTTPS listeners are proven only with --tls-dir DIR, the certificates of the Gateways' Secrets (DIR/NAMESPACE/NAME/tls.crt and tls.key)"
 	}

@@ -50,6 +50,10 @@ type Kind struct {
 	// DIR, default settings) that the binary runs, slash-separated and
 	// relative to DIR; StartOutput reads them.
 	Files []string
+	// ProvesHTTPS says that gwretry prove can exercise this binary's
+	// HTTPS listeners (it serves each Secret's certificate from the
+	// output directory as written).
+	ProvesHTTPS bool
 	// start runs bin on files (absolute paths, in the order of Files)
 	// with every proxy listening on listen, keeping what it writes in
 	// work; it returns the address to send requests to.
@@ -70,12 +74,12 @@ var kinds = []*Kind{
 	{
 		Name: "nginx", EnvVar: "GWRETRY_NGINX", SourceBuilds: true,
 		VersionArg: "-v", versionRE: regexp.MustCompile(`nginx/(\d+\.\d+)(\.\d+)?`),
-		Files: []string{"nginx/nginx.conf"}, start: startNginxOutput,
+		Files: []string{"nginx/nginx.conf"}, ProvesHTTPS: true, start: startNginxOutput,
 	},
 	{
 		Name: "haproxy", EnvVar: "GWRETRY_HAPROXY", SourceBuilds: true,
 		VersionArg: "-v", versionRE: regexp.MustCompile(`HAProxy version (\d+\.\d+)(\.\d+)?`),
-		Files: []string{"haproxy/haproxy.cfg"}, start: startHAProxyOutput,
+		Files: []string{"haproxy/haproxy.cfg"}, ProvesHTTPS: true, start: startHAProxyOutput,
 	},
 	{
 		Name: "traefik", EnvVar: "GWRETRY_TRAEFIK", CachedBuild: "traefik-" + TraefikVersion,
