@@ -880,7 +880,16 @@ func mergeBTPSpec(parent, route *translate.BTPSpec) (*translate.BTPSpec, error) 
 	if err != nil {
 		return nil, err
 	}
-	rm, err := toMap(part{route.Retry, route.Timeout})
+	// The CRD's default (numRetries 2) is in the route's retry before
+	// the merge, as the API server stores it: it beats the parent's.
+	rr := route.Retry
+	if rr != nil && rr.NumRetries == nil {
+		c := *rr
+		two := int32(2)
+		c.NumRetries = &two
+		rr = &c
+	}
+	rm, err := toMap(part{rr, route.Timeout})
 	if err != nil {
 		return nil, err
 	}

@@ -288,7 +288,7 @@ func TestBackendTrafficPolicy(t *testing.T) {
 			"timeouts.request=4s <HTTPRoute>", "requestTimeout 3s not applied, the rule's backendRequest 4s is the route timeout"},
 		{"mergeType merges a route's policy into its Gateway's", "",
 			btp("p", "", "  mergeType: StrategicMerge\n  retry: {retryOn: {triggers: [reset], httpStatusCodes: [502]}}\n") + btp("g", "Gateway gw", "  retry: {numRetries: 5, retryOn: {triggers: [connect-failure]}, perRetry: {timeout: 2s}}\n  timeout: {http: {requestTimeout: 7s}}\n"),
-			"retry.attempts=5 <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.backendRequest=2s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.request=7s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>", "merged with BackendTrafficPolicy shop/p"},
+			"retry.attempts=2 <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.backendRequest=2s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.request=7s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>", "merged with BackendTrafficPolicy shop/p"},
 		{"triggers that retry no failed connection", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [retriable-4xx]}}\n"),
 			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.codes=[409] <BackendTrafficPolicy shop/p>", "none retries a failed connection"},
 		{"timeout.http.requestTimeout", "", btp("p", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
