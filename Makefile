@@ -24,7 +24,7 @@ export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 TARGETS      = $(shell $(GO) run ./tools/targets)
 LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
 
-.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions sarif-schema chromium fmt vet check-fmt clean
+.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions sarif-schema chromium egctl fmt vet check-fmt clean
 
 all: build
 
@@ -93,7 +93,22 @@ fuzz:
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./resolve/
 
-deps: nginx haproxy traefik versions sarif-schema chromium
+deps: nginx haproxy traefik versions sarif-schema chromium egctl
+
+# Envoy Gateway's egctl, the authority on its BackendTrafficPolicy: the
+# test TestEgctlBTP (backends/envoy) compares gwretry's Envoy routes with
+# `egctl x translate`. Built from the Go module proxy into the cache when
+# missing (about 5 minutes idle, a 330 MB binary), never committed.
+EGCTL_VERSION := v1.9.1
+EGCTL_BIN     := $(CACHE_DIR)/egctl-$(EGCTL_VERSION)/egctl
+export GWRETRY_EGCTL ?= $(EGCTL_BIN)
+
+egctl: $(EGCTL_BIN)
+
+$(EGCTL_BIN):
+	@mkdir -p $(dir $@)
+	@echo "building Envoy Gateway egctl $(EGCTL_VERSION) into $@ (once)"
+	GOBIN=$(dir $@) $(GO) install github.com/envoyproxy/gateway/cmd/egctl@$(EGCTL_VERSION)
 
 # The official SARIF 2.1.0 JSON schema (2.1.0-rtm.5) that the tests of
 # --report sarif validate against, as the npm package @microsoft/jest-sarif

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -20,6 +21,9 @@ type btpValues struct {
 	// notCarried says, per field path, why it is not carried to any
 	// target, sorted.
 	notCarried []string
+	// wider says what the targets do beyond what Envoy Gateway
+	// configures, sorted.
+	wider []string
 }
 
 // convertBTP maps a BackendTrafficPolicy onto HTTPRoute fields, as Envoy
@@ -40,7 +44,9 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 			out.retry[fieldCodes] = layerValue{value: codes, apiDefault: apiDefault}
 		}
 		if r.NumRetries == nil || *r.NumRetries > 0 {
-			btpRetriedFailures(r, lost)
+			btpRetriedFailures(r, lost, func(format string, args ...any) {
+				out.wider = append(out.wider, fmt.Sprintf(format, args...))
+			})
 		}
 		if pr := r.PerRetry; pr != nil {
 			if pr.Timeout != nil {
@@ -80,9 +86,6 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 			lost("spec.timeout.tcp.connectTimeout %s: no HTTPRoute field sets a connect timeout, so no target gets it", *t.TCP.ConnectTimeout)
 		}
 	}
-	if p.Spec.MergeType != nil {
-		lost("spec.mergeType %s: gwretry applies Envoy Gateway's default precedence (the most specific policy whole), not a merge", *p.Spec.MergeType)
-	}
 	if len(p.Spec.TargetSelectors) > 0 {
 		lost("spec.targetSelectors: gwretry does not select targets by label; list them in targetRefs")
 	}
@@ -100,6 +103,7 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 		}
 	}
 	slices.Sort(out.notCarried)
+	slices.Sort(out.wider)
 	return out
 }
 
@@ -109,20 +113,34 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 // with connect-failure, reset-before-request, reset, 5xx or gateway-error;
 // and the targets retry a try that backendRequest cut, which Envoy does
 // only with reset, 5xx or gateway-error.
-func btpRetriedFailures(r *translate.BTPRetry, lost func(string, ...any)) {
-	triggers := []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"} // Envoy Gateway's default
-	if r.RetryOn != nil {
-		triggers = r.RetryOn.Triggers
-	}
+func btpRetriedFailures(r *translate.BTPRetry, lost, wider func(string, ...any)) {
+	triggers := btpTriggers(r.RetryOn)
 	has := func(ts ...string) bool {
 		return slices.ContainsFunc(ts, func(t string) bool { return slices.Contains(triggers, t) })
 	}
 	if !has("connect-failure", "reset-before-request", "reset", "5xx", "gateway-error") {
 		lost("spec.retry.retryOn.triggers: none retries a failed connection (connect-failure, reset-before-request, reset, 5xx or gateway-error), but the Gateway API retries connection errors whenever attempts > 0, and so do the targets (each retry.connectionErrors finding says how far)")
 	}
-	if r.PerRetry != nil && r.PerRetry.Timeout != nil && !has("reset", "5xx", "gateway-error") {
-		lost("spec.retry.perRetry.timeout %s: Envoy Gateway retries a try its timeout cut only with the reset, 5xx or gateway-error trigger, but it becomes the Gateway API's backendRequest, whose cut tries the targets retry (each retry.backendTimeout finding says how far)", *r.PerRetry.Timeout)
+	if !has("reset", "5xx", "gateway-error") {
+		// The Gateway API retry the policy becomes retries a connection
+		// reset after the request was sent (Envoy: retry_on reset), and
+		// retries a try its backendRequest cut, on every target.
+		wider("spec.retry.retryOn.triggers %s: none of reset, 5xx or gateway-error is among them, so Envoy Gateway retries neither a connection reset after the request was sent nor a try its per-try timeout cut, but the Gateway API retry they become retries both on every target (Envoy: retry_on connect-failure,refused-stream,reset)", strings.Join(triggers, ","))
 	}
+}
+
+// egDefaultTriggers are Envoy Gateway's retry_on when a policy's retryOn
+// lists no triggers (internal/xds/translator/route.go, retryDefaultRetryOn).
+var egDefaultTriggers = []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"}
+
+// btpTriggers are the triggers Envoy Gateway writes for retryOn: its
+// default when retryOn is unset or lists none (httpStatusCodes alone keep
+// the default triggers), else the policy's.
+func btpTriggers(on *translate.BTPRetryOn) []string {
+	if on == nil || len(on.Triggers) == 0 {
+		return egDefaultTriggers
+	}
+	return on.Triggers
 }
 
 // btpCodes maps retryOn to the Gateway API's codes: the status codes it
@@ -130,19 +148,26 @@ func btpRetriedFailures(r *translate.BTPRetry, lost func(string, ...any)) {
 // always retries them); what has no equivalent goes to lost. apiDefault
 // is true when retryOn is unset and Envoy Gateway's default applies.
 func btpCodes(on *translate.BTPRetryOn, lost func(string, ...any)) (codes []int, apiDefault bool) {
-	if on == nil {
+	if on == nil || (len(on.Triggers) == 0 && len(on.HTTPStatusCodes) == 0) {
 		// connect-failure, refused-stream, unavailable, cancelled,
-		// retriable-status-codes with 503.
+		// retriable-status-codes with 503 (Envoy Gateway's buildRetry
+		// leaves an empty retryOn unset).
 		lost("spec.retry.retryOn (unset): Envoy Gateway's default triggers unavailable and cancelled are gRPC statuses, which no target retries on")
 		return []int{503}, true
 	}
+	if len(on.Triggers) == 0 {
+		// httpStatusCodes alone: Envoy Gateway keeps its default
+		// triggers, retriable-status-codes among them, with these codes.
+		lost("spec.retry.retryOn.triggers (unset): Envoy Gateway's default triggers unavailable and cancelled are gRPC statuses, which no target retries on")
+	}
+	triggers := btpTriggers(on)
 	add := func(from, to int) {
 		for c := from; c <= to; c++ {
 			codes = append(codes, c)
 		}
 	}
 	statusCodes := false
-	for _, t := range on.Triggers {
+	for _, t := range triggers {
 		switch t {
 		case "5xx":
 			add(500, 599)
@@ -151,11 +176,16 @@ func btpCodes(on *translate.BTPRetryOn, lost func(string, ...any)) (codes []int,
 			codes = append(codes, 502, 503, 504)
 		case "retriable-4xx":
 			codes = append(codes, 409)
-		case "connect-failure", "refused-stream", "reset-before-request":
-			// The Gateway API retries connection errors whenever attempts > 0.
+		case "connect-failure", "refused-stream", "reset-before-request", "unavailable", "cancelled":
+			// The Gateway API retries connection errors whenever attempts > 0;
+			// unavailable and cancelled (gRPC statuses) were said above when
+			// they are Envoy Gateway's default.
+			if (t == "unavailable" || t == "cancelled") && len(on.Triggers) > 0 {
+				lost("spec.retry.retryOn.triggers %s: no Gateway API retry condition matches it", t)
+			}
 		case "retriable-status-codes":
 			statusCodes = true
-		default: // reset, cancelled, deadline-exceeded, internal, resource-exhausted, unavailable
+		default: // reset, deadline-exceeded, internal, resource-exhausted
 			lost("spec.retry.retryOn.triggers %s: no Gateway API retry condition matches it", t)
 		}
 	}

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -53,6 +54,7 @@ type policySrc struct {
 	override  map[string]layerValue
 	dflt      map[string]layerValue
 	btp       *btpValues
+	btpSpec   *translate.BTPSpec
 	report    *translate.PolicyReport
 	// targets are the targetRefs by place key, and whether each was
 	// found in the input.
@@ -140,9 +142,10 @@ func newPolicyState(in *input.Input) *policyState {
 	for _, o := range in.Policies.BackendTraffic {
 		p := o.Obj
 		v := convertBTP(p)
-		src := &policySrc{kind: "BackendTrafficPolicy", key: nsOrDefault(p.Namespace) + "/" + p.Name, created: p.CreationTimestamp, btp: &v}
+		src := &policySrc{kind: "BackendTrafficPolicy", key: nsOrDefault(p.Namespace) + "/" + p.Name, created: p.CreationTimestamp, btp: &v, btpSpec: &p.Spec}
 		s.add(src, p.Namespace, p.Targets())
 		src.report.NotCarried = v.notCarried
+		src.report.Wider = v.wider
 	}
 	for _, ps := range s.at {
 		slices.SortFunc(ps, older)
@@ -416,6 +419,9 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 	// Envoy Gateway: the rule's own retry (here: any retry stanza above)
 	// replaces the policy's retry whole; the timeout fills what is unset.
 	chosen, others, sameTier := s.btpFor(sc)
+	if parent, _ := s.mergedBTP(chosen, sc); parent != nil {
+		others = slices.DeleteFunc(others, func(p *policySrc) bool { return p == parent })
+	}
 	for _, p := range others {
 		reached[p] = true
 		why := "targets the rule more specifically"
@@ -426,13 +432,44 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 	}
 	if chosen != nil {
 		reached[chosen] = true
+		btp := chosen.btp
 		bl := &layer{src: chosen, group: "btp", source: chosen.object()}
-		if _, has := vals[fieldAttempts]; has && len(chosen.btp.retry) > 0 {
+		if parent, merged := s.mergedBTP(chosen, sc); parent != nil {
+			// Envoy Gateway merges a route's policy with mergeType into
+			// the closest policy of the Gateway (listener, then Gateway).
+			btp = merged
+			reached[parent] = true
+			parent.note(fmt.Sprintf("%s: merged with %s (its spec.mergeType %s wins field by field)", ruleLabel, chosen.object(), *chosen.btpSpec.MergeType))
+			bl.source = chosen.object() + " merged into " + parent.object()
+		}
+		_, hasRetry := vals[fieldAttempts]
+		be, hasBE := vals[fieldBackendRequest]
+		ownBE := hasBE && be.layer.src == nil && !hasRetry
+		if hasRetry && len(btp.retry) > 0 {
 			chosen.note(fmt.Sprintf("%s: spec.retry not applied, the retry of %s replaces it whole (as in Envoy Gateway)", ruleLabel, vals[fieldAttempts].layer.source))
 		} else {
-			applyBTP(chosen, bl, chosen.btp.retry, vals, ruleLabel)
+			if ownBE && len(btp.retry) > 0 {
+				// Envoy Gateway: a rule's backendRequest without a retry
+				// of its own is the route timeout (over its request), and
+				// the policy's perRetry.timeout the per-try timeout.
+				if req, ok := vals[fieldRequest]; ok {
+					chosen.note(fmt.Sprintf("%s of %s: %s from %s not applied, the rule's backendRequest %s is the route timeout once %s retries it (as in Envoy Gateway)", fieldRequest, ruleLabel, valueText(req.value), req.source(), valueText(be.value), chosen.object()))
+				}
+				vals[fieldRequest] = be
+				delete(vals, fieldBackendRequest)
+			}
+			applyBTP(chosen, bl, btp.retry, vals, ruleLabel)
 		}
-		applyBTP(chosen, bl, chosen.btp.timeouts, vals, ruleLabel)
+		if v, ok := btp.timeouts[fieldRequest]; ok && ownBE {
+			if _, set := vals[fieldRequest]; !set {
+				// Without retries, Envoy Gateway's route timeout is the
+				// rule's backendRequest, over the policy's requestTimeout.
+				chosen.note(fmt.Sprintf("%s of %s: spec.timeout.http.requestTimeout %s not applied, the rule's backendRequest %s is the route timeout (as in Envoy Gateway)", fieldRequest, ruleLabel, valueText(v.value), valueText(be.value)))
+				vals[fieldRequest] = be
+				delete(vals, fieldBackendRequest)
+			}
+		}
+		applyBTP(chosen, bl, btp.timeouts, vals, ruleLabel)
 	}
 	for p := range reached {
 		p.report.Reached = append(p.report.Reached, ruleLabel)
@@ -676,6 +713,9 @@ func (s *policyState) finish(found func(key string) bool) ([]translate.PolicyRep
 		for _, n := range rep.NotCarried {
 			notes = append(notes, translate.Warning(p.object(), "not carried to any target: %s", n))
 		}
+		for _, n := range rep.Wider {
+			notes = append(notes, translate.Warning(p.object(), "carried wider than Envoy Gateway configures it: %s", n))
+		}
 		for _, side := range p.empty {
 			notes = append(notes, translate.Warning(p.object(), "%s sets no field (neither retry nor timeouts.request or timeouts.backendRequest): it changes no rule", side))
 		}
@@ -780,4 +820,101 @@ func (r *resolver) bakePolicies(key string, rt *gwv1.HTTPRoute, i int, m ruleMer
 	}
 	mr := m.mergedRule(rule)
 	r.routeObjs[key].Spec.Rules[i].Retry, r.routeObjs[key].Spec.Rules[i].Timeouts = mr.Retry, mr.Timeouts
+}
+
+// mergedBTP is, for a policy with spec.mergeType that targets the rule's
+// HTTPRoute (or rule), the policy it merges into as Envoy Gateway does:
+// the oldest targeting the first listener the route is attached to, else
+// the oldest targeting its Gateway; and the values of the merge, in which
+// the route's policy wins field by field and a list is replaced whole
+// (strategic and JSON merge agree on the retry and timeout fields). It
+// returns nil when there is nothing to merge.
+func (s *policyState) mergedBTP(chosen *policySrc, sc ruleScope) (*policySrc, *btpValues) {
+	if chosen == nil || chosen.btpSpec.MergeType == nil || len(sc.attachments) == 0 {
+		return nil, nil
+	}
+	onRoute := slices.Contains(s.at["HTTPRoute/"+sc.route], chosen) || sc.ruleName != "" && slices.Contains(s.at["HTTPRoute/"+sc.route+"/"+sc.ruleName], chosen)
+	if !onRoute {
+		return nil, nil
+	}
+	a := sc.attachments[0]
+	var parent *policySrc
+	for _, k := range []string{"Gateway/" + a[0] + "/" + a[1], "Gateway/" + a[0]} {
+		for _, p := range s.at[k] {
+			if p.btp != nil {
+				parent = p
+				break
+			}
+		}
+		if parent != nil {
+			break
+		}
+	}
+	if parent == nil {
+		return nil, nil
+	}
+	merged, err := mergeBTPSpec(parent.btpSpec, chosen.btpSpec)
+	if err != nil {
+		return nil, nil
+	}
+	v := convertBTP(&translate.BackendTrafficPolicy{Spec: *merged})
+	return parent, &v
+}
+
+// mergeBTPSpec overlays the retry and timeout of route on those of parent
+// (JSON merge patch, RFC 7386, without nulls).
+func mergeBTPSpec(parent, route *translate.BTPSpec) (*translate.BTPSpec, error) {
+	type part struct {
+		Retry   *translate.BTPRetry   `json:"retry,omitempty"`
+		Timeout *translate.BTPTimeout `json:"timeout,omitempty"`
+	}
+	toMap := func(p part) (map[string]any, error) {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		return m, json.Unmarshal(b, &m)
+	}
+	pm, err := toMap(part{parent.Retry, parent.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	// The CRD's default (numRetries 2) is in the route's retry before
+	// the merge, as the API server stores it: it beats the parent's.
+	rr := route.Retry
+	if rr != nil && rr.NumRetries == nil {
+		c := *rr
+		two := int32(2)
+		c.NumRetries = &two
+		rr = &c
+	}
+	rm, err := toMap(part{rr, route.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(mergePatch(pm, rm))
+	if err != nil {
+		return nil, err
+	}
+	var out part
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &translate.BTPSpec{Retry: out.Retry, Timeout: out.Timeout}, nil
+}
+
+// mergePatch applies patch to target as a JSON merge patch: objects merge
+// key by key, anything else replaces.
+func mergePatch(target, patch map[string]any) map[string]any {
+	for k, pv := range patch {
+		if pm, ok := pv.(map[string]any); ok {
+			if tm, ok := target[k].(map[string]any); ok {
+				target[k] = mergePatch(tm, pm)
+				continue
+			}
+		}
+		target[k] = pv
+	}
+	return target
 }

@@ -275,7 +275,20 @@ func TestBackendTrafficPolicy(t *testing.T) {
 		{"perRetry.backOff", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [connect-failure]}, perRetry: {backOff: {baseInterval: 100ms, maxInterval: 2s}}}\n"),
 			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.backoff=100ms <BackendTrafficPolicy shop/p>", "maxInterval 2s"},
 		{"perRetry.timeout", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [connect-failure]}, perRetry: {timeout: 250ms}}\n"),
-			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=250ms <BackendTrafficPolicy shop/p>", "perRetry.timeout 250ms: Envoy Gateway retries a try its timeout cut only with"},
+			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=250ms <BackendTrafficPolicy shop/p>", "carried wider than Envoy Gateway configures it: spec.retry.retryOn.triggers connect-failure: none of reset"},
+		{"httpStatusCodes without triggers keep Envoy Gateway's default triggers", "", btp("p", "", "  retry: {retryOn: {httpStatusCodes: [429, 502]}}\n"),
+			"retry.attempts=2 <BackendTrafficPolicy shop/p (API default)>\nretry.codes=[429 502] <BackendTrafficPolicy shop/p>", "triggers (unset): Envoy Gateway's default triggers"},
+		{"an empty retryOn is Envoy Gateway's default", "", btp("p", "", "  retry: {retryOn: {}}\n"),
+			"retry.attempts=2 <BackendTrafficPolicy shop/p (API default)>\nretry.codes=[503] <BackendTrafficPolicy shop/p (API default)>", "gRPC statuses"},
+		{"a rule's backendRequest without a retry is the route timeout beside a policy's retry", "    timeouts: {request: 9s, backendRequest: 4s}\n",
+			btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [reset]}, perRetry: {timeout: 1s}}\n  timeout: {http: {requestTimeout: 3s}}\n"),
+			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=1s <BackendTrafficPolicy shop/p>\ntimeouts.request=4s <HTTPRoute>", "the rule's backendRequest 4s is the route timeout"},
+		{"a rule's backendRequest beats a policy's requestTimeout", "    timeouts: {backendRequest: 4s}\n",
+			btp("p", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
+			"timeouts.request=4s <HTTPRoute>", "requestTimeout 3s not applied, the rule's backendRequest 4s is the route timeout"},
+		{"mergeType merges a route's policy into its Gateway's", "",
+			btp("p", "", "  mergeType: StrategicMerge\n  retry: {retryOn: {triggers: [reset], httpStatusCodes: [502]}}\n") + btp("g", "Gateway gw", "  retry: {numRetries: 5, retryOn: {triggers: [connect-failure]}, perRetry: {timeout: 2s}}\n  timeout: {http: {requestTimeout: 7s}}\n"),
+			"retry.attempts=2 <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.backendRequest=2s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.request=7s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>", "merged with BackendTrafficPolicy shop/p"},
 		{"triggers that retry no failed connection", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [retriable-4xx]}}\n"),
 			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.codes=[409] <BackendTrafficPolicy shop/p>", "none retries a failed connection"},
 		{"timeout.http.requestTimeout", "", btp("p", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
@@ -313,14 +326,15 @@ func TestBackendTrafficPolicy(t *testing.T) {
 // TestBTPRetriedFailures: what the Gateway API retries that the policy's
 // triggers do not is said, and only then.
 func TestBTPRetriedFailures(t *testing.T) {
-	conn, timer := "none retries a failed connection", "retries a try its timeout cut only with"
+	conn, timer := "none retries a failed connection", "none of reset, 5xx or gateway-error"
 	for _, tc := range []struct {
 		retry string
 		want  []string
 	}{
-		{"{}", nil}, // Envoy Gateway's default triggers have connect-failure
-		{"{retryOn: {triggers: [connect-failure]}}", nil},
-		{"{retryOn: {triggers: [retriable-status-codes], httpStatusCodes: [503]}}", []string{conn}},
+		{"{}", []string{timer}}, // Envoy Gateway's default triggers have connect-failure, not reset
+		{"{retryOn: {triggers: [connect-failure]}}", []string{timer}},
+		{"{retryOn: {triggers: [reset]}}", nil},
+		{"{retryOn: {triggers: [retriable-status-codes], httpStatusCodes: [503]}}", []string{conn, timer}},
 		{"{numRetries: 0, retryOn: {triggers: [retriable-4xx]}}", nil}, // no retry at all
 		{"{retryOn: {triggers: [gateway-error]}, perRetry: {timeout: 1s}}", nil},
 		{"{retryOn: {triggers: [reset-before-request]}, perRetry: {timeout: 1s}}", []string{timer}},
@@ -331,7 +345,8 @@ func TestBTPRetriedFailures(t *testing.T) {
 		if err := yaml.UnmarshalStrict([]byte("spec: {retry: "+tc.retry+"}"), &p); err != nil {
 			t.Fatal(err)
 		}
-		all := strings.Join(convertBTP(&p).notCarried, "\n")
+		v := convertBTP(&p)
+		all := strings.Join(append(v.notCarried, v.wider...), "\n")
 		for _, s := range []string{conn, timer} {
 			if want := slices.Contains(tc.want, s); strings.Contains(all, s) != want {
 				t.Errorf("retry %s: notCarried has %q: %v, want %v\n%s", tc.retry, s, !want, want, all)

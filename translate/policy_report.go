@@ -60,6 +60,10 @@ type PolicyReport struct {
 	// NotCarried lists what the policy sets that no HTTPRoute field can
 	// carry, so that no target gets it.
 	NotCarried []string `json:"notCarried,omitempty"`
+	// Wider lists what the targets do beyond what Envoy Gateway
+	// configures for a BackendTrafficPolicy (its triggers, carried as a
+	// Gateway API retry, retry more failures).
+	Wider []string `json:"wider,omitempty"`
 }
 
 // PolicyConflict is a field of a rule on which the policies of its
