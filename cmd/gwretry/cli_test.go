@@ -317,7 +317,7 @@ func TestReportColour(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := &options{limits: input.DefaultLimits(), available: backends.Configured,
-				target: "nginx,traefik", report: "text", failOn: "none", channel: "standard", quiet: true}
+				target: "nginx,traefik", report: "text", failOn: "none", channel: "standard", verbosity: verbosity{quiet: true}}
 			o.console = console{
 				getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.noColor}[k] },
 				isTerminal: func(io.Writer) bool { return tt.terminal },
@@ -413,14 +413,14 @@ func TestTranslateWarnsOfLeftovers(t *testing.T) {
 		want    []string
 		not     []string
 	}{
-		{name: "fresh directory", targets: "nginx", not: []string{"warning: "}},
-		{name: "same targets again", earlier: "nginx,haproxy", targets: "nginx,haproxy", not: []string{"warning: "}},
+		{name: "fresh directory", targets: "nginx@1.26", not: []string{"warning: "}},
+		{name: "same targets again", earlier: "nginx@1.26,haproxy@3.0", targets: "nginx@1.26,haproxy@3.0", not: []string{"warning: "}},
 		{name: "fewer targets than before", earlier: "envoy,nginx", targets: "nginx",
 			want: []string{filepath.FromSlash("envoy/") + " holds target envoy's files from an earlier run: this run wrote only nginx"},
 			not:  []string{"nginx/ holds"}},
 		{name: "stale file in a chosen target's directory", targets: "nginx", extra: map[string]string{"nginx/conf.d/old.conf": "server {}\n"},
 			want: []string{filepath.FromSlash("nginx/conf.d/old.conf") + " was not written by this run", "translate --check reports it as stale"}},
-		{name: "files outside the targets' directories are not looked at", targets: "nginx", extra: map[string]string{"README.md": "x\n", "notes/a.txt": "x\n"},
+		{name: "files outside the targets' directories are not looked at", targets: "nginx@1.26", extra: map[string]string{"README.md": "x\n", "notes/a.txt": "x\n"},
 			not: []string{"warning: "}},
 	}
 	for _, tt := range tests {

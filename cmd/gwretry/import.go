@@ -29,8 +29,8 @@ type importOptions struct {
 	byName     bool
 	report     string
 	reportFile string
-	quiet      bool
-	limits     input.Limits
+	verbosity
+	limits input.Limits
 }
 
 func newImportCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -88,7 +88,7 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 	f.BoolVar(&o.byName, "ingress-class-by-name", false, "the controller's --ingress-class-by-name: the IngressClass named --ingress-class is served whatever its spec.controller")
 	f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
 	f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	o.verbosity.addFlags(f)
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
@@ -133,11 +133,7 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 	if err := validateImported(out, o.limits); err != nil {
 		return err
 	}
-	for _, n := range translate.GroupNotes(slices.Concat(in.Notes, res.Notes)) {
-		if !o.quiet || n.Severity != translate.SeverityInfo {
-			fmt.Fprintln(stderr, n.String())
-		}
-	}
+	o.verbosity.print(stderr, slices.Concat(in.Notes, res.Notes))
 	if o.output != "" {
 		if err := os.WriteFile(o.output, out, 0o644); err != nil {
 			return err

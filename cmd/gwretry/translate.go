@@ -42,8 +42,8 @@ type options struct {
 	// available builds the backends from settings: backends.Configured,
 	// or a test's own.
 	available func(backends.Settings) ([]translate.Backend, error)
-	quiet     bool
-	limits    input.Limits
+	verbosity
+	limits input.Limits
 	// check is translate --check: compare outDir with what would be
 	// written, write nothing.
 	check bool
@@ -135,7 +135,7 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 	f.StringVar(&o.failInclude, "fail-include", "", "with --fail-on: count only findings of these targets, features or reason and caveat codes (`LIST`, comma-separated)")
 	f.StringVar(&o.failExclude, "fail-exclude", "", "with --fail-on: never count findings of these targets, features or reasons, nor those whose every caveat is listed (`LIST`)")
 	o.addInputFlags(cmd)
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	o.verbosity.addFlags(f)
 	return cmd
 }
 
@@ -336,11 +336,7 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		}
 		return &exitError{code: exitInternal, err: err}
 	}
-	for _, n := range translate.GroupNotes(slices.Concat(inNotes, m.Notes, res.Notes)) {
-		if !o.quiet || n.Severity != translate.SeverityInfo {
-			fmt.Fprintln(stderr, n.String())
-		}
-	}
+	o.verbosity.print(stderr, slices.Concat(inNotes, m.Notes, res.Notes))
 	differ, err := out.finish(res.Report)
 	if err != nil {
 		return err
@@ -599,10 +595,10 @@ func writeStdout(w io.Writer, files []translate.File) error {
 	return err
 }
 
-// assumedVersions says, in one info line, which targets got no version on
-// the command line and which version was assumed for them: the newest
-// gwretry knows, which may not be the one the user runs (or one the live
-// tests ran: docs/matrix.md).
+// assumedVersions says, in one warning line, which version was assumed
+// for the targets that got none on the command line: the newest the live
+// tests prove (translate.DefaultVersion), which may not be the one the
+// user runs, and how to pin one (a newer one where gwretry knows it).
 func assumedVersions(spec string, targets []translate.Target) []translate.Note {
 	given := map[string]bool{}
 	for _, item := range strings.Split(spec, ",") {
@@ -611,14 +607,23 @@ func assumedVersions(spec string, targets []translate.Target) []translate.Note {
 		}
 	}
 	var assumed []string
+	pin := ""
 	for _, t := range targets {
-		if !given[t.Backend.Name()] {
-			assumed = append(assumed, t.Backend.Name()+"@"+t.Version)
+		if given[t.Backend.Name()] {
+			continue
+		}
+		assumed = append(assumed, t.Backend.Name()+"@"+t.Version)
+		vs := t.Backend.Versions()
+		if newest := vs[len(vs)-1]; pin == "" && newest != t.Version {
+			pin = t.Backend.Name() + "@" + newest
 		}
 	}
 	if len(assumed) == 0 {
 		return nil
 	}
-	return []translate.Note{translate.Info("", "no version given: writing for %s, the newest each target knows; pass --target NAME@VERSION for the version you run (docs/matrix.md lists the versions the live tests ran)",
-		strings.Join(assumed, ", "))}
+	if pin == "" {
+		pin = assumed[0]
+	}
+	return []translate.Note{translate.Warning("", "no version given: assuming %s, the newest the live tests prove; pin the version you run with --target NAME@VERSION (e.g. --target %s)",
+		strings.Join(assumed, ", "), pin)}
 }
