@@ -73,7 +73,7 @@ func TestCheckDrift(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			if !tt.missing {
-				if code, _, stderr := gwretry(t, "", append(base, "-o", dir)...); code != exitOK {
+				if code, _, stderr := gwretry(t, "", append(base, "--output-dir", dir)...); code != exitOK {
 					t.Fatalf("translate: exit %d\n%s", code, stderr)
 				}
 			}
@@ -81,7 +81,7 @@ func TestCheckDrift(t *testing.T) {
 				tt.change(t, dir)
 			}
 			before := snapshot(t, dir)
-			code, stdout, stderr := gwretry(t, "", append(base, "-o", dir, "--check")...)
+			code, stdout, stderr := gwretry(t, "", append(base, "--output-dir", dir, "--check")...)
 			if code != tt.code {
 				t.Fatalf("--check: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
@@ -117,7 +117,7 @@ func TestCheckDrift(t *testing.T) {
 // TestCheckDriftIsStable: the diff is the same byte for byte on every run.
 func TestCheckDriftIsStable(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	args := []string{"translate", example, "--target", "envoy,nginx", "-q", "--report", "none", "-o", dir, "--check"}
+	args := []string{"translate", example, "--target", "envoy,nginx", "-q", "--report", "none", "--output-dir", dir, "--check"}
 	_, first, _ := gwretry(t, "", args...)
 	_, second, _ := gwretry(t, "", args...)
 	if first == "" || first != second {
@@ -129,7 +129,7 @@ func TestCheckDriftIsStable(t *testing.T) {
 // report is still printed.
 func TestCheckFailOnAndDrift(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
-	code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir, "--check", "--fail-on", "approximated")
+	code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "--output-dir", dir, "--check", "--fail-on", "approximated")
 	if code != exitDrift || !strings.Contains(stderr, "report: ") {
 		t.Errorf("exit %d, want %d with the report on stderr:\n%s", code, exitDrift, stderr)
 	}
@@ -188,7 +188,7 @@ func TestOutputFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.target+" "+tt.format, func(t *testing.T) {
 			dir := t.TempDir()
-			if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", dir); code != exitOK {
+			if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "--output-dir", dir); code != exitOK {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
 			code, stdout, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", tt.format)
@@ -427,14 +427,14 @@ func TestTranslateWarnsOfLeftovers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			if tt.earlier != "" {
-				if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.earlier, "-o", dir, "-q"); code != exitOK {
+				if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.earlier, "--output-dir", dir, "-q"); code != exitOK {
 					t.Fatalf("earlier run: exit %d\n%s", code, stderr)
 				}
 			}
 			for p, c := range tt.extra {
 				write(t, filepath.Join(dir, filepath.FromSlash(p)), c)
 			}
-			code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.targets, "-o", dir, "-q", "--report", "none")
+			code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.targets, "--output-dir", dir, "-q", "--report", "none")
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -466,7 +466,7 @@ func TestTranslateWarnsOfLeftovers(t *testing.T) {
 // is drift.
 func TestCheckIgnoresRewordedMessages(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir); code != exitOK {
+	if code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "--output-dir", dir); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	p := filepath.Join(dir, "report.json")
@@ -482,7 +482,7 @@ func TestCheckIgnoresRewordedMessages(t *testing.T) {
 		t.Fatal("no NoBackoff record to change")
 	}
 	write(t, p, changed)
-	if code, _, _ := gwretry(t, "", "translate", example, "--target", "nginx", "-o", dir, "--check", "-q"); code != exitDrift {
+	if code, _, _ := gwretry(t, "", "translate", example, "--target", "nginx", "--output-dir", dir, "--check", "-q"); code != exitDrift {
 		t.Errorf("a changed reason: exit %d, want %d", code, exitDrift)
 	}
 }

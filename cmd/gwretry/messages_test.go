@@ -240,7 +240,7 @@ func TestOutputDirNamedLikeAFormat(t *testing.T) {
 		t.Errorf("-o json: exit %d, stdout not JSON:\n%s\n%s", code, stdout, stderr)
 	}
 	for _, dir := range []string{"./json", "wide"} {
-		if code, _, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "-o", dir, "-q"); code != exitOK {
+		if code, _, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "--output-dir", dir, "-q"); code != exitOK {
 			t.Errorf("-o %s: exit %d with an existing directory:\n%s", dir, code, stderr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "envoy/envoy.yaml")); err != nil {

@@ -27,7 +27,9 @@ import (
 
 // proveOptions are the flags of prove.
 type proveOptions struct {
-	target, proxy, report, channel   string
+	target, proxy, report, channel string
+	// files are -f/--filename: PATHs, as the arguments.
+	files                            []string
 	retryNonIdempotent, assumeGrants bool
 	timeout, scenarioTimeout         time.Duration
 	limits                           input.Limits
@@ -102,20 +104,21 @@ found), 5 a claim was contradicted, 70 an internal error (also: a scenario could
 
   # Envoy, validated first, then run
   gwretry prove manifests/ --target envoy --proxy ./envoy`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 && !o.suite {
-				return usageErrorf("prove needs at least one PATH (a file, a directory or - for stdin)")
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.suite {
+				return nil
 			}
-			return nil
+			return needPaths("prove", &o.files)(cmd, args)
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runProve(o, args, stdin, stdout, stderr)
+			return runProve(o, append(args, o.files...), stdin, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames(), ", ")+" (required)")
 	f.StringVar(&o.proxy, "proxy", "", "data plane `BINARY` to run (default: GWRETRY_<NAME>, then PATH, then /usr/sbin)")
-	f.StringVar(&o.report, "report", "text", "output on stdout: text or json")
+	addFilenameFlag(f, &o.files)
+	f.StringVarP(&o.report, "report", "o", "text", "output on stdout: text or json")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "translate with --retry-non-idempotent: POST, PATCH and LOCK are then expected to be retried")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel: standard or experimental")
