@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/internal/tlstest"
 )
 
@@ -147,5 +148,28 @@ func TestCertDirChecked(t *testing.T) {
 		if code != c.code {
 			t.Errorf("--cert-dir %q: exit %d, want %d\n%s", c.dir, code, c.code, stderr)
 		}
+	}
+}
+
+// TestCertDirLiveNginx: --cert-dir pointing at the real directory gives a
+// configuration the installed nginx loads (nginx -t opens every
+// certificate and key), from a relative --tls-dir.
+func TestCertDirLiveNginx(t *testing.T) {
+	ca := tlstest.New(t, "")
+	ca.Sign(t, tlstest.Leaf{Namespace: "ns", Name: "cert-a", DNSNames: []string{"a.example.com"}})
+	ca.Sign(t, tlstest.Leaf{Namespace: "certs", Name: "cert-any", DNSNames: []string{"*.example.com"}})
+	input := filepath.Join(t.TempDir(), "route.yaml")
+	write(t, input, certManifest)
+	t.Chdir(filepath.Dir(ca.Dir))
+	for _, v := range []string{"1.22", "1.26"} {
+		code, stdout, stderr := gwretry(t, "", "translate", input, "--target", "nginx@"+v, "--tls-dir", filepath.Base(ca.Dir),
+			"--cert-dir", ca.Dir, "--listen-https", "127.0.0.1:8443", "--endpoint", "svc.ns:80=127.0.0.1:9", "--report", "none")
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		if !strings.Contains(stdout, "ssl_certificate "+filepath.Join(ca.Dir, "ns", "cert-a", "tls.crt")) {
+			t.Fatalf("nginx@%s: the configuration does not name the certificate under --cert-dir:\n%s", v, stdout)
+		}
+		proxytest.NginxCheck(t, []byte(stdout))
 	}
 }

@@ -61,6 +61,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"transalte", example}, exitUsage, []string{`unknown command "transalte" for "gwretry"`}},
 		{"unknown import source", []string{"import", "ingress-ngnix", example}, exitUsage, []string{`unknown command "ingress-ngnix" for "gwretry import"`}},
 		{"bad report", []string{"check", example, "--report", "xml"}, exitUsage, []string{"--report"}},
+		{"bad -o of check", []string{"check", example, "-o", "yaml"}, exitUsage, []string{`-o/--report "yaml"`, "Run 'gwretry check --help' for usage."}},
 		{"bad fail-on", []string{"check", example, "--fail-on", "never"}, exitUsage, []string{"--fail-on"}},
 		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},
 		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},

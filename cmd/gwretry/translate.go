@@ -222,7 +222,11 @@ func (o *options) prepare(checkOnly bool, stderr io.Writer) ([]translate.Target,
 	switch o.report {
 	case "text", "table", "wide", "json", "sarif", "github", "markdown", "html", "none":
 	default:
-		return nil, ro, usageErrorf("--report %q: want text, table, wide, json, sarif, github, markdown, html or none", o.report)
+		flag := "--report"
+		if checkOnly {
+			flag = "-o/--report"
+		}
+		return nil, ro, usageErrorf("%s %q: want text, table, wide, json, sarif, github, markdown, html or none", flag, o.report)
 	}
 	if o.gate, err = newGate(o.failOn, o.failInclude, o.failExclude, backendNames()); err != nil {
 		return nil, ro, err
