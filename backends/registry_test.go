@@ -231,3 +231,49 @@ func forEachGoFile(t *testing.T, root string, tests bool, fn func(path string, f
 		t.Fatalf("no Go file under %s", root)
 	}
 }
+
+// TestDefaultVersions: --target NAME without a version assumes, for a
+// target with a live binary, the newest version the live tests run (the
+// source builds of the Makefile, the Traefik oracle), not the newest
+// gwretry knows; the others assume their newest. Every default is one of
+// the target's versions, so the newer ones stay available with @.
+func TestDefaultVersions(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := func(v string) string {
+		for _, line := range strings.Split(string(mk), "\n") {
+			if name, val, ok := strings.Cut(line, ":="); ok && strings.TrimSpace(name) == v {
+				parts := strings.Split(strings.TrimSpace(val), ".")
+				return parts[0] + "." + parts[1]
+			}
+		}
+		t.Fatalf("the Makefile sets no %s", v)
+		return ""
+	}
+	traefik := strings.Split(strings.TrimPrefix(dataplane.TraefikVersion, "v"), ".")
+	want := map[string]string{
+		"nginx":   built("NGINX_SRC_VERSION"),
+		"haproxy": built("HAPROXY_SRC_VERSION"),
+		"traefik": traefik[0] + "." + traefik[1],
+	}
+	for _, b := range All() {
+		vs := b.Versions()
+		w, ok := want[b.Name()]
+		if !ok {
+			w = vs[len(vs)-1]
+		}
+		if got := translate.DefaultVersion(b); got != w || !slices.Contains(vs, got) {
+			t.Errorf("%s: default version %s, want %s (of %v)", b.Name(), got, w, vs)
+		}
+		ts, err := translate.ParseTargets(b.Name(), []translate.Backend{b})
+		if err != nil || len(ts) != 1 || ts[0].Version != w {
+			t.Errorf("--target %s: %v %v, want version %s", b.Name(), ts, err, w)
+		}
+		newest := vs[len(vs)-1]
+		if ts, err := translate.ParseTargets(b.Name()+"@"+newest, []translate.Backend{b}); err != nil || ts[0].Version != newest {
+			t.Errorf("--target %s@%s: %v %v", b.Name(), newest, ts, err)
+		}
+	}
+}

@@ -162,7 +162,7 @@ func runCLI(ctx context.Context, dir, manifest, target, listen string, endpoints
 		return nil, err
 	}
 	out := filepath.Join(dir, "out")
-	args := []string{"translate", file, "--target", target, "--listen", listen, "-o", out, "--report", "none"}
+	args := []string{"translate", file, "--target", target, "--listen", listen, "--output-dir", out, "--report", "none"}
 	for _, e := range endpoints {
 		args = append(args, "--endpoint", e)
 	}

@@ -35,16 +35,29 @@ func honourAll(m *translate.Model) *translate.Output {
 	return out
 }
 
+// provenBackend is a fakeBackend whose default version (the one the live
+// tests prove) is not its newest.
+type provenBackend struct {
+	fakeBackend
+	def string
+}
+
+func (p provenBackend) DefaultVersion() string { return p.def }
+
 func TestParseTargets(t *testing.T) {
-	avail := []translate.Backend{fakeBackend{name: "a"}, fakeBackend{name: "b"}}
+	avail := []translate.Backend{fakeBackend{name: "a"}, fakeBackend{name: "b"},
+		provenBackend{fakeBackend{name: "p"}, "1.0"}, provenBackend{fakeBackend{name: "q"}, "9.9"}}
 	tests := []struct {
 		spec, want, err string
 	}{
 		{spec: "a", want: "a@2.1"},
 		{spec: "b@1.0,a", want: "b@1.0 a@2.1"},
 		{spec: "a@2.1.7", want: "a@2.1"},
-		{spec: "all", want: "a@2.1 b@2.1"},
-		{spec: "a@1.0,all", want: "a@1.0 b@2.1"},
+		{spec: "all", want: "a@2.1 b@2.1 p@1.0 q@2.1"},
+		{spec: "p", want: "p@1.0"},
+		{spec: "p@2.1", want: "p@2.1"},
+		{spec: "q", want: "q@2.1"}, // a default it does not know is not assumed
+		{spec: "a@1.0,all", want: "a@1.0 b@2.1 p@1.0 q@2.1"},
 		{spec: "c", err: "unknown target"},
 		{spec: "a@3.0", err: "supported versions are 1.0, 2.1"},
 		{spec: "a@2", err: "unsupported version"},

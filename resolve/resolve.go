@@ -76,6 +76,9 @@ type resolver struct {
 	bindTLS map[translate.Bind]bindProto
 	certs   map[translate.Bind]map[string]*translate.Certificate
 	warned  map[string]bool
+	// certSources map the certificate paths the configurations name to
+	// the files read (Model.CertSources).
+	certSources map[string]string
 	// bindListeners are the Gateway listeners with a hostname on each
 	// bind; attached those that some route attaches to; ruleTLSBinds
 	// the HTTPS binds that serve each rule.
@@ -844,7 +847,7 @@ func safeName(parts ...string) string {
 
 func (r *resolver) model() *translate.Model {
 	m := &translate.Model{Rules: r.rules, MeshRules: r.meshRules, Skipped: r.skipped, RouteCount: r.routes, RuleCount: r.nrules, Notes: r.notes,
-		Sources: r.sources, HTTPRoutes: r.routeObjs}
+		Sources: r.sources, HTTPRoutes: r.routeObjs, CertSources: r.certSources}
 	binds := make([]translate.Bind, 0, len(r.binds))
 	for b := range r.binds {
 		binds = append(binds, b)

@@ -2,7 +2,9 @@ package resolve
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -36,14 +38,26 @@ func (r *resolver) certificate(gw *gwv1.Gateway, gwNS string, l gwv1.Listener) (
 	}
 	dir := filepath.Join(r.opts.TLSDir, ns, string(ref.Name))
 	c := &translate.Certificate{Secret: ns + "/" + string(ref.Name), CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key")}
-	for _, p := range []string{c.CertFile, c.KeyFile} {
-		if err := translate.CheckFilePath(p); err != nil {
-			return nil, err.Error()
-		}
-		if _, err := os.Stat(p); err != nil {
+	src := map[string]string{}
+	for _, p := range []*string{&c.CertFile, &c.KeyFile} {
+		if _, err := os.Stat(*p); err != nil {
 			return nil, fmt.Sprintf("the certificate of Secret %s is not in --tls-dir: %v", c.Secret, err)
 		}
+		read := *p
+		if r.opts.CertDir != "" {
+			// Where the proxy host keeps it: slash paths, whatever
+			// the directory and the OS gwretry read it on.
+			*p = path.Join(r.opts.CertDir, ns, string(ref.Name), filepath.Base(read))
+		}
+		if err := translate.CheckFilePath(*p); err != nil {
+			return nil, err.Error()
+		}
+		src[*p] = read
 	}
+	if r.certSources == nil {
+		r.certSources = map[string]string{}
+	}
+	maps.Copy(r.certSources, src)
 	if len(l.TLS.CertificateRefs) > 1 {
 		r.info("Gateway "+gwNS+"/"+gw.Name, "listener %s: only its first certificateRef (Secret %s) is used", l.Name, c.Secret)
 	}

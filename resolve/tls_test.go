@@ -69,6 +69,39 @@ func TestResolveHTTPSListeners(t *testing.T) {
 	}
 }
 
+// TestCertDirPaths: with CertDir the certificates are named under it
+// (where the proxy host keeps them) and CertSources maps each name to the
+// file read under TLSDir; without, they are the files read.
+func TestCertDirPaths(t *testing.T) {
+	dir := tlsDir(t, "cert-a", "cert-any")
+	for _, c := range []struct {
+		certDir, want string
+	}{
+		{"/etc/gwretry/certs", "/etc/gwretry/certs/ns/cert-a/"},
+		{"/srv/x", "/srv/x/ns/cert-a/"},
+		{"", filepath.Join(dir, "ns", "cert-a") + string(filepath.Separator)},
+	} {
+		m := build(t, tlsGateway+tlsRoute(), translate.ResolveOptions{TLSDir: dir, CertDir: c.certDir})
+		var cert *translate.Certificate
+		for _, vh := range m.Listeners[1].VirtualHosts {
+			if vh.Hostname == "a.example.com" {
+				cert = vh.Certificate
+			}
+		}
+		if cert == nil || cert.CertFile != c.want+"tls.crt" || cert.KeyFile != c.want+"tls.key" {
+			t.Fatalf("CertDir %q: certificate %+v, want under %s", c.certDir, cert, c.want)
+		}
+		for _, p := range []string{cert.CertFile, cert.KeyFile} {
+			if got, want := m.CertSource(p), filepath.Join(dir, "ns", "cert-a", filepath.Base(p)); got != want {
+				t.Errorf("CertDir %q: CertSource(%s) = %s, want %s", c.certDir, p, got, want)
+			}
+		}
+		if err := m.Check(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func TestResolveHTTPSNotGenerated(t *testing.T) {
 	tests := []struct {
 		name string

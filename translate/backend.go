@@ -21,7 +21,8 @@ type Backend interface {
 	// Name is the target name used on the command line ("nginx").
 	Name() string
 	// Versions lists the data plane versions the backend knows, oldest
-	// first, as "MAJOR.MINOR". The last is the default.
+	// first, as "MAJOR.MINOR". The last is the newest; --target NAME
+	// without a version assumes DefaultVersion.
 	Versions() []string
 	// Scope is what the target serves; Run reports what is outside it.
 	Scope() Scope
@@ -95,9 +96,25 @@ type Target struct {
 	Version string
 }
 
+// Defaulter is a Backend whose default version is not the newest it
+// knows: the newest one the live tests run (docs/matrix.md), so that
+// --target NAME without a version writes for a version gwretry has proved.
+type Defaulter interface {
+	DefaultVersion() string
+}
+
+// DefaultVersion is the version --target NAME (or all) assumes for b: its
+// DefaultVersion when it has one of its Versions, else its newest.
+func DefaultVersion(b Backend) string {
+	if d, ok := b.(Defaulter); ok && slices.Contains(b.Versions(), d.DefaultVersion()) {
+		return d.DefaultVersion()
+	}
+	return latest(b)
+}
+
 // ParseTargets parses a --target value: a comma list of NAME or
 // NAME@VERSION, or "all". VERSION may be MAJOR.MINOR or MAJOR.MINOR.PATCH;
-// without it the backend's newest version is assumed.
+// without it DefaultVersion is assumed.
 func ParseTargets(spec string, available []Backend) ([]Target, error) {
 	byName := map[string]Backend{}
 	var names []string
@@ -116,7 +133,7 @@ func ParseTargets(spec string, available []Backend) ([]Target, error) {
 			for _, b := range available {
 				if !seen[b.Name()] {
 					seen[b.Name()] = true
-					out = append(out, Target{Backend: b, Version: latest(b)})
+					out = append(out, Target{Backend: b, Version: DefaultVersion(b)})
 				}
 			}
 			continue
@@ -126,7 +143,7 @@ func ParseTargets(spec string, available []Backend) ([]Target, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown target %q: choose from %s or all", name, strings.Join(names, ", "))
 		}
-		v := latest(b)
+		v := DefaultVersion(b)
 		if hasVersion {
 			var err error
 			if v, err = matchVersion(b, version); err != nil {

@@ -19,6 +19,12 @@ type Model struct {
 	// address. Each has its virtual hosts and, in them, the routes in
 	// Gateway API precedence order.
 	Listeners []*Listener
+	// CertSources maps each certificate and key path the configurations
+	// name (where the proxy host keeps them: --cert-dir) to the file
+	// gwretry read under --tls-dir, for what must read the certificate
+	// itself (Traefik's store picks a certificate by its names). Nil
+	// without HTTPS listeners.
+	CertSources map[string]string
 	// Rules holds every translated rule of a route attached to a
 	// generated Gateway listener once, sorted by route (namespace/name)
 	// and rule index. A rule of a route also attached to Services has
@@ -224,13 +230,29 @@ type Rule struct {
 }
 
 // Certificate is a Gateway listener's certificateRef, mapped to files
-// (--tls-dir DIR: DIR/NAMESPACE/NAME/tls.crt and tls.key).
+// (--tls-dir DIR: DIR/NAMESPACE/NAME/tls.crt and tls.key, read by gwretry;
+// --cert-dir CDIR: CDIR/NAMESPACE/NAME/tls.crt and tls.key, what the
+// configurations name).
 type Certificate struct {
 	// Secret is "namespace/name" of the certificateRef.
 	Secret string
-	// CertFile and KeyFile are absolute paths of the PEM certificate
-	// chain and private key. They passed the KindFilePath allowlist.
+	// CertFile and KeyFile are the absolute paths of the PEM certificate
+	// chain and private key on the proxy host, as the configurations name
+	// them (under --cert-dir): the same whatever directory --tls-dir
+	// read them from, so that outputs do not depend on where gwretry
+	// runs. They passed the KindFilePath allowlist. Model.CertSource
+	// gives the files gwretry read.
 	CertFile, KeyFile string
+}
+
+// CertSource returns the file gwretry read for a certificate or key path
+// that the configurations name (Model.CertSources), or path itself when it
+// names none.
+func (m *Model) CertSource(path string) string {
+	if src, ok := m.CertSources[path]; ok {
+		return src
+	}
+	return path
 }
 
 // InvalidBackend is a backendRef that cannot receive traffic.

@@ -21,6 +21,12 @@ type ResolveOptions struct {
 	// TLSDir, when set, makes HTTPS listeners generated: the certificate of
 	// Secret NS/NAME is DIR/NS/NAME/tls.crt and tls.key (--tls-dir).
 	TLSDir string
+	// CertDir is the directory of the proxy host where the certificates
+	// are: the configurations name DIR/NS/NAME/tls.crt and tls.key
+	// (--cert-dir, DefaultCertDir on the command line). "" names the
+	// files under TLSDir themselves, for a proxy that runs where gwretry
+	// read them (the live tests).
+	CertDir string
 	// ListenTLS, when set, is the address every HTTPS listener binds
 	// (--listen-https); Listen then applies to HTTP listeners only.
 	ListenTLS *Bind
@@ -73,6 +79,11 @@ func ParseEndpoint(s string) (EndpointOverride, error) {
 	}
 	return o, nil
 }
+
+// DefaultCertDir is where the configurations look for the certificates
+// without --cert-dir: one directory for every data plane, which the
+// deployment fills from the Secrets (NS/NAME/tls.crt and tls.key).
+const DefaultCertDir = "/etc/gwretry/certs"
 
 // DefaultPort is where the generated proxy listens when the input has no
 // Gateway for a route and no --listen is given.

@@ -58,7 +58,7 @@ type versionSupport struct {
 const maxInt32 = 1<<31 - 1
 
 // supportTable lists the supported versions, oldest first; the last one is
-// the default.
+// the newest (Generate's for an empty version).
 func supportTable() []versionSupport {
 	return []versionSupport{
 		{Version: "2.6", RetryCodes: []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}, MaxRetries: maxInt32, SilentKeepAliveClose: true, ServerTimeoutDuringUpload: true},
@@ -84,3 +84,11 @@ func firstVersionWithCode(code int) string {
 	}
 	return ""
 }
+
+// liveVersion is the newest version the live tests run (HAProxy 3.0.11, see
+// internal/dataplane): what --target haproxy assumes without a version.
+const liveVersion = "3.0"
+
+// DefaultVersion returns the version --target haproxy assumes: the newest
+// one the live tests prove, not the newest gwretry knows.
+func (*Backend) DefaultVersion() string { return liveVersion }

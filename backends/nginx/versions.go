@@ -52,7 +52,7 @@ type version struct {
 func retryCodes() []int { return []int{403, 404, 429, 500, 502, 503, 504} }
 
 // versionTable is the one table of what each supported nginx version does,
-// oldest first; the last is the default.
+// oldest first; the last is the newest (Generate's for an empty version).
 func versionTable() []version {
 	return []version{
 		{Name: "1.22", RetryCodes: retryCodes(), Directives: crossplane.MatchOss124, MaxRetries: maxAttempts},
@@ -65,3 +65,11 @@ func versionTable() []version {
 func lookupVersion(name string) (version, error) {
 	return translate.LookupVersion(versionTable(), func(v version) string { return v.Name }, name)
 }
+
+// liveVersion is the newest version the live tests run (nginx 1.26.3, see
+// internal/dataplane): what --target nginx assumes without a version.
+const liveVersion = "1.26"
+
+// DefaultVersion returns the version --target nginx assumes: the newest
+// one the live tests prove, not the newest gwretry knows.
+func (*Backend) DefaultVersion() string { return liveVersion }

@@ -72,7 +72,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	// Which entry points terminate TLS is read in Traefik's terms and
 	// must be the model's: a TLS listener served as plain HTTP (or the
 	// reverse) is no behaviour of the rule's but a broken listener.
-	tobs, err := observeDecodedTLS(st, d)
+	tobs, err := observeDecodedTLS(st, d, m.CertSource)
 	if err != nil {
 		return nil, err
 	}

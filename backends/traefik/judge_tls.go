@@ -28,8 +28,9 @@ type tlsObserved struct {
 // observeTLS reads the TLS settings back from traefik.yaml and
 // dynamic.yaml, in Traefik's terms only: an entry point terminates TLS when
 // its routers have tls; one whose routers disagree is an error (a TLS
-// listener would be served as plain HTTP for some requests).
-func observeTLS(files []translate.File) (tlsObserved, error) {
+// listener would be served as plain HTTP for some requests). src maps a
+// certificate path the files name to the file to read (Model.CertSource).
+func observeTLS(files []translate.File, src func(string) string) (tlsObserved, error) {
 	var st staticConfig
 	var d dynamicConfig
 	for _, f := range files {
@@ -44,12 +45,12 @@ func observeTLS(files []translate.File) (tlsObserved, error) {
 			return tlsObserved{}, fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
-	return observeDecodedTLS(&st, &d)
+	return observeDecodedTLS(&st, &d, src)
 }
 
 // observeDecodedTLS is observeTLS over files the judge already decoded.
-func observeDecodedTLS(st *staticConfig, d *dynamicConfig) (tlsObserved, error) {
-	o := tlsObserved{terminates: map[string]bool{}, store: loadStore(d.TLS)}
+func observeDecodedTLS(st *staticConfig, d *dynamicConfig, src func(string) string) (tlsObserved, error) {
+	o := tlsObserved{terminates: map[string]bool{}, store: loadStore(d.TLS, src)}
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
 		rt := d.HTTP.Routers[name]
@@ -83,8 +84,10 @@ type certStore struct {
 	strict bool
 }
 
-// loadStore loads tc as Traefik's file provider does.
-func loadStore(tc *tlsConfig) certStore {
+// loadStore loads tc as Traefik's file provider does, reading each
+// certificate from src(its path): where the proxy host keeps it is not
+// where gwretry read it (--cert-dir, --tls-dir).
+func loadStore(tc *tlsConfig, src func(string) string) certStore {
 	s := certStore{byKey: map[string]certAndStores{}}
 	if tc == nil {
 		return s
@@ -96,7 +99,7 @@ func loadStore(tc *tlsConfig) certStore {
 		s.strict = o.SniStrict
 	}
 	for _, c := range tc.Certificates {
-		key, err := storeKey(c.CertFile)
+		key, err := storeKey(src(c.CertFile))
 		if err != nil {
 			s.unreadable = append(s.unreadable, c.CertFile)
 			continue

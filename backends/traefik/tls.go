@@ -54,7 +54,7 @@ func buildTLS(m *translate.Model) (*tlsConfig, error) {
 	if tc.Certificates == nil && tc.Stores == nil {
 		return nil, nil
 	}
-	if strictSNI(m, storeView(&tc)) {
+	if strictSNI(m, storeView(&tc, m.CertSource)) {
 		tc.Options = map[string]*tlsOptions{defaultOptions: {SniStrict: true}}
 	}
 	return &tc, nil
@@ -164,8 +164,9 @@ type storedCert struct {
 }
 
 // storeView reads the certificates of tc as Traefik loads them: a
-// certificate whose set of names equals an earlier one's is skipped.
-func storeView(tc *tlsConfig) tlsStoreView {
+// certificate whose set of names equals an earlier one's is skipped. Each
+// is read from src(its path) (Model.CertSource).
+func storeView(tc *tlsConfig, src func(string) string) tlsStoreView {
 	var v tlsStoreView
 	if tc == nil {
 		return v
@@ -178,7 +179,7 @@ func storeView(tc *tlsConfig) tlsStoreView {
 	}
 	keys := map[string]bool{}
 	for _, c := range tc.Certificates {
-		names, err := certNames(c.CertFile)
+		names, err := certNames(src(c.CertFile))
 		if err != nil {
 			v.unreadable = append(v.unreadable, c.CertFile)
 			continue

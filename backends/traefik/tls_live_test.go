@@ -50,7 +50,7 @@ func TestTraefik36HTTPSListenersLive(t *testing.T) {
 			if err := cfg.WaitLoaded(p, 10*time.Second); err != nil {
 				t.Fatalf("Traefik did not load: %v\n%s", err, p.Output())
 			}
-			obs, err := observeTLS(out.Files)
+			obs, err := observeTLS(out.Files, m.CertSource)
 			if err != nil {
 				t.Fatal(err)
 			}

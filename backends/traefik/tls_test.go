@@ -193,7 +193,7 @@ func TestHTTPSListenerConfig(t *testing.T) {
 			}
 			// The judge: which entry point terminates TLS, which
 			// certificate for which SNI name, read from the files only.
-			obs, err := observeTLS(out.Files)
+			obs, err := observeTLS(out.Files, m.CertSource)
 			if err != nil {
 				t.Fatal(err)
 			}

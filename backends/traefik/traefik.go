@@ -112,7 +112,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		Notes: notes(m, sup, b.file()),
 	}
 	sites := sitesOf(m)
-	view := storeView(dyn.TLS)
+	view := storeView(dyn.TLS, m.CertSource)
 	for _, r := range m.Rules {
 		out.Findings = append(out.Findings, findings(r, sup, opts, sites[r], view, readTimeouts(m, sites[r]))...)
 	}

@@ -35,7 +35,7 @@ type support struct {
 }
 
 // versionTable lists the Traefik versions gwretry knows, oldest first; the
-// last is the default.
+// last is the newest (Generate's for an empty version).
 func versionTable() []support {
 	return []support{
 		{Version: "3.6", MaxAttempts: math.MaxInt32 - 1},
@@ -48,3 +48,11 @@ func versionTable() []support {
 func lookupVersion(v string) (support, error) {
 	return translate.LookupVersion(versionTable(), func(s support) string { return s.Version }, v)
 }
+
+// liveVersion is the version the live tests run (dataplane.TraefikVersion):
+// what --target traefik assumes without a version.
+const liveVersion = "3.6"
+
+// DefaultVersion returns the version --target traefik assumes: the newest
+// one the live tests prove, not the newest gwretry knows.
+func (*Backend) DefaultVersion() string { return liveVersion }

@@ -31,7 +31,7 @@ import (
 // the upstream conformance manifests, as a CI step runs it.
 func BenchmarkTranslateAll(b *testing.B) {
 	dir := b.TempDir()
-	args := []string{"translate", "../../testdata/upstream-conformance", "--target", "all", "-o", dir, "-q", "--report", "none"}
+	args := []string{"translate", "../../testdata/upstream-conformance", "--target", "all", "--output-dir", dir, "-q", "--report", "none"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if code := run(args, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != exitOK {
@@ -150,7 +150,7 @@ func BenchmarkCorpus(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("routes=%d/%s", n, name), func(b *testing.B) {
 				dir := b.TempDir()
-				args := []string{"translate", path, "--target", targets, "-o", dir, "-q", "--report", "none"}
+				args := []string{"translate", path, "--target", targets, "--output-dir", dir, "-q", "--report", "none"}
 				b.SetBytes(int64(len(data)))
 				measure(b, func() {
 					if code := run(args, nil, io.Discard, io.Discard); code != exitOK {
@@ -292,8 +292,8 @@ func BenchmarkRatio(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
-			all := []string{"translate", path, "--target", "all", "-o", dir, "-q", "--report", "none"}
-			four := []string{"translate", path, "--target", "envoy,haproxy,nginx,traefik", "-o", dir, "-q", "--report", "none"}
+			all := []string{"translate", path, "--target", "all", "--output-dir", dir, "-q", "--report", "none"}
+			four := []string{"translate", path, "--target", "envoy,haproxy,nginx,traefik", "--output-dir", dir, "-q", "--report", "none"}
 			in, err := input.Load([]string{path}, nil, input.DefaultLimits())
 			if err != nil {
 				b.Fatal(err)

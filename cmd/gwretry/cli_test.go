@@ -73,7 +73,7 @@ func TestCheckDrift(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			if !tt.missing {
-				if code, _, stderr := gwretry(t, "", append(base, "-o", dir)...); code != exitOK {
+				if code, _, stderr := gwretry(t, "", append(base, "--output-dir", dir)...); code != exitOK {
 					t.Fatalf("translate: exit %d\n%s", code, stderr)
 				}
 			}
@@ -81,7 +81,7 @@ func TestCheckDrift(t *testing.T) {
 				tt.change(t, dir)
 			}
 			before := snapshot(t, dir)
-			code, stdout, stderr := gwretry(t, "", append(base, "-o", dir, "--check")...)
+			code, stdout, stderr := gwretry(t, "", append(base, "--output-dir", dir, "--check")...)
 			if code != tt.code {
 				t.Fatalf("--check: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
@@ -117,7 +117,7 @@ func TestCheckDrift(t *testing.T) {
 // TestCheckDriftIsStable: the diff is the same byte for byte on every run.
 func TestCheckDriftIsStable(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	args := []string{"translate", example, "--target", "envoy,nginx", "-q", "--report", "none", "-o", dir, "--check"}
+	args := []string{"translate", example, "--target", "envoy,nginx", "-q", "--report", "none", "--output-dir", dir, "--check"}
 	_, first, _ := gwretry(t, "", args...)
 	_, second, _ := gwretry(t, "", args...)
 	if first == "" || first != second {
@@ -129,7 +129,7 @@ func TestCheckDriftIsStable(t *testing.T) {
 // report is still printed.
 func TestCheckFailOnAndDrift(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
-	code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir, "--check", "--fail-on", "approximated")
+	code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "--output-dir", dir, "--check", "--fail-on", "approximated")
 	if code != exitDrift || !strings.Contains(stderr, "report: ") {
 		t.Errorf("exit %d, want %d with the report on stderr:\n%s", code, exitDrift, stderr)
 	}
@@ -188,7 +188,7 @@ func TestOutputFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.target+" "+tt.format, func(t *testing.T) {
 			dir := t.TempDir()
-			if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", dir); code != exitOK {
+			if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "--output-dir", dir); code != exitOK {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
 			code, stdout, stderr := gwretry(t, "", "translate", example, "--target", tt.target, "-q", "-o", tt.format)
@@ -359,7 +359,7 @@ func TestReportColour(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := &options{limits: input.DefaultLimits(), available: backends.Configured,
-				target: "nginx,traefik", report: "text", failOn: "none", channel: "standard", quiet: true}
+				target: "nginx,traefik", report: "text", failOn: "none", channel: "standard", verbosity: verbosity{quiet: true}}
 			o.console = console{
 				getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.noColor}[k] },
 				isTerminal: func(io.Writer) bool { return tt.terminal },
@@ -455,28 +455,28 @@ func TestTranslateWarnsOfLeftovers(t *testing.T) {
 		want    []string
 		not     []string
 	}{
-		{name: "fresh directory", targets: "nginx", not: []string{"warning: "}},
-		{name: "same targets again", earlier: "nginx,haproxy", targets: "nginx,haproxy", not: []string{"warning: "}},
+		{name: "fresh directory", targets: "nginx@1.26", not: []string{"warning: "}},
+		{name: "same targets again", earlier: "nginx@1.26,haproxy@3.0", targets: "nginx@1.26,haproxy@3.0", not: []string{"warning: "}},
 		{name: "fewer targets than before", earlier: "envoy,nginx", targets: "nginx",
 			want: []string{filepath.FromSlash("envoy/") + " holds target envoy's files from an earlier run: this run wrote only nginx"},
 			not:  []string{"nginx/ holds"}},
 		{name: "stale file in a chosen target's directory", targets: "nginx", extra: map[string]string{"nginx/conf.d/old.conf": "server {}\n"},
 			want: []string{filepath.FromSlash("nginx/conf.d/old.conf") + " was not written by this run", "translate --check reports it as stale"}},
-		{name: "files outside the targets' directories are not looked at", targets: "nginx", extra: map[string]string{"README.md": "x\n", "notes/a.txt": "x\n"},
+		{name: "files outside the targets' directories are not looked at", targets: "nginx@1.26", extra: map[string]string{"README.md": "x\n", "notes/a.txt": "x\n"},
 			not: []string{"warning: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			if tt.earlier != "" {
-				if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.earlier, "-o", dir, "-q"); code != exitOK {
+				if code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.earlier, "--output-dir", dir, "-q"); code != exitOK {
 					t.Fatalf("earlier run: exit %d\n%s", code, stderr)
 				}
 			}
 			for p, c := range tt.extra {
 				write(t, filepath.Join(dir, filepath.FromSlash(p)), c)
 			}
-			code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.targets, "-o", dir, "-q", "--report", "none")
+			code, _, stderr := gwretry(t, "", "translate", example, "--target", tt.targets, "--output-dir", dir, "-q", "--report", "none")
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -508,7 +508,7 @@ func TestTranslateWarnsOfLeftovers(t *testing.T) {
 // is drift.
 func TestCheckIgnoresRewordedMessages(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "-o", dir); code != exitOK {
+	if code, _, stderr := gwretry(t, "", "translate", example, "--target", "nginx", "-q", "--output-dir", dir); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	p := filepath.Join(dir, "report.json")
@@ -524,7 +524,7 @@ func TestCheckIgnoresRewordedMessages(t *testing.T) {
 		t.Fatal("no NoBackoff record to change")
 	}
 	write(t, p, changed)
-	if code, _, _ := gwretry(t, "", "translate", example, "--target", "nginx", "-o", dir, "--check", "-q"); code != exitDrift {
+	if code, _, _ := gwretry(t, "", "translate", example, "--target", "nginx", "--output-dir", dir, "--check", "-q"); code != exitDrift {
 		t.Errorf("a changed reason: exit %d, want %d", code, exitDrift)
 	}
 }

@@ -49,14 +49,9 @@ lastTry, reason) and notes. Times are milliseconds; null means unbounded.`,
 
   # the worst case of every rule on every data plane
   gwretry explain route.yaml --target all -o json | jq '.timelines[] | {target, route, rule, worstCaseMs}'`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("explain needs at least one PATH (a file, a directory or - for stdin)")
-			}
-			return nil
-		},
+		Args: needPaths("explain", &o.files),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runExplain(o, output, args, stdin, stdout)
+			return runExplain(o, output, append(args, o.files...), stdin, stdout)
 		},
 	}
 	f := cmd.Flags()

@@ -26,7 +26,7 @@ spec:
 // TestExplainText: a block per target, rule and method class, with the
 // table of tries, the worst case and the retries that never happen.
 func TestExplainText(t *testing.T) {
-	code, stdout, stderr := gwretry(t, explainRoute, "explain", "-", "--target", "grpc,haproxy", "--endpoint", "cart:8080=10.0.0.1:80")
+	code, stdout, stderr := gwretry(t, explainRoute, "explain", "-", "--target", "grpc,haproxy@3.2", "--endpoint", "cart:8080=10.0.0.1:80")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}

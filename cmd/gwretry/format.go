@@ -190,5 +190,5 @@ func isFormat(o string) bool {
 
 // formatHelp is the -o flag's help text.
 func formatHelp() string {
-	return "`DIR` to write every target's files and report.json under, or yaml|json: the single target's configuration on stdout in that format (Envoy, Traefik; ./yaml for a directory named yaml)"
+	return "`FORMAT` of the single target's configuration on stdout: yaml or json (Envoy, Traefik); -o DIR, the old spelling of --output-dir DIR, still works with a warning"
 }

@@ -26,7 +26,7 @@ func TestGate(t *testing.T) {
 		{"only the included target", []string{"--target", "nginx,haproxy", "--fail-on", "unsupported", "--fail-include", "nginx"}, exitFailOn,
 			[]string{"fail: nginx "}, []string{"fail: haproxy "}},
 		{"a caveat accepted leaves the others", []string{"--target", "nginx", "--fail-on", "approximated", "--fail-exclude", "NoBackoff,NonIdempotentExempt"}, exitFailOn,
-			[]string{"fail: nginx HTTPRoute shop/storefront rule 0 retry.codes approximated: InterimResponseIsFinal{version=1.28} NonIdempotentExempt"},
+			[]string{"fail: nginx HTTPRoute shop/storefront rule 0 retry.codes approximated: InterimResponseIsFinal{version=1.26} NonIdempotentExempt"},
 			[]string{"rule 0 retry.attempts approximated"}},
 		{"included by a caveat", []string{"--target", "nginx", "--fail-on", "approximated", "--fail-include", "InterimResponseIsFinal"}, exitFailOn,
 			[]string{"retry.codes approximated"}, []string{"retry.attempts approximated", "retry.backoff"}},

@@ -78,7 +78,7 @@ func goldenArgs(t *testing.T, dir string) []string {
 
 func runGolden(t *testing.T, dir string) {
 	out := t.TempDir()
-	args := append([]string{"translate", "-o", out, "--report", "none", "-q"}, goldenArgs(t, dir)...)
+	args := append([]string{"translate", "--output-dir", out, "--report", "none", "-q"}, goldenArgs(t, dir)...)
 	var stderr bytes.Buffer
 	if code := run(args, nil, &bytes.Buffer{}, &stderr); code != exitOK {
 		t.Fatalf("gwretry %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())

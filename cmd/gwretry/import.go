@@ -29,8 +29,11 @@ type importOptions struct {
 	byName     bool
 	report     string
 	reportFile string
-	quiet      bool
-	limits     input.Limits
+	// files are -f/--filename; outFile is --output-file.
+	files   []string
+	outFile string
+	verbosity
+	limits input.Limits
 }
 
 func newImportCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -63,24 +66,21 @@ others are listed as not imported; give the IngressClasses in PATH too), whose r
 proxy-next-upstream, proxy-next-upstream-tries, proxy-next-upstream-timeout,
 proxy-connect-timeout, proxy-read-timeout and proxy-send-timeout, from the annotations, else
 from the controller's ConfigMap (--configmap), else ingress-nginx's defaults. The YAML goes to
-stdout (or -o FILE), ready for gwretry translate; the report of every setting (carried,
+stdout (or --output-file FILE), ready for gwretry translate; the report of every setting (carried,
 approximated or not-carried, and how the behaviour changes) goes to stderr.
 Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 		Example: `  gwretry import ingress-nginx ingresses.yaml > routes.yaml
-  gwretry import ingress-nginx manifests/ --configmap ingress-nginx-controller.yaml -o routes.yaml
+  gwretry import ingress-nginx manifests/ --configmap ingress-nginx-controller.yaml --output-file routes.yaml
   kubectl get ingress -A -o yaml | gwretry import ingress-nginx - | gwretry translate - --target nginx`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("ingress-nginx needs at least one PATH (a file, a directory or - for stdin)")
-			}
-			return nil
-		},
+		Args: needPaths("ingress-nginx", &o.files),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runImportIngressNginx(o, args, stdin, stdout, stderr)
+			return runImportIngressNginx(o, append(args, o.files...), stdin, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "", "write the HTTPRoutes and Gateways to `FILE` instead of stdout")
+	addFilenameFlag(f, &o.files)
+	f.StringVarP(&o.output, "output", "o", "yaml", "`FORMAT` of the HTTPRoutes and Gateways: yaml (-o FILE, the old spelling of --output-file FILE, still works with a warning)")
+	f.StringVar(&o.outFile, "output-file", "", "write the HTTPRoutes and Gateways to `FILE` instead of stdout")
 	f.StringVar(&o.configMap, "configmap", "", "the ingress-nginx controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
 	f.StringVar(&o.class, "ingress-class", "nginx", "the controller's --ingress-class: the kubernetes.io/ingress.class value it serves, the IngressClass assumed its own when not in the input, and the name of the Gateways")
 	f.StringVar(&o.controller, "controller-class", ingressnginx.DefaultController, "the controller's --controller-class: IngressClasses with this spec.controller are served")
@@ -88,7 +88,7 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 	f.BoolVar(&o.byName, "ingress-class-by-name", false, "the controller's --ingress-class-by-name: the IngressClass named --ingress-class is served whatever its spec.controller")
 	f.StringVar(&o.report, "report", "text", "report format on stderr: text, json or none")
 	f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stderr")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	o.verbosity.addFlags(f)
 	f.Int64Var(&o.limits.MaxInputBytes, "max-input-bytes", o.limits.MaxInputBytes, "maximum bytes read from all inputs")
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
@@ -102,8 +102,20 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 	default:
 		return usageErrorf("--report %q: want text, json or none", o.report)
 	}
-	if err := checkOutFile(o.output); err != nil {
-		return err
+	switch {
+	case o.output == formatYAML:
+	case o.output == formatJSON:
+		return usageErrorf("-o json: import writes YAML only (-o yaml)")
+	default:
+		// -o FILE, the spelling before --output-file.
+		if err := checkOutFile(o.output); err != nil {
+			return err
+		}
+		if o.outFile != "" {
+			return usageErrorf("-o %s: -o is the output format (yaml); the file is --output-file %s", o.output, o.outFile)
+		}
+		o.outFile = o.output
+		fmt.Fprintf(stderr, "warning: -o FILE is deprecated: use --output-file %s (-o is the output format: yaml)\n", o.output)
 	}
 	if o.limits.MaxInputBytes <= 0 || o.limits.MaxDocumentBytes <= 0 || o.limits.MaxDocuments <= 0 {
 		return usageErrorf("--max-input-bytes, --max-document-bytes and --max-documents must be positive")
@@ -137,13 +149,9 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 	if err := validateImported(out, o.limits); err != nil {
 		return err
 	}
-	for _, n := range translate.GroupNotes(slices.Concat(in.Notes, res.Notes)) {
-		if !o.quiet || n.Severity != translate.SeverityInfo {
-			fmt.Fprintln(stderr, n.String())
-		}
-	}
-	if o.output != "" {
-		if err := os.WriteFile(o.output, out, 0o644); err != nil {
+	o.verbosity.print(stderr, slices.Concat(in.Notes, res.Notes))
+	if o.outFile != "" {
+		if err := os.WriteFile(o.outFile, out, 0o644); err != nil {
 			return err
 		}
 	} else if _, err := stdout.Write(out); err != nil {
@@ -228,5 +236,5 @@ func checkOutFile(file string) error {
 	if !slices.Contains(formatWords, strings.ToLower(file)) && !isFormat(file) {
 		return nil
 	}
-	return usageErrorf("-o %s: import's -o takes a FILE to write the routes into (they are always YAML); for the report's format use --report text|json, or -o ./%s for a file of that name", file, file)
+	return usageErrorf("-o %s: import's -o is the output format, yaml, and --output-file FILE the file to write the routes into; for the report's format use --report text|json", file)
 }

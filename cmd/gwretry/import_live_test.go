@@ -120,7 +120,7 @@ func TestImportRoundTrip(t *testing.T) {
 	imported, original := flaky.New(t, "imported"), flaky.New(t, "original")
 	listen := "127.0.0.1:" + strconv.Itoa(proxytest.FreePort(t))
 	out := filepath.Join(dir, "out")
-	args := []string{"translate", routesPath, "--target", "nginx", "--listen", listen, "-o", out, "--report", "none", "-q"}
+	args := []string{"translate", routesPath, "--target", "nginx", "--listen", listen, "--output-dir", out, "--report", "none", "-q"}
 	for _, c := range cases {
 		imported.Handle("/"+c.name, c.script)
 		original.Handle("/"+c.name, c.script)

@@ -100,7 +100,7 @@ func checkTranslates(t *testing.T, routes []byte) {
 	}
 	for _, target := range []string{"envoy", "nginx", "haproxy", "traefik"} {
 		var stdout, stderr bytes.Buffer
-		args := []string{"translate", "-", "--target", target, "--report", "none", "-q", "-o", t.TempDir()}
+		args := []string{"translate", "-", "--target", target, "--report", "none", "-q", "--output-dir", t.TempDir()}
 		if code := run(args, bytes.NewReader(routes), &stdout, &stderr); code != exitOK {
 			t.Errorf("gwretry %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
 		}
@@ -244,7 +244,8 @@ func TestImportUsage(t *testing.T) {
 		{"import"},
 		{"import", "ingress-nginx"},
 		{"import", "ingress-nginx", "x.yaml", "--report", "yaml"},
-		{"import", "ingress-nginx", "x.yaml", "-o", "yaml"},
+		{"import", "ingress-nginx", "x.yaml", "-o", "json"},
+		{"import", "ingress-nginx", "x.yaml", "-o", "routes.yaml", "--output-file", "b.yaml"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, nil, &stdout, &stderr); code != exitUsage {

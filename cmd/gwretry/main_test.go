@@ -56,12 +56,13 @@ func TestExitCodes(t *testing.T) {
 		{"no target", []string{"translate", example}, exitUsage, []string{"--target is required"}},
 		{"unknown target", []string{"translate", example, "--target", "istio"}, exitUsage, []string{`unknown target "istio"`}},
 		{"unknown version", []string{"translate", example, "--target", "nginx@1.2"}, exitUsage, []string{"supported versions are"}},
-		{"several targets to stdout", []string{"translate", example, "--target", "all"}, exitUsage, []string{"need -o DIR"}},
+		{"several targets to stdout", []string{"translate", example, "--target", "all"}, exitUsage, []string{"need --output-dir DIR"}},
 		{"unknown flag", []string{"translate", example, "--targt", "envoy"}, exitUsage, []string{"unknown flag"}},
 		// cobra's untyped error: it exited 1, as if the input were bad.
 		{"unknown command", []string{"transalte", example}, exitUsage, []string{`unknown command "transalte" for "gwretry"`}},
 		{"unknown import source", []string{"import", "ingress-ngnix", example}, exitUsage, []string{`unknown command "ingress-ngnix" for "gwretry import"`}},
 		{"bad report", []string{"check", example, "--report", "xml"}, exitUsage, []string{"--report"}},
+		{"bad -o of check", []string{"check", example, "-o", "yaml"}, exitUsage, []string{`-o/--report "yaml"`, "Run 'gwretry check --help' for usage."}},
 		{"bad fail-on", []string{"check", example, "--fail-on", "never"}, exitUsage, []string{"--fail-on"}},
 		{"bad listen", []string{"check", example, "--listen", "nowhere"}, exitUsage, []string{"--listen"}},
 		{"bad endpoint", []string{"check", example, "--endpoint", "svc=1.2.3.4:80"}, exitUsage, []string{"--endpoint"}},
@@ -75,13 +76,17 @@ func TestExitCodes(t *testing.T) {
 		{"endpoint of no Service port", []string{"check", example, "--endpoint", "nosuch:8080=127.0.0.1:9000"}, exitUsage, []string{"--endpoint nosuch:8080 names no Service port of the input"}},
 		{"missing file", []string{"check", "does-not-exist.yaml"}, exitInput, []string{"does-not-exist.yaml"}},
 		{"no routes", []string{"check", writeFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")}, exitInput, []string{"no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in ", ": found 1 Service"}},
-		{"-o yml", []string{"translate", example, "--target", "envoy", "-o", "yml"}, exitUsage, []string{"-o yml: -o takes a directory", "--report text|json"}},
-		{"-o json, several targets", []string{"translate", example, "--target", "all", "-o", "json"}, exitUsage, []string{"-o json prints one target's configuration", "./json"}},
+		{"-o yml", []string{"translate", example, "--target", "envoy", "-o", "yml"}, exitUsage, []string{"-o yml: -o is the configuration's format on stdout", "--output-dir DIR", "--report text|json"}},
+		{"-o json, several targets", []string{"translate", example, "--target", "all", "-o", "json"}, exitUsage, []string{"-o json prints one target's configuration", "need --output-dir DIR"}},
 		{"-o yaml, nginx", []string{"translate", example, "--target", "nginx", "-o", "yaml", "-q"}, exitUsage, []string{"-o yaml: nginx writes nginx/nginx.conf in its own syntax, neither YAML nor JSON"}},
 		{"-o json, haproxy", []string{"translate", example, "--target", "haproxy", "-o", "json", "-q"}, exitUsage, []string{"-o json: haproxy writes haproxy/haproxy.cfg in its own syntax"}},
-		{"--check without -o", []string{"translate", example, "--target", "envoy", "--check"}, exitUsage, []string{"--check compares with a directory: it needs -o DIR"}},
-		{"--check with -o json", []string{"translate", example, "--target", "envoy", "-o", "json", "--check"}, exitUsage, []string{"it needs -o DIR"}},
-		{"-o wide", []string{"translate", example, "--target", "all", "-o", "WIDE"}, exitUsage, []string{"-o takes a directory"}},
+		{"--check without -o", []string{"translate", example, "--target", "envoy", "--check"}, exitUsage, []string{"--check compares with a directory: it needs --output-dir DIR"}},
+		{"--check with -o json", []string{"translate", example, "--target", "envoy", "-o", "json", "--check"}, exitUsage, []string{"it needs --output-dir DIR"}},
+		{"-o wide", []string{"translate", example, "--target", "all", "-o", "WIDE"}, exitUsage, []string{"-o is the configuration's format"}},
+		{"-o json and --output-dir", []string{"translate", example, "--target", "envoy", "-o", "json", "--output-dir", "x"}, exitUsage, []string{"give one of them"}},
+		{"-o DIR and --output-dir", []string{"translate", example, "--target", "envoy", "-o", "x", "--output-dir", "y"}, exitUsage, []string{"the directory is --output-dir y"}},
+		{"no PATH", []string{"check", "--target", "envoy"}, exitUsage, []string{"check needs at least one PATH", "with -f", "Run 'gwretry check --help' for usage."}},
+		{"no PATH, explain", []string{"explain", "--target", "envoy"}, exitUsage, []string{"Run 'gwretry explain --help' for usage."}},
 		{"fail-on approximated", []string{"check", example, "--target", "envoy", "--fail-on", "approximated"}, exitFailOn, []string{"--fail-on approximated: 9 finding"}},
 		{"fail-on unsupported not reached", []string{"check", example, "--target", "envoy", "--fail-on", "unsupported"}, exitOK, nil},
 		{"fail-on unsupported", []string{"check", example, "--target", "nginx", "--fail-on", "unsupported"}, exitFailOn, []string{"--fail-on unsupported"}},
@@ -134,8 +139,9 @@ func TestTranslateToStdoutAndDir(t *testing.T) {
 
 	dir := t.TempDir()
 	reportFile := filepath.Join(dir, "report.txt")
-	code, stdout, stderr = gwretry(t, "", "translate", example, "--target", "all", "-o", dir, "--report-file", reportFile, "-q")
-	if code != exitOK || stdout != "" || stderr != "" {
+	code, stdout, stderr = gwretry(t, "", "translate", example, "--target", "all", "--output-dir", dir, "--report-file", reportFile, "-q")
+	// stderr is the one line of the versions --target all assumed.
+	if code != exitOK || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "warning: no version given: ") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	for _, f := range []string{"envoy/envoy.yaml", "nginx/nginx.conf", "haproxy/haproxy.cfg", "traefik/traefik.yaml", "traefik/dynamic.yaml", "report.json", "report.txt"} {
@@ -145,7 +151,7 @@ func TestTranslateToStdoutAndDir(t *testing.T) {
 	}
 	// Byte-for-byte determinism: a second run writes the same files.
 	dir2 := t.TempDir()
-	gwretry(t, "", "translate", example, "--target", "all", "-o", dir2, "-q", "--report", "none")
+	gwretry(t, "", "translate", example, "--target", "all", "--output-dir", dir2, "-q", "--report", "none")
 	for _, f := range []string{"envoy/envoy.yaml", "nginx/nginx.conf", "haproxy/haproxy.cfg", "traefik/dynamic.yaml", "report.json"} {
 		a, _ := os.ReadFile(filepath.Join(dir, f))
 		b, _ := os.ReadFile(filepath.Join(dir2, f))
@@ -167,7 +173,7 @@ func TestCheckWritesNothingAndReadsStdin(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	// The report is check's output: on stdout, and only there.
-	for _, target := range []string{"envoy@1.36", "haproxy@3.2", "nginx@1.28", "traefik@3.7"} {
+	for _, target := range []string{"envoy@1.36", "haproxy@3.0", "nginx@1.26", "traefik@3.6"} {
 		if !strings.Contains(stdout, target) {
 			t.Errorf("report on stdout does not name %s:\n%s", target, stdout)
 		}
@@ -201,7 +207,7 @@ func TestConformanceManifests(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			code, _, stderr := gwretry(t, "", "translate", f, "../../testdata/upstream-conformance/base", "--target", "all", "-o", t.TempDir(), "-q", "--report", "none")
+			code, _, stderr := gwretry(t, "", "translate", f, "../../testdata/upstream-conformance/base", "--target", "all", "--output-dir", t.TempDir(), "-q", "--report", "none")
 			if code != exitOK {
 				t.Errorf("exit %d: %s", code, stderr)
 			}
@@ -296,6 +302,32 @@ func TestInputErrorLines(t *testing.T) {
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestJSONStreamsHoldOnlyJSON: the stream that carries JSON (check's
+// stdout with --report json, translate's stdout with -o json) holds one
+// JSON value and nothing else, whatever the notes (-v, no version given).
+func TestJSONStreamsHoldOnlyJSON(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", example, "--report", "json"},
+		{"check", example, "--report", "json", "-v"},
+		{"check", example, "--target", "nginx", "--report", "json", "-v"},
+		{"translate", example, "--target", "traefik", "-o", "json", "-v"},
+		{"translate", example, "--target", "envoy", "-o", "json", "--report", "json"},
+	} {
+		code, stdout, stderr := gwretry(t, "", args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		var v any
+		if err := dec.Decode(&v); err != nil || dec.More() {
+			t.Errorf("%v: stdout is not one JSON value (%v):\n%.300s", args, err, stdout)
+		}
+		if strings.Contains(stdout, "info:") || strings.Contains(stdout, "warning:") {
+			t.Errorf("%v: notes on stdout", args)
 		}
 	}
 }

@@ -68,7 +68,7 @@ func TestDirectoriesAsUsersHaveThem(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeDir(t, tt.files)
-			code, _, stderr := gwretry(t, "", "check", dir, "--target", tt.target)
+			code, _, stderr := gwretry(t, "", "check", dir, "--target", tt.target, "-v")
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
 			}
@@ -140,10 +140,58 @@ func TestNotesGroupedOnce(t *testing.T) {
 		}
 		seen[o] = true
 	}
-	_, _, quiet := gwretry(t, "", "check", dir, "--target", "nginx", "--report", "none", "-q")
-	if strings.Contains(quiet, "info:") || !strings.Contains(quiet, https) {
-		t.Errorf("-q must hide info lines only:\n%s", quiet)
+}
+
+// TestInfoLinesOnlyVerbose: the info lines (the same on every run) are
+// printed only with -v, once each; warnings always; -q is accepted and
+// prints no info line even with -v.
+func TestInfoLinesOnlyVerbose(t *testing.T) {
+	second := strings.Replace(okRoute, "name: ok", "name: ok2", 1)
+	dir := writeDir(t, map[string]string{"a.yaml": okRoute + "---\n" + second + "---\n" + service + "---\n" + gateway})
+	const https = "warning: Gateway ns/gw: listener https (HTTPS) is not generated"
+	for _, c := range []struct {
+		flags []string
+		info  bool
+	}{
+		{nil, false},
+		{[]string{"-q"}, false},
+		{[]string{"-v"}, true},
+		{[]string{"--verbose"}, true},
+		{[]string{"-v", "-q"}, false},
+	} {
+		for _, cmd := range []string{"check", "translate"} {
+			args := append([]string{cmd, dir, "--target", "nginx@1.22", "--report", "none"}, c.flags...)
+			code, _, stderr := gwretry(t, "", args...)
+			if code != exitOK {
+				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			info := 0
+			seen := map[string]bool{}
+			for _, l := range lines {
+				if strings.HasPrefix(l, "info: ") {
+					info++
+				}
+				if seen[l] {
+					t.Errorf("%v: %q printed twice", args, l)
+				}
+				seen[l] = true
+			}
+			if (info > 0) != c.info || !seen[lineWith(lines, https)] {
+				t.Errorf("%v: %d info lines, want them %v, and the warning always:\n%s", args, info, c.info, stderr)
+			}
+		}
 	}
+}
+
+// lineWith returns the first of lines that starts with prefix.
+func lineWith(lines []string, prefix string) string {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return "\x00"
 }
 
 // TestTextReportByRoute: the text report groups findings by route, headed
@@ -192,7 +240,7 @@ func TestOutputDirNamedLikeAFormat(t *testing.T) {
 		t.Errorf("-o json: exit %d, stdout not JSON:\n%s\n%s", code, stdout, stderr)
 	}
 	for _, dir := range []string{"./json", "wide"} {
-		if code, _, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "-o", dir, "-q"); code != exitOK {
+		if code, _, stderr := gwretry(t, "", "translate", example, "--target", "envoy", "--output-dir", dir, "-q"); code != exitOK {
 			t.Errorf("-o %s: exit %d with an existing directory:\n%s", dir, code, stderr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "envoy/envoy.yaml")); err != nil {

@@ -34,7 +34,7 @@ func TestParallelDeterministic(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		dir := t.TempDir()
 		var stderr bytes.Buffer
-		if code := run([]string{"translate", in, "--target", "all", "-o", dir, "--report", "text"}, nil, &bytes.Buffer{}, &stderr); code != exitOK {
+		if code := run([]string{"translate", in, "--target", "all", "--output-dir", dir, "--report", "text"}, nil, &bytes.Buffer{}, &stderr); code != exitOK {
 			t.Fatalf("GOMAXPROCS=%d: exit %d: %s", procs, code, stderr.String())
 		}
 		files := map[string][]byte{}

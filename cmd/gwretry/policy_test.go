@@ -27,7 +27,7 @@ func TestPolicyFindingsHaveSources(t *testing.T) {
 	for _, dir := range cases {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			out := t.TempDir()
-			args := append([]string{"translate", "-o", out, "--report", "none", "-q"}, goldenArgs(t, dir)...)
+			args := append([]string{"translate", "--output-dir", out, "--report", "none", "-q"}, goldenArgs(t, dir)...)
 			// Every target, not only those the golden runs.
 			for i, a := range args {
 				if a == "--target" {

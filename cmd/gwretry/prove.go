@@ -31,7 +31,9 @@ type proveOptions struct {
 	// tlsDir holds the certificates of the Gateways' Secrets
 	// (DIR/NS/NAME/tls.crt and tls.key): with it, HTTPS listeners are
 	// generated and their listener.https claims proven.
-	tlsDir                           string
+	tlsDir string
+	// files are -f/--filename: PATHs, as the arguments.
+	files                            []string
 	retryNonIdempotent, assumeGrants bool
 	timeout, scenarioTimeout         time.Duration
 	limits                           input.Limits
@@ -112,20 +114,21 @@ the data plane did not start on the generated configuration: said once, with its
 
   # Envoy, validated first, then run
   gwretry prove manifests/ --target envoy --proxy ./envoy`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 && !o.suite {
-				return usageErrorf("prove needs at least one PATH (a file, a directory or - for stdin)")
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.suite {
+				return nil
 			}
-			return nil
+			return needPaths("prove", &o.files)(cmd, args)
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runProve(o, args, stdin, stdout, stderr)
+			return runProve(o, append(args, o.files...), stdin, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "NAME or NAME@VERSION of one of "+strings.Join(liveTargetNames(), ", ")+" (required)")
 	f.StringVar(&o.proxy, "proxy", "", "data plane `BINARY` to run (default: GWRETRY_<NAME>, then PATH, then /usr/sbin)")
-	f.StringVar(&o.report, "report", "text", "output on stdout: text or json")
+	addFilenameFlag(f, &o.files)
+	f.StringVarP(&o.report, "report", "o", "text", "output on stdout: text or json")
 	f.StringVar(&o.tlsDir, "tls-dir", "", "prove HTTPS listeners (listener.https, nginx and haproxy) with the certificate of Secret NS/NAME in `DIR`/NS/NAME/tls.crt and tls.key")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "translate with --retry-non-idempotent: POST, PATCH and LOCK are then expected to be retried")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")

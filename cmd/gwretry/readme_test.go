@@ -45,7 +45,7 @@ func TestREADMEExamples(t *testing.T) {
 		}
 		n++
 		code, stdout, stderr := gwretry(t, "", args...)
-		if code != exitOK || stdout == "" && !strings.Contains(cmd, "-o out/") {
+		if code != exitOK || stdout == "" && !strings.Contains(cmd, "--output-dir out/") {
 			t.Errorf("gwretry %s: exit %d, stdout %d bytes\n%s", cmd, code, len(stdout), stderr)
 		}
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/translate"
 )
 
 // TestReportTextOneLinePerFinding: the text report gives each finding one
@@ -22,7 +25,7 @@ func TestReportTextOneLinePerFinding(t *testing.T) {
 		"proxy_next_upstream_tries 3 ",
 		"NonIdempotentExempt\n",
 		"linkerd  retry.attempts           notApplicable  -",
-		"  nginx@1.28: 2 honoured, 10 approximated, 1 unsupported, 0 not applicable\n",
+		"  nginx@1.26: 2 honoured, 10 approximated, 1 unsupported, 0 not applicable\n",
 		"  linkerd@2.20: 0 honoured, 0 approximated, 0 unsupported, 13 not applicable\n",
 	} {
 		if !strings.Contains(stderr, want) {
@@ -45,14 +48,56 @@ func TestReportTextOneLinePerFinding(t *testing.T) {
 }
 
 // TestAssumedVersionSaid: a target without @VERSION gets the newest
-// version gwretry knows, and an info line says which.
+// version the live tests prove (nginx 1.26, HAProxy 3.0, Traefik 3.6; the
+// others their newest), one warning line says which and names the flag
+// that pins a newer one, and the newer versions stay available with @.
 func TestAssumedVersionSaid(t *testing.T) {
-	_, _, stderr := gwretry(t, "", "check", example, "--target", "haproxy,nginx@1.22")
-	if !strings.Contains(stderr, "info: no version given: writing for haproxy@3.2,") || strings.Contains(stderr, "nginx@1.28") {
-		t.Errorf("stderr:\n%s", stderr)
-	}
-	if _, _, stderr := gwretry(t, "", "check", example, "--target", "haproxy@2.6"); strings.Contains(stderr, "no version given") {
-		t.Errorf("a pinned version is said to be assumed:\n%s", stderr)
+	for _, c := range []struct {
+		target string
+		// want are the versions report.json names, by target.
+		want map[string]string
+		// warned: the one warning line, with the --target it suggests
+		// ("" when every version was given).
+		warned, pin string
+	}{
+		{target: "nginx", want: map[string]string{"nginx": "1.26"}, warned: "nginx@1.26", pin: "nginx@1.28"},
+		{target: "haproxy", want: map[string]string{"haproxy": "3.0"}, warned: "haproxy@3.0", pin: "haproxy@3.2"},
+		{target: "traefik", want: map[string]string{"traefik": "3.6"}, warned: "traefik@3.6", pin: "traefik@3.7"},
+		{target: "envoy", want: map[string]string{"envoy": "1.36"}, warned: "envoy@1.36", pin: "envoy@1.36"},
+		{target: "haproxy,nginx@1.22", want: map[string]string{"haproxy": "3.0", "nginx": "1.22"}, warned: "haproxy@3.0", pin: "haproxy@3.2"},
+		{target: "nginx@1.28,haproxy@3.2,traefik@3.7", want: map[string]string{"nginx": "1.28", "haproxy": "3.2", "traefik": "3.7"}},
+		{target: "haproxy@2.6", want: map[string]string{"haproxy": "2.6"}},
+	} {
+		t.Run(c.target, func(t *testing.T) {
+			code, stdout, stderr := gwretry(t, "", "check", example, "--target", c.target, "--report", "json")
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			var r translate.Report
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, ti := range r.Targets {
+				got[ti.Name] = ti.Version
+			}
+			if !maps.Equal(got, c.want) {
+				t.Errorf("versions %v, want %v", got, c.want)
+			}
+			var warnings []string
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.Contains(l, "no version given") {
+					warnings = append(warnings, l)
+				}
+			}
+			switch {
+			case c.warned == "" && len(warnings) != 0:
+				t.Errorf("pinned versions are said to be assumed:\n%s", stderr)
+			case c.warned != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], "warning: ") ||
+				!strings.Contains(warnings[0], c.warned) || !strings.Contains(warnings[0], "--target "+c.pin)):
+				t.Errorf("want one warning naming %s and --target %s:\n%s", c.warned, c.pin, stderr)
+			}
+		})
 	}
 }
 

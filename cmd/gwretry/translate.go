@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,8 +22,12 @@ import (
 
 // options are the flags of translate and check.
 type options struct {
-	target             string
-	outDir             string
+	target string
+	outDir string
+	// output is -o: yaml|json, or (deprecated) a directory.
+	output string
+	// files are -f/--filename: PATHs, as the arguments.
+	files              []string
 	report             string
 	reportFile         string
 	failOn             string
@@ -34,6 +39,7 @@ type options struct {
 	retryNonIdempotent bool
 	assumeGrants       bool
 	tlsDir             string
+	certDir            string
 	listenTLS          string
 	channel            string
 	// settings hold the values of the targets' own flags
@@ -42,8 +48,8 @@ type options struct {
 	// available builds the backends from settings: backends.Configured,
 	// or a test's own.
 	available func(backends.Settings) ([]translate.Backend, error)
-	quiet     bool
-	limits    input.Limits
+	verbosity
+	limits input.Limits
 	// check is translate --check: compare outDir with what would be
 	// written, write nothing.
 	check bool
@@ -58,19 +64,25 @@ func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) 
 		Use:   "translate PATH...",
 		Short: "Write data plane configurations and the report",
 		Long: `translate reads PATH... (files, directories searched recursively for *.yaml, *.yml and
-*.json in sorted order, or - for stdin), validates the manifests as the API server would, and
-writes each target's configuration. Without -o the configuration of the single target goes to
-stdout; with -o DIR every target's files and DIR/report.json are written. The report goes to
-stderr as a table unless --report says otherwise (coloured on a terminal, unless NO_COLOR is set).
+*.json in sorted order, or - for stdin; -f PATH as kubectl's), validates the manifests as the API
+server would, and writes each target's configuration. Without --output-dir the configuration of
+the single target goes to stdout; with --output-dir DIR every target's files and DIR/report.json
+are written. The report goes to stderr (--report, text by default; coloured on a terminal, unless
+NO_COLOR is set). Warnings go to stderr; the info lines only with -v.
 On a terminal, an input that takes more than a second shows a progress line on stderr, erased
 when translate ends.
 
 -o yaml and -o json print the single target's configuration on stdout in that format, where its
 data plane reads it (Envoy's bootstrap, Traefik's static and dynamic files); nginx and HAProxy
-have their own syntax, so -o yaml|json is a usage error for them. A directory named yaml or json
-is -o ./yaml or -o ./json.
+have their own syntax, so -o yaml|json is a usage error for them. -o DIR, the spelling before
+--output-dir, still works and says so in a warning.
 
---check (with -o DIR) writes nothing: it compares what translate would write with what DIR
+Without @VERSION a target is written for the newest version the live tests prove (nginx 1.26,
+HAProxy 3.0, Traefik 3.6; the others their newest), and a warning says so: --target nginx@1.28
+pins a newer one. With --tls-dir, the configurations name the certificates under --cert-dir
+(default /etc/gwretry/certs), where the proxy host keeps them, not where gwretry read them.
+
+--check (with --output-dir DIR) writes nothing: it compares what translate would write with what DIR
 holds and prints a unified diff per file that differs (paths relative to DIR: patch -p1 -d DIR
 applies it). A file missing from DIR differs, and so does a file DIR holds under a target's
 directory (DIR/nginx/...) that translate would no longer write. It exits 4 when a file differs.
@@ -81,17 +93,20 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 --check found
   gwretry translate route.yaml --target envoy
 
   # every data plane, for CI: out/ is diffed against goldens
-  gwretry translate manifests/ --target all -o out/
+  gwretry translate manifests/ --target all --output-dir out/
 
   # pin versions; point the proxies at a local backend
-  gwretry translate route.yaml --target nginx@1.22,haproxy@2.6 -o out/ \
+  gwretry translate -f route.yaml --target nginx@1.22,haproxy@2.6 --output-dir out/ \
       --listen 127.0.0.1:8080 --endpoint infra-backend-v1:8080=127.0.0.1:3000
 
   # fail the build when something cannot be honoured
-  gwretry translate manifests/ --target traefik@3.6 -o out/ --fail-on unsupported
+  gwretry translate manifests/ --target traefik@3.6 --output-dir out/ --fail-on unsupported
 
   # CI: exit 4 with a diff when the committed out/ is not what gwretry writes
-  gwretry translate manifests/ --target all -o out/ --check
+  gwretry translate manifests/ --target all --output-dir out/ --check
+
+  # HTTPS listeners: certificates read from ./certs, named in the files under /etc/gwretry/certs
+  gwretry translate route.yaml --target nginx --tls-dir certs/
 
   # Traefik's configuration as JSON on stdout
   gwretry translate route.yaml --target traefik -o json`,
@@ -103,17 +118,12 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 --check found
 target honours on stdout, but writes no configuration. Problems and notes go to stderr.
 Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error of gwretry.`
 		cmd.Example = `  gwretry check manifests/
-  gwretry check route.yaml --target nginx@1.22,haproxy@3.2 --report json
+  gwretry check route.yaml --target nginx@1.22,haproxy@3.2 -o json
   cat route.yaml | gwretry check - --fail-on approximated`
 	}
-	cmd.Args = func(_ *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return usageErrorf("%s needs at least one PATH (a file, a directory or - for stdin)", cmd.Name())
-		}
-		return nil
-	}
+	cmd.Args = needPaths(cmd.Name(), &o.files)
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		return runTranslate(o, args, stdin, stdout, stderr, checkOnly)
+		return runTranslate(o, append(args, o.files...), stdin, stdout, stderr, checkOnly)
 	}
 	f := cmd.Flags()
 	names := strings.Join(backendNames(), ", ")
@@ -121,11 +131,13 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 		f.StringVar(&o.target, "target", "all", "comma list of NAME or NAME@VERSION ("+names+") or all")
 	} else {
 		f.StringVar(&o.target, "target", "", "comma list of NAME or NAME@VERSION ("+names+") or all (required)")
-		f.StringVarP(&o.outDir, "output", "o", "", formatHelp())
-		f.BoolVar(&o.check, "check", false, "with -o DIR: write nothing, print a diff of what would change in DIR and exit 4 if anything would")
+		f.StringVarP(&o.output, "output", "o", "", formatHelp())
+		f.StringVar(&o.outDir, "output-dir", "", "`DIR` to write every target's files and report.json under")
+		f.BoolVar(&o.check, "check", false, "with --output-dir DIR: write nothing, print a diff of what would change in DIR and exit 4 if anything would")
 	}
 	if checkOnly {
-		f.StringVar(&o.report, "report", "text", "report format on stdout: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json (report.json), sarif (SARIF 2.1.0 for code scanning), github (workflow annotations), markdown (a pull-request comment), html (one self-contained page) or none")
+		// The report is check's output: -o is its format, as everywhere.
+		f.StringVarP(&o.report, "report", "o", "text", "report format on stdout: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json (report.json), sarif (SARIF 2.1.0 for code scanning), github (workflow annotations), markdown (a pull-request comment), html (one self-contained page) or none")
 		f.StringVar(&o.reportFile, "report-file", "", "write the report to `FILE` instead of stdout")
 	} else {
 		f.StringVar(&o.report, "report", "text", "report format on stderr: text (a summary, then per rule what is not honoured and why), table (a line per finding: configured, reason or caveats), wide (and its words), json (report.json), sarif (SARIF 2.1.0 for code scanning), github (workflow annotations), markdown (a pull-request comment), html (one self-contained page) or none")
@@ -135,7 +147,7 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 	f.StringVar(&o.failInclude, "fail-include", "", "with --fail-on: count only findings of these targets, features or reason and caveat codes (`LIST`, comma-separated)")
 	f.StringVar(&o.failExclude, "fail-exclude", "", "with --fail-on: never count findings of these targets, features or reasons, nor those whose every caveat is listed (`LIST`)")
 	o.addInputFlags(cmd)
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print info lines")
+	o.verbosity.addFlags(f)
 	return cmd
 }
 
@@ -144,11 +156,13 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
 // share them.
 func (o *options) addInputFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	addFilenameFlag(f, &o.files)
 	f.StringVar(&o.listen, "listen", "", "`HOST:PORT` every generated proxy listens on (default: the Gateway listener port on 0.0.0.0, or 0.0.0.0:8080)")
 	f.StringArrayVar(&o.endpoints, "endpoint", nil, "`NAME[.NAMESPACE]:PORT=HOST:PORT[,HOST:PORT...]` addresses of a Service port (repeatable)")
 	f.BoolVar(&o.retryNonIdempotent, "retry-non-idempotent", false, "also retry POST, PATCH and LOCK requests where the data plane can")
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel whose v1.7.0 CRDs validate the input: standard or experimental (experimental-only fields are unknown fields in standard)")
 	f.StringVar(&o.tlsDir, "tls-dir", "", "generate HTTPS listeners with the certificate of Secret NS/NAME in `DIR`/NS/NAME/tls.crt and tls.key")
+	f.StringVar(&o.certDir, "cert-dir", translate.DefaultCertDir, "with --tls-dir: the absolute `DIR` of the proxy host the configurations read the certificates from (DIR/NS/NAME/tls.crt and tls.key); give the --tls-dir directory to run the proxy where gwretry runs")
 	f.StringVar(&o.listenTLS, "listen-https", "", "`HOST:PORT` every generated HTTPS listener binds (with --listen, which then applies to HTTP listeners)")
 	f.BoolVar(&o.assumeGrants, "assume-reference-grants", false, "permit every cross-namespace backendRef, for inputs without their ReferenceGrants")
 	o.settings = map[string]*string{}
@@ -169,8 +183,9 @@ func backendNames() []string {
 	return names
 }
 
-// prepare checks the flags that need no input.
-func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.ResolveOptions, error) {
+// prepare checks the flags that need no input. stderr takes the warning
+// of a deprecated spelling.
+func (o *options) prepare(checkOnly bool, stderr io.Writer) ([]translate.Target, translate.ResolveOptions, error) {
 	ro, err := o.resolveOptions()
 	if err != nil {
 		return nil, ro, err
@@ -179,25 +194,40 @@ func (o *options) prepare(checkOnly bool) ([]translate.Target, translate.Resolve
 	if err != nil {
 		return nil, ro, err
 	}
-	if isFormat(o.outDir) {
-		o.format, o.outDir = o.outDir, ""
-		if len(targets) != 1 {
-			return nil, ro, usageErrorf("-o %s prints one target's configuration on stdout; %d targets need -o DIR (./%s for a directory named %s)", o.format, len(targets), o.format, o.format)
+	switch {
+	case isFormat(o.output):
+		o.format = o.output
+		if o.outDir != "" {
+			return nil, ro, usageErrorf("-o %s prints the configuration on stdout; --output-dir writes it into a directory: give one of them", o.format)
 		}
-	}
-	if err := checkOutDir(o.outDir); err != nil {
-		return nil, ro, err
+		if len(targets) != 1 {
+			return nil, ro, usageErrorf("-o %s prints one target's configuration on stdout; %d targets need --output-dir DIR", o.format, len(targets))
+		}
+	case o.output != "":
+		// -o DIR, the spelling before --output-dir.
+		if err := checkOutDir(o.output); err != nil {
+			return nil, ro, err
+		}
+		if o.outDir != "" {
+			return nil, ro, usageErrorf("-o %s: -o is the output format (yaml or json); the directory is --output-dir %s", o.output, o.outDir)
+		}
+		o.outDir = o.output
+		fmt.Fprintf(stderr, "warning: -o DIR is deprecated: use --output-dir %s (-o is the output format: yaml or json)\n", o.output)
 	}
 	if o.check && o.outDir == "" {
-		return nil, ro, usageErrorf("--check compares with a directory: it needs -o DIR")
+		return nil, ro, usageErrorf("--check compares with a directory: it needs --output-dir DIR")
 	}
 	if !checkOnly && o.outDir == "" && len(targets) != 1 {
-		return nil, ro, usageErrorf("%d targets need -o DIR; without it one target's configuration goes to stdout", len(targets))
+		return nil, ro, usageErrorf("%d targets need --output-dir DIR; without it one target's configuration goes to stdout", len(targets))
 	}
 	switch o.report {
 	case "text", "table", "wide", "json", "sarif", "github", "markdown", "html", "none":
 	default:
-		return nil, ro, usageErrorf("--report %q: want text, table, wide, json, sarif, github, markdown, html or none", o.report)
+		flag := "--report"
+		if checkOnly {
+			flag = "-o/--report"
+		}
+		return nil, ro, usageErrorf("%s %q: want text, table, wide, json, sarif, github, markdown, html or none", flag, o.report)
 	}
 	if o.gate, err = newGate(o.failOn, o.failInclude, o.failExclude, backendNames()); err != nil {
 		return nil, ro, err
@@ -249,6 +279,9 @@ func (o *options) resolveOptions() (translate.ResolveOptions, error) {
 		}
 		ro.TLSDir = abs
 	}
+	if ro.CertDir, err = certDir(o.certDir); err != nil {
+		return ro, err
+	}
 	if o.listenTLS != "" {
 		if ro.ListenTLS, err = translate.ParseListen(o.listenTLS); err != nil {
 			return ro, &exitError{code: exitUsage, err: fmt.Errorf("--listen-https: %w", err)}
@@ -267,6 +300,24 @@ func (o *options) resolveOptions() (translate.ResolveOptions, error) {
 		ro.Endpoints = append(ro.Endpoints, ep)
 	}
 	return ro, nil
+}
+
+// certDir checks --cert-dir: an absolute path of the proxy host, written
+// into the configurations as a slash path, whatever directory and OS
+// gwretry runs on. "" is translate.DefaultCertDir.
+func certDir(dir string) (string, error) {
+	if dir == "" {
+		return translate.DefaultCertDir, nil
+	}
+	d := filepath.ToSlash(dir)
+	if !path.IsAbs(d) {
+		return "", usageErrorf("--cert-dir %q: want an absolute path of the proxy host (default %s)", dir, translate.DefaultCertDir)
+	}
+	d = path.Clean(d)
+	if err := translate.CheckFilePath(d); err != nil {
+		return "", usageErrorf("--cert-dir: %v", err)
+	}
+	return d, nil
 }
 
 // loadModel reads paths and builds the model; every problem of the input
@@ -302,7 +353,7 @@ func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.Resolv
 }
 
 func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) error {
-	targets, ro, err := o.prepare(checkOnly)
+	targets, ro, err := o.prepare(checkOnly, stderr)
 	if err != nil {
 		return err
 	}
@@ -343,11 +394,7 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		}
 		return &exitError{code: exitInternal, err: err}
 	}
-	for _, n := range translate.GroupNotes(slices.Concat(inNotes, m.Notes, res.Notes)) {
-		if !o.quiet || n.Severity != translate.SeverityInfo {
-			fmt.Fprintln(stderr, n.String())
-		}
-	}
+	o.verbosity.print(stderr, slices.Concat(inNotes, m.Notes, res.Notes))
 	differ, err := out.finish(res.Report)
 	if err != nil {
 		return err
@@ -384,7 +431,7 @@ func checkOutDir(dir string) error {
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
 		return nil
 	}
-	return usageErrorf("-o %s: -o takes a directory to write the configurations and report.json into, or yaml|json for one target's configuration on stdout; for the report's format use --report text|json (and --report-file FILE), or -o ./%s for a directory of that name", dir, dir)
+	return usageErrorf("-o %s: -o is the configuration's format on stdout, yaml or json, and --output-dir DIR the directory to write the configurations and report.json into; for the report's format use --report text|json (and --report-file FILE)", dir)
 }
 
 // inputError marks err as a problem with the input: exit code 1, unless it
@@ -606,10 +653,10 @@ func writeStdout(w io.Writer, files []translate.File) error {
 	return err
 }
 
-// assumedVersions says, in one info line, which targets got no version on
-// the command line and which version was assumed for them: the newest
-// gwretry knows, which may not be the one the user runs (or one the live
-// tests ran: docs/matrix.md).
+// assumedVersions says, in one warning line, which version was assumed
+// for the targets that got none on the command line: the newest the live
+// tests prove (translate.DefaultVersion), which may not be the one the
+// user runs, and how to pin one (a newer one where gwretry knows it).
 func assumedVersions(spec string, targets []translate.Target) []translate.Note {
 	given := map[string]bool{}
 	for _, item := range strings.Split(spec, ",") {
@@ -618,14 +665,23 @@ func assumedVersions(spec string, targets []translate.Target) []translate.Note {
 		}
 	}
 	var assumed []string
+	pin := ""
 	for _, t := range targets {
-		if !given[t.Backend.Name()] {
-			assumed = append(assumed, t.Backend.Name()+"@"+t.Version)
+		if given[t.Backend.Name()] {
+			continue
+		}
+		assumed = append(assumed, t.Backend.Name()+"@"+t.Version)
+		vs := t.Backend.Versions()
+		if newest := vs[len(vs)-1]; pin == "" && newest != t.Version {
+			pin = t.Backend.Name() + "@" + newest
 		}
 	}
 	if len(assumed) == 0 {
 		return nil
 	}
-	return []translate.Note{translate.Info("", "no version given: writing for %s, the newest each target knows; pass --target NAME@VERSION for the version you run (docs/matrix.md lists the versions the live tests ran)",
-		strings.Join(assumed, ", "))}
+	if pin == "" {
+		pin = assumed[0]
+	}
+	return []translate.Note{translate.Warning("", "no version given: assuming %s, the newest the live tests prove; pin the version you run with --target NAME@VERSION (e.g. --target %s)",
+		strings.Join(assumed, ", "), pin)}
 }
