@@ -88,8 +88,14 @@ spec:
 	listenTLS := "127.0.0.1:" + strconv.Itoa(proxytest.FreePort(t))
 	out := filepath.Join(dir, "out")
 	stderr.Reset()
-	if code := run([]string{"translate", routesPath, "--target", "nginx", "--tls-dir", tlsDir, "--listen", listen, "--listen-https", listenTLS,
-		"--endpoint", "shop.default:80=" + backend.Addr(), "-o", out, "--report", "none", "-q"}, nil, io.Discard, &stderr); code != exitOK {
+	// The proxy runs here, so the configuration names the certificates
+	// where --tls-dir read them (--cert-dir), not the proxy host's default.
+	certDir, err := filepath.Abs(tlsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"translate", routesPath, "--target", "nginx", "--tls-dir", tlsDir, "--cert-dir", certDir, "--listen", listen, "--listen-https", listenTLS,
+		"--endpoint", "shop.default:80=" + backend.Addr(), "--output-dir", out, "--report", "none", "-q"}, nil, io.Discard, &stderr); code != exitOK {
 		t.Fatalf("translate: exit %d\n%s", code, stderr.String())
 	}
 	proxytest.StartNginx(t, filepath.Join(out, "nginx", "nginx.conf"), listen)
