@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,4 +81,43 @@ func TestDiff(t *testing.T) {
 			t.Errorf("markdown:\n%s", md)
 		}
 	})
+}
+
+// TestExplainFromTo: explain --from A --to B gives both data planes'
+// timelines of each rule side by side, A's then B's; --rule keeps one.
+func TestExplainFromTo(t *testing.T) {
+	code, out, stderr := gwretry(t, "", "explain", example, "--from", "nginx@1.22", "--to", "nginx@1.26", "--rule", "shop/storefront:0", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var ex struct {
+		Timelines []struct {
+			Target, Version, Route, Methods string
+			Rule                            int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ex); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range ex.Timelines {
+		got = append(got, tl.Target+"@"+tl.Version+" "+tl.Route+":"+strconv.Itoa(tl.Rule)+" "+tl.Methods)
+	}
+	want := []string{
+		"nginx@1.22 shop/storefront:0 idempotent", "nginx@1.26 shop/storefront:0 idempotent",
+		"nginx@1.22 shop/storefront:0 non-idempotent", "nginx@1.26 shop/storefront:0 non-idempotent",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("timelines %q, want %q", got, want)
+	}
+	for _, args := range [][]string{
+		{"--from", "nginx"},
+		{"--from", "nginx", "--to", "envoy", "--target", "haproxy"},
+		{"--from", "nginx", "--to", "envoy", "--rule", "storefront"},
+		{"--from", "nginx", "--to", "envoy", "--rule", "shop/storefront:9"},
+	} {
+		if code, _, _ := gwretry(t, "", append([]string{"explain", example}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,6 +22,7 @@ import (
 func newExplainCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	o := &options{limits: input.DefaultLimits(), available: backends.Configured}
 	var output string
+	var side sides
 	cmd := &cobra.Command{
 		Use:   "explain PATH...",
 		Short: "Show when each try of each rule starts on each data plane",
@@ -40,38 +43,73 @@ written.
 route, rule, ruleName, methods (idempotent or non-idempotent), answer (a status the data plane
 answers itself, else absent), requestedRetries, retries, retriedOn, tries (try, pauseMinMs,
 pauseMaxMs, earliestStartMs, latestStartMs, timeout, note), worstCaseMs, neverHappen (firstTry,
-lastTry, reason) and notes. Times are milliseconds; null means unbounded.`,
+lastTry, reason) and notes. Times are milliseconds; null means unbounded.
+
+--from A --to B (instead of --target) puts the two data planes' timelines of each rule side by
+side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX keeps one rule.`,
 		Example: `  # the tries HAProxy makes for each rule
   gwretry explain route.yaml --target haproxy
 
   # compare nginx and Traefik 3.7, as JSON
   gwretry explain manifests/ --target nginx,traefik@3.7 -o json
 
+  # one rule on the data plane moved from and the one moved to
+  gwretry explain route.yaml --from nginx@1.26 --to envoy --rule shop/storefront:0
+
   # the worst case of every rule on every data plane
   gwretry explain route.yaml --target all -o json | jq '.timelines[] | {target, route, rule, worstCaseMs}'`,
 		Args: needPaths("explain", &o.files),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runExplain(o, output, append(args, o.files...), stdin, stdout)
+			return runExplain(o, output, side, append(args, o.files...), stdin, stdout)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "comma list of NAME or NAME@VERSION ("+strings.Join(backendNames(), ", ")+") or all (required)")
 	f.StringVarP(&output, "output", "o", "text", "format: text or json")
+	f.StringVar(&side.from, "from", "", "with --to, instead of --target: the data plane moved from, NAME or NAME@VERSION")
+	f.StringVar(&side.to, "to", "", "with --from: the data plane moved to")
+	f.StringVar(&side.rule, "rule", "", "only the rule `NAMESPACE/NAME:INDEX`")
 	o.addInputFlags(cmd)
 	return cmd
 }
 
-func runExplain(o *options, output string, paths []string, stdin io.Reader, stdout io.Writer) error {
+// sides are explain's --from, --to and --rule.
+type sides struct{ from, to, rule string }
+
+func runExplain(o *options, output string, side sides, paths []string, stdin io.Reader, stdout io.Writer) error {
 	if output != "text" && output != "json" {
 		return usageErrorf("-o %q: want text or json", output)
+	}
+	route, index, err := side.ruleKey()
+	if err != nil {
+		return err
 	}
 	ro, err := o.resolveOptions()
 	if err != nil {
 		return err
 	}
-	targets, err := o.targets()
-	if err != nil {
-		return err
+	var targets []translate.Target
+	switch {
+	case (side.from == "") != (side.to == ""):
+		return usageErrorf("--from and --to go together")
+	case side.from != "" && o.target != "":
+		return usageErrorf("--from and --to replace --target")
+	case side.from != "":
+		for _, spec := range []string{side.from, side.to} {
+			if strings.Contains(spec, ",") {
+				return usageErrorf("--from and --to name one data plane each")
+			}
+			o.target = spec
+			ts, err := o.targets()
+			if err != nil {
+				return err
+			}
+			targets = append(targets, ts[0])
+		}
+	default:
+		if targets, err = o.targets(); err != nil {
+			return err
+		}
 	}
 	_, m, err := o.loadModel(paths, stdin, ro, nil)
 	if err != nil {
@@ -84,6 +122,18 @@ func runExplain(o *options, output string, paths []string, stdin io.Reader, stdo
 			err = &translate.InternalError{Err: err}
 		}
 		return &exitError{code: exitInternal, err: err}
+	}
+	if route != "" {
+		ex.Timelines = slices.DeleteFunc(ex.Timelines, func(tl translate.Timeline) bool { return tl.Route != route || tl.Rule != index })
+		if len(ex.Timelines) == 0 {
+			return usageErrorf("--rule %s: no such rule is translated", side.rule)
+		}
+	}
+	if side.from != "" {
+		// Side by side: each rule and method class, A's timeline then B's.
+		slices.SortStableFunc(ex.Timelines, func(a, b translate.Timeline) int {
+			return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Methods, b.Methods))
+		})
 	}
 	var data []byte
 	if output == "json" {
@@ -148,4 +198,17 @@ func explainText(ex *translate.Explanation) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// ruleKey parses --rule NAMESPACE/NAME:INDEX; "" when it is not given.
+func (s sides) ruleKey() (string, int, error) {
+	if s.rule == "" {
+		return "", 0, nil
+	}
+	route, idx, ok := strings.Cut(s.rule, ":")
+	n, err := strconv.Atoi(idx)
+	if !ok || err != nil || n < 0 || !strings.Contains(route, "/") {
+		return "", 0, usageErrorf("--rule %q: want NAMESPACE/NAME:INDEX (shop/storefront:0)", s.rule)
+	}
+	return route, n, nil
 }
