@@ -171,7 +171,7 @@ func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup su
 		if g > 0 {
 			name = names.unique(ns, splitName(src.Name, groups[g].plans[0].rule))
 		}
-		obj, err := routeObject(ns, name, key, src, groups[g].plans)
+		obj, err := routeObject(ns, name, key, src, groups[g].plans, sup)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -241,8 +241,12 @@ func validName(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 
 
 // routeObject builds the output route of one group: the input route's
 // parentRefs and hostnames, the group's rules in order, and the
-// annotations.
-func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*gwv1.HTTPRoute, error) {
+// annotations, as the Gateway API CRDs bundled with sup accept it: the
+// apiVersion they serve, each rule without retry and name (which no
+// bundled CRD knows: the annotations carry the retry policy) and, for
+// 2.16 and 2.17, without timeouts (the annotations carry them: plan writes
+// every timeout these versions do not read from the field).
+func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan, sup support) (*gwv1.HTTPRoute, error) {
 	ann := map[string]string{annSource: key}
 	var idx []string
 	for k, v := range plans[0].ann {
@@ -251,7 +255,12 @@ func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*
 	spec := gwv1.HTTPRouteSpec{CommonRouteSpec: *src.Spec.CommonRouteSpec.DeepCopy(), Hostnames: slices.Clone(src.Spec.Hostnames)}
 	for _, p := range plans {
 		idx = append(idx, strconv.Itoa(p.rule.Index))
-		spec.Rules = append(spec.Rules, *src.Spec.Rules[p.rule.Index].DeepCopy())
+		rule := *src.Spec.Rules[p.rule.Index].DeepCopy()
+		rule.Retry, rule.Name = nil, nil
+		if !sup.RuleTimeouts {
+			rule.Timeouts = nil
+		}
+		spec.Rules = append(spec.Rules, rule)
 	}
 	ann[annRules] = strings.Join(idx, ",")
 	for k, v := range ann {
@@ -273,7 +282,7 @@ func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*
 		labels = nil
 	}
 	obj := &gwv1.HTTPRoute{Spec: spec}
-	obj.APIVersion = gwv1.GroupVersion.String()
+	obj.APIVersion = sup.APIVersion
 	obj.Kind = "HTTPRoute"
 	obj.Name, obj.Namespace, obj.Labels, obj.Annotations = name, ns, labels, ann
 	return obj, nil
