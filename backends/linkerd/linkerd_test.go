@@ -19,7 +19,11 @@ import (
 // build loads and resolves input as gwretry does.
 func build(t *testing.T, input string) (*translate.Input, *translate.Model) {
 	t.Helper()
-	return testmodel.FromYAML(t, input, translate.ResolveOptions{})
+	in, m := testmodel.FromYAML(t, input, translate.ResolveOptions{})
+	// Every Linkerd output of every test input is what the Gateway API
+	// CRDs bundled with each version accept.
+	checkBundledCRDs(t, m)
+	return in, m
 }
 
 const base = `apiVersion: gateway.networking.k8s.io/v1
