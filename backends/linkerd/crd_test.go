@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"strings"
 	"testing"
+	"time"
 
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,6 +27,7 @@ import (
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/internal/thirdparty/crdcel"
 	"github.com/gwretry/gwretry/internal/yamlchunk"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -200,5 +203,120 @@ func crdcelValidator(s *structuralschema.Structural) func(map[string]any) field.
 	return func(u map[string]any) field.ErrorList {
 		errs, _ := v.Validate(context.Background(), nil, s, u, nil, celconfig.RuntimeCELCostBudget)
 		return errs
+	}
+}
+
+// TestBundledCRDLacks: a rule with a field the version's bundled CRDs lack
+// gets a route of its own that is not written, and every feature of it
+// says so (BundledCRDLacksField). (sessionPersistence, which writtenRule
+// leaves out, cannot be tested: no input passes validation with it, the
+// Go types of gateway-api v1.6.3 lacking the cookie the CRDs of input/crds
+// require.) The output of
+// every version is what its CRDs accept, and Run finds the claims true.
+func TestBundledCRDLacks(t *testing.T) {
+	tests := []struct {
+		name, extra string
+		lacks       map[string]string // by version; "" written
+	}{
+		{"CORS filter", "    filters: [{type: CORS, cors: {allowOrigins: ['https://a.example.com']}}]\n", all("filters type CORS")},
+		{"ExternalAuth filter", "    filters: [{type: ExternalAuth, externalAuth: {protocol: HTTP, http: {}, backendRef: {name: cart, port: 80}}}]\n", all("filters type ExternalAuth")},
+		{"mirror percent", "    filters: [{type: RequestMirror, requestMirror: {backendRef: {name: cart, port: 80}, percent: 50}}]\n", all("filters requestMirror.percent")},
+		{"backendRef CORS filter", "    backendRefs: [{name: cart, port: 80, filters: [{type: CORS, cors: {allowOrigins: ['https://a.example.com']}}]}]\n", all("backendRefs filters type CORS")},
+		{"mirror without percent", "    filters: [{type: RequestMirror, requestMirror: {backendRef: {name: cart, port: 80}}}]\n", all("")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rule("/y", tt.extra)
+			if strings.Contains(tt.extra, "backendRefs:") {
+				r = "  - matches: [{path: {type: PathPrefix, value: /y}}]\n" + tt.extra
+			}
+			_, m := testmodel.FromYAML(t, base+gammaRoute("a", rule("/x", retry2), r), translate.ResolveOptions{Channel: translate.ChannelExperimental})
+			checkBundledCRDs(t, m)
+			for _, v := range New().Versions() {
+				out, err := New().Generate(m, translate.Options{Version: v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				routes, err := decode(out.Files[0].Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := tt.lacks[v]
+				var written []string
+				for _, rt := range routes {
+					written = append(written, rt.Annotations[annRules])
+					for _, x := range rt.Spec.Rules {
+						if x.SessionPersistence != nil {
+							t.Errorf("%s: sessionPersistence written", v)
+						}
+					}
+				}
+				if wantWritten := []string{"0"}; want == "" && !slices.Contains(written, "1") || want != "" && !slices.Equal(written, wantWritten) {
+					t.Errorf("%s: routes of rules %q written, lacks %q", v, written, want)
+				}
+				for _, f := range out.Findings {
+					if f.Rule != 1 {
+						continue
+					}
+					got := f.Reason == report.ReasonBundledCRDLacksField
+					if got != (want != "") || got && f.Params["field"] != want {
+						t.Errorf("%s: %s %s %v, lacks %q", v, f.Feature, f.Reason, f.Params, want)
+					}
+				}
+				if _, err := translate.Run(m, []translate.Target{{Backend: New(), Version: v}}, false); err != nil {
+					t.Fatalf("%s: %v", v, err)
+				}
+			}
+		})
+	}
+}
+
+// all is the same field for every version.
+func all(field string) map[string]string {
+	out := map[string]string{}
+	for _, v := range New().Versions() {
+		out[v] = field
+	}
+	return out
+}
+
+// TestJudgeBundledCRDs: the judge reads a route the version's bundled CRDs
+// refuse (an apiVersion they do not serve, a rule field they lack) as not
+// applied, so that the honoured claims of its rules fail; the file as
+// written is read with the retry of its annotations.
+func TestJudgeBundledCRDs(t *testing.T) {
+	_, m := build(t, base+gammaRoute("a", rule("/x", retry2+"    timeouts: {request: 10s}\n")))
+	r := m.MeshRules[0]
+	tests := []struct {
+		version, from, to string
+		applied           bool
+	}{
+		{"2.16", "", "", true},
+		{"2.20", "", "", true},
+		{"2.16", "gateway.networking.k8s.io/v1beta1", "gateway.networking.k8s.io/v1", false},
+		{"2.16", "  - backendRefs:", "  - timeouts: {request: 10s}\n    backendRefs:", false},
+		{"2.18", "gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1beta1", true},
+		{"2.18", "  - backendRefs:", "  - retry: {attempts: 2}\n    backendRefs:", false},
+		{"2.20", "  - backendRefs:", "  - name: x\n    backendRefs:", false},
+		{"2.20", "  - backendRefs:", "  - filters: [{type: CORS, cors: {allowOrigins: ['https://a.example.com']}}]\n    backendRefs:", false},
+	}
+	for _, tt := range tests {
+		out, err := New().Generate(m, translate.Options{Version: tt.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := string(out.Files[0].Data)
+		changed := strings.Replace(data, tt.from, tt.to, 1)
+		if tt.from != "" && changed == data {
+			t.Fatalf("%s: no %q in\n%s", tt.version, tt.from, data)
+		}
+		observed, err := New().Observe(m, translate.Options{Version: tt.version}, []translate.File{{Path: routesPath, Data: []byte(changed)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := observed[r.Name][r.MethodClasses()[0]]
+		if applied := b.Retries == 2 && b.RequestTimeout.Value == 10*time.Second; applied != tt.applied {
+			t.Errorf("%s %q: retries %d, request timeout %v, want applied=%v", tt.version, tt.to, b.Retries, b.RequestTimeout, tt.applied)
+		}
 	}
 }

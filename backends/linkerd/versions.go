@@ -2,6 +2,8 @@
 package linkerd
 
 import (
+	"slices"
+
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwretry/gwretry/translate"
@@ -60,11 +62,59 @@ func (s support) serves(v string) bool {
 	return v == apiV1beta1 || v == "gateway.networking.k8s.io/v1alpha2"
 }
 
-// accepts reports whether the bundled CRDs know every field of rule (the
-// fields the other versions' CRDs lack: retry and name for all, timeouts
-// for 2.16 and 2.17).
-func (s support) accepts(rule gwv1.HTTPRouteRule) bool {
-	return rule.Retry == nil && rule.Name == nil && (s.RuleTimeouts || rule.Timeouts == nil)
+// bundledFilters are the filter types both bundled CRDs know, on rules and
+// on backendRefs (v0.7.1 and v1.1.1 alike).
+var bundledFilters = []gwv1.HTTPRouteFilterType{
+	gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier,
+	gwv1.HTTPRouteFilterRequestMirror, gwv1.HTTPRouteFilterRequestRedirect,
+	gwv1.HTTPRouteFilterURLRewrite, gwv1.HTTPRouteFilterExtensionRef,
+}
+
+// accepts reports whether the bundled CRDs know every field of rule:
+// lacks(rule) is "".
+func (s support) accepts(rule gwv1.HTTPRouteRule) bool { return s.lacks(rule) == "" }
+
+// lacks names the first field of rule the bundled CRDs lack, which makes
+// the API server refuse its route (kubectl apply validates fields
+// strictly), or "": retry, name and sessionPersistence as the input
+// writes it (neither CRD); timeouts (v0.7.1); a filter type newer than both (CORS,
+// ExternalAuth) and requestMirror's percent and fraction, on the rule or a
+// backendRef.
+func (s support) lacks(rule gwv1.HTTPRouteRule) string {
+	switch {
+	case rule.Retry != nil:
+		return "retry"
+	case rule.Name != nil:
+		return "name"
+	case !s.RuleTimeouts && rule.Timeouts != nil:
+		return "timeouts"
+	case rule.SessionPersistence != nil:
+		// v0.7.1 lacks it; v1.1.1's lacks the cookie and header of
+		// the input's (gwretry does not compare them field by field).
+		return "sessionPersistence"
+	}
+	filters := func(at string, fs []gwv1.HTTPRouteFilter) string {
+		for _, f := range fs {
+			switch {
+			case !slices.Contains(bundledFilters, f.Type):
+				return at + "filters type " + string(f.Type)
+			case f.RequestMirror != nil && f.RequestMirror.Percent != nil:
+				return at + "filters requestMirror.percent"
+			case f.RequestMirror != nil && f.RequestMirror.Fraction != nil:
+				return at + "filters requestMirror.fraction"
+			}
+		}
+		return ""
+	}
+	if l := filters("", rule.Filters); l != "" {
+		return l
+	}
+	for _, b := range rule.BackendRefs {
+		if l := filters("backendRefs ", b.Filters); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 func lookupVersion(v string) (support, error) {
