@@ -11,8 +11,12 @@
 // Rule.MeshParents): the routes attached to Services only
 // (Model.MeshRules) are its main input. It implements no Gateway, so the
 // findings of routes attached to Gateways only say that Linkerd ignores
-// them. What each feature becomes is in findings.go; judge.go reads the
-// file back as Linkerd's policy controller does.
+// them. The routes are written as the Gateway API CRDs each Linkerd
+// version installs accept them (versions.go, writtenRule): no rules[].retry
+// or name, and on 2.16 and 2.17 apiVersion v1beta1 and no timeouts; a rule
+// with a field those CRDs lack is not written. What each feature becomes
+// is in findings.go; judge.go reads the file back as Linkerd's policy
+// controller does.
 package linkerd
 
 import (
