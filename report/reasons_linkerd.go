@@ -4,6 +4,7 @@ package report
 const (
 	ReasonNoServiceParentAttaches         Reason = "NoServiceParentAttaches"
 	ReasonRouteRefusedForFilter           Reason = "RouteRefusedForFilter"
+	ReasonBundledCRDLacksField            Reason = "BundledCRDLacksField"
 	ReasonMeshServesNoListener            Reason = "MeshServesNoListener"
 	ReasonNoBackendRefsGoToParent         Reason = "NoBackendRefsGoToParent"
 	ReasonBackendFilterInvalidatesBackend Reason = "BackendFilterInvalidatesBackend"
@@ -25,6 +26,8 @@ func linkerdReasons() []Entry {
 			Text: "none of the route's Service parentRefs attaches (Service or port not in the input): the mesh does not apply it"},
 		{Reason: ReasonRouteRefusedForFilter, Status: Unsupported, Params: []string{"filter"},
 			Text: "the data plane refuses a route with a {filter} filter: the rule's own route is ignored, the others apply"},
+		{Reason: ReasonBundledCRDLacksField, Status: Unsupported, Params: []string{"field"},
+			Text: "the Gateway API CRDs the data plane version installs lack the rule's {field}, so the API server would refuse its route: the rule's own route is not written, the others apply"},
 		{Reason: ReasonMeshServesNoListener, Status: Unsupported,
 			Text: "the mesh implements no Gateway listener: clients reach the route over its mTLS, never the listener's certificate"},
 		{Reason: ReasonNoBackendRefsGoToParent, Status: Unsupported,

@@ -37,7 +37,8 @@ func decode(data []byte) ([]*gwv1.HTTPRoute, error) {
 		if len(strict) > 0 {
 			return nil, fmt.Errorf("document %d: %v", i+1, strict)
 		}
-		if rt.APIVersion != gwv1.GroupVersion.String() || rt.Kind != "HTTPRoute" {
+		// v1beta1 (written for 2.16 and 2.17) has the same fields as v1.
+		if rt.APIVersion != apiV1 && rt.APIVersion != apiV1beta1 || rt.Kind != "HTTPRoute" {
 			return nil, fmt.Errorf("document %d: %s %s, not an HTTPRoute", i+1, rt.APIVersion, rt.Kind)
 		}
 		out = append(out, &rt)

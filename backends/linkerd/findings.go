@@ -52,7 +52,8 @@ func hosted(p rulePlan, d report.Decision) report.Decision {
 
 // wholeRoute decides the features that Linkerd treats alike for the whole
 // rule: a route it does not apply (no Service parent attaches; gwretry's
-// warnings say why), a route it refuses for a filter ("Failed to convert
+// warnings say why), a rule with a field the version's bundled CRDs lack
+// (its route is not written), a route it refuses for a filter ("Failed to convert
 // route": the rule is written to a route of its own, so the route's other
 // rules still apply), and listener.https, since Linkerd implements no
 // Gateway listener (it applies the route to meshed clients' requests to
@@ -61,6 +62,8 @@ func wholeRoute(p rulePlan, meshed bool, f translate.Feature) (report.Decision, 
 	switch {
 	case !meshed:
 		return report.Decide(report.ReasonNoServiceParentAttaches), true
+	case p.crdLacks != "":
+		return report.Decide(report.ReasonBundledCRDLacksField, "field", p.crdLacks), true
 	case p.rejected != "":
 		return report.Decide(report.ReasonRouteRefusedForFilter, "filter", p.rejected), true
 	case f == translate.FeatureListenerHTTPS:

@@ -79,6 +79,17 @@ func behaviour(rt *gwv1.HTTPRoute, rule gwv1.HTTPRouteRule, sup support, parents
 	if !translate.HasMeshParentRef(rt) {
 		return b, nil
 	}
+	// The Gateway API CRDs bundled with the version refuse a route of an
+	// apiVersion they do not serve, or with a rule field they lack
+	// (kubectl apply validates fields strictly): Linkerd never sees it.
+	if !sup.serves(rt.APIVersion) {
+		return b, nil
+	}
+	for _, r := range rt.Spec.Rules {
+		if !sup.accepts(r) {
+			return b, nil
+		}
+	}
 	for _, r := range rt.Spec.Rules {
 		if !converts(r.Filters) {
 			return b, nil // Linkerd drops the whole route

@@ -11,8 +11,12 @@
 // Rule.MeshParents): the routes attached to Services only
 // (Model.MeshRules) are its main input. It implements no Gateway, so the
 // findings of routes attached to Gateways only say that Linkerd ignores
-// them. What each feature becomes is in findings.go; judge.go reads the
-// file back as Linkerd's policy controller does.
+// them. The routes are written as the Gateway API CRDs each Linkerd
+// version installs accept them (versions.go, writtenRule): no rules[].retry
+// or name, and on 2.16 and 2.17 apiVersion v1beta1 and no timeouts; a rule
+// with a field those CRDs lack is not written. What each feature becomes
+// is in findings.go; judge.go reads the file back as Linkerd's policy
+// controller does.
 package linkerd
 
 import (
@@ -108,7 +112,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 				if inScope {
 					out.Findings = append(out.Findings, findings(p, isMeshed)...)
 				}
-				if isMeshed && p.rejected == "" {
+				if isMeshed && p.rejected == "" && p.crdLacks == "" {
 					out.Notes = append(out.Notes, inheritedNote(p)...)
 				}
 			}
@@ -119,7 +123,14 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		case !isMeshed:
 			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "no parentRef is a Service: Linkerd does not apply the route (it implements no Gateway); its annotations take effect only for a route attached to the Service its clients call"))
 		}
-		routes = append(routes, written...)
+		for _, w := range written {
+			if w.plans[0].crdLacks == "" {
+				routes = append(routes, w)
+			}
+		}
+		if slices.ContainsFunc(src.Spec.Rules, func(r gwv1.HTTPRouteRule) bool { return r.SessionPersistence != nil }) {
+			out.Notes = append(out.Notes, translate.Info("HTTPRoute "+key, "sessionPersistence not written: Linkerd does not implement it, and the Gateway API CRDs Linkerd %s installs do not accept it as the input writes it", sup.Version))
+		}
 	}
 	data, written, err := encode(routes)
 	if err != nil {
@@ -171,12 +182,14 @@ func splitRoute(key string, src *gwv1.HTTPRoute, rules []*translate.Rule, sup su
 		if g > 0 {
 			name = names.unique(ns, splitName(src.Name, groups[g].plans[0].rule))
 		}
-		obj, err := routeObject(ns, name, key, src, groups[g].plans)
+		obj, err := routeObject(ns, name, key, src, groups[g].plans, sup)
 		if err != nil {
 			return nil, nil, err
 		}
 		groups[g].obj = obj
-		if g > 0 {
+		if l := groups[g].plans[0].crdLacks; l != "" {
+			notes = append(notes, translate.Warning("HTTPRoute "+key, "rule(s) %s not written: the Gateway API CRDs Linkerd %s installs lack their %s, so the API server would refuse the route", obj.Annotations[annRules], sup.Version, l))
+		} else if g > 0 {
 			notes = append(notes, translate.Info("HTTPRoute "+key, "split for Linkerd, whose annotations apply to a whole route: rule(s) %s written to HTTPRoute %s/%s; a new route is newer than the others, which can change which of two equally specific matches of different routes wins", obj.Annotations[annRules], ns, name))
 		}
 	}
@@ -239,10 +252,26 @@ func (nm *namer) unique(ns, name string) string {
 // subdomain).
 func validName(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
+// writtenRule is rule as written for sup: without retry and name (which
+// no bundled CRD knows: the annotations carry the retry policy), without
+// sessionPersistence (which Linkerd does not implement; v0.7.1 lacks it,
+// and v1.1.1's differs from the input's: cookie and header came later)
+// and, for 2.16 and 2.17, without timeouts (the annotations carry them:
+// plan writes every timeout these versions do not read from the field).
+func writtenRule(src gwv1.HTTPRouteRule, sup support) gwv1.HTTPRouteRule {
+	rule := *src.DeepCopy()
+	rule.Retry, rule.Name, rule.SessionPersistence = nil, nil, nil
+	if !sup.RuleTimeouts {
+		rule.Timeouts = nil
+	}
+	return rule
+}
+
 // routeObject builds the output route of one group: the input route's
 // parentRefs and hostnames, the group's rules in order, and the
-// annotations.
-func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*gwv1.HTTPRoute, error) {
+// annotations, as the Gateway API CRDs bundled with sup accept it: the
+// apiVersion they serve, each rule as writtenRule writes it.
+func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan, sup support) (*gwv1.HTTPRoute, error) {
 	ann := map[string]string{annSource: key}
 	var idx []string
 	for k, v := range plans[0].ann {
@@ -251,7 +280,7 @@ func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*
 	spec := gwv1.HTTPRouteSpec{CommonRouteSpec: *src.Spec.CommonRouteSpec.DeepCopy(), Hostnames: slices.Clone(src.Spec.Hostnames)}
 	for _, p := range plans {
 		idx = append(idx, strconv.Itoa(p.rule.Index))
-		spec.Rules = append(spec.Rules, *src.Spec.Rules[p.rule.Index].DeepCopy())
+		spec.Rules = append(spec.Rules, writtenRule(src.Spec.Rules[p.rule.Index], sup))
 	}
 	ann[annRules] = strings.Join(idx, ",")
 	for k, v := range ann {
@@ -273,7 +302,7 @@ func routeObject(ns, name, key string, src *gwv1.HTTPRoute, plans []rulePlan) (*
 		labels = nil
 	}
 	obj := &gwv1.HTTPRoute{Spec: spec}
-	obj.APIVersion = gwv1.GroupVersion.String()
+	obj.APIVersion = sup.APIVersion
 	obj.Kind = "HTTPRoute"
 	obj.Name, obj.Namespace, obj.Labels, obj.Annotations = name, ns, labels, ann
 	return obj, nil

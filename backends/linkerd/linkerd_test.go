@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/testmodel"
@@ -18,7 +19,11 @@ import (
 // build loads and resolves input as gwretry does.
 func build(t *testing.T, input string) (*translate.Input, *translate.Model) {
 	t.Helper()
-	return testmodel.FromYAML(t, input, translate.ResolveOptions{})
+	in, m := testmodel.FromYAML(t, input, translate.ResolveOptions{})
+	// Every Linkerd output of every test input is what the Gateway API
+	// CRDs bundled with each version accept.
+	checkBundledCRDs(t, m)
+	return in, m
 }
 
 const base = `apiVersion: gateway.networking.k8s.io/v1
@@ -178,8 +183,11 @@ func out0(v string) string {
 
 // TestReread feeds the generated routes back through gwretry's own load,
 // validation and resolution, with the rest of the input: the rules,
-// matches, backends, retries and timeouts come out the same, in the same
-// precedence.
+// matches, backends and filters come out the same, in the same
+// precedence, and so do the retries and timeouts once each re-read rule
+// takes them from its route's Linkerd annotations (withAnnotations), as
+// Linkerd does. The routes themselves carry no rules[].retry (no CRD
+// Linkerd bundles knows it) and, on 2.16 and 2.17, no rules[].timeouts.
 func TestReread(t *testing.T) {
 	rules := []string{rule("/x", retry2+"    timeouts: {request: 10s, backendRequest: 1s}\n"), rule("/y", "    timeouts: {request: 1m30s}\n"), rule("/x", ""), rule("/z", retry2)}
 	for _, input := range []string{base + route("a", rules...), base + gammaRoute("a", rules...), base + gammaRoute("a", rules...) + gammaRoute("b", rule("/x/y", retry2), rule("/x", ""))} {
@@ -193,7 +201,7 @@ func reread(t *testing.T, manifest string) {
 	if len(m.Mesh) == 0 {
 		t.Fatal("no mesh attachment")
 	}
-	for _, v := range []string{"2.16", "2.20"} {
+	for _, v := range []string{"2.16", "2.18", "2.20"} {
 		out, err := New().Generate(m, translate.Options{Version: v})
 		if err != nil {
 			t.Fatal(err)
@@ -212,8 +220,55 @@ func reread(t *testing.T, manifest string) {
 		if err != nil {
 			t.Fatalf("%s: re-reading: %v", v, err)
 		}
+		sup, _ := lookupVersion(v)
+		withAnnotations(t, m2, sup)
 		if a, b := routing(m), routing(m2); !slices.Equal(a, b) {
 			t.Errorf("%s: routing differs after re-reading:\n%s\nwant\n%s", v, strings.Join(b, "\n"), strings.Join(a, "\n"))
+		}
+	}
+}
+
+// withAnnotations gives every rule of the re-read model m the retry policy
+// and timeouts its route's Linkerd annotations set (retry.linkerd.io/limit
+// and http; timeout.linkerd.io/response for backendRequest,
+// timeout.linkerd.io/request for request, or else timeouts.request where
+// sup reads it), in place of the route's rules[].retry and timeouts,
+// which must be absent (or, for timeouts, absent on 2.16 and 2.17).
+func withAnnotations(t *testing.T, m *translate.Model, sup support) {
+	t.Helper()
+	for _, r := range slices.Concat(m.Rules, m.MeshRules) {
+		rt := m.HTTPRoutes[r.Route]
+		if rt == nil {
+			t.Fatalf("%s: no route %s", sup.Version, r.Route)
+		}
+		if rt.APIVersion != sup.APIVersion {
+			t.Errorf("%s: route %s is %s", sup.Version, r.Route, rt.APIVersion)
+		}
+		src := rt.Spec.Rules[r.Index]
+		if src.Retry != nil || src.Name != nil || (!sup.RuleTimeouts && src.Timeouts != nil) {
+			t.Errorf("%s: rule %s#%d has a field the bundled CRDs lack: %+v", sup.Version, r.Route, r.Index, src)
+		}
+		retry, err := parseRetry(rt.Annotations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		timers, err := parseTimeouts(rt.Annotations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Retry = nil
+		if retry != nil {
+			r.Retry = &translate.Retry{Attempts: retry.limit, Codes: retry.codes}
+		}
+		dur := func(d *time.Duration) *translate.Duration {
+			if d == nil {
+				return nil
+			}
+			return &translate.Duration{Text: d.String(), Value: *d}
+		}
+		r.Timeouts.BackendRequest = dur(timers.response)
+		if timers.request != nil || !sup.ReadsRequestField {
+			r.Timeouts.Request = dur(timers.request)
 		}
 	}
 }
@@ -243,7 +298,7 @@ func does(r *translate.Rule) string {
 		if d == nil {
 			return "-"
 		}
-		return d.Text
+		return d.Value.String()
 	}
 	var bs []string
 	for _, b := range r.Backends {

@@ -20,6 +20,11 @@ type rulePlan struct {
 	// controller refuses the whole route ("" when none): such a rule gets
 	// a route of its own, so that the others are still applied.
 	rejected string
+	// crdLacks names the first field of the rule as written (writtenRule)
+	// that the Gateway API CRDs bundled with the version lack ("" when
+	// none): the API server would refuse a route holding it, so the rule
+	// gets a route of its own, which is not written.
+	crdLacks string
 	// clamped: attempts is more than retry.linkerd.io/limit can hold.
 	clamped bool
 	// hosts are the route's hostnames: the proxy applies the route only
@@ -70,6 +75,7 @@ func plan(r *translate.Rule, src gwv1.HTTPRouteRule, sup support) rulePlan {
 		p.ann[annRequestTimeout] = durationText(req.Value)
 	}
 	p.rejected = rejectedFilter(src.Filters)
+	p.crdLacks = sup.lacks(writtenRule(src, sup))
 	return p
 }
 
@@ -111,6 +117,9 @@ func (p rulePlan) groupKey() string {
 	}
 	if p.rejected != "" {
 		b.WriteString("rejected\n")
+	}
+	if p.crdLacks != "" {
+		b.WriteString("crd-lacks\n")
 	}
 	return b.String()
 }
