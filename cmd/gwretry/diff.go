@@ -150,9 +150,13 @@ func runDiff(o *options, from, to, output string, failOnChange bool, paths []str
 // the findings behind each side from the records (translate.Run).
 func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent bool) (*diffReport, error) {
 	targets := []translate.Target{a, b}
-	ex, err := translate.Explain(m, targets, retryNonIdempotent)
-	if err != nil {
-		return nil, err
+	var sides [2][]translate.Timeline
+	for i, t := range targets {
+		ex, err := translate.Explain(m, []translate.Target{t}, retryNonIdempotent)
+		if err != nil {
+			return nil, err
+		}
+		sides[i] = ex.Timelines
 	}
 	findings := map[string]*translate.Finding{} // target/route/rule/feature
 	key := func(target, route string, rule int, f report.Feature) string {
@@ -197,11 +201,42 @@ func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent b
 	d := &diffReport{SchemaVersion: 1, Rules: []ruleDiff{},
 		From: translate.TargetInfo{Name: a.Backend.Name(), Version: a.Version},
 		To:   translate.TargetInfo{Name: b.Backend.Name(), Version: b.Version}}
-	// Explain lists a's timelines, then b's, in the same rule and method
-	// order: the i-th of each half are the same rule and method class.
-	half := len(ex.Timelines) / 2
-	for i := range half {
-		x, y := ex.Timelines[i], ex.Timelines[half+i]
+	// Each side's timelines are in the model's rule order, but a mesh
+	// target also explains the rules attached to Services: the sides are
+	// paired by rule and method class, never by position, and a rule only
+	// one side explains is a difference of its own.
+	type pairKey struct {
+		route   string
+		rule    int
+		methods translate.MethodClass
+	}
+	xs, ys := sides[0], sides[1]
+	byKey := map[pairKey]translate.Timeline{}
+	for _, tl := range ys {
+		byKey[pairKey{tl.Route, tl.Rule, tl.Methods}] = tl
+	}
+	paired := map[pairKey]bool{}
+	absent := translate.Timeline{Unread: true}
+	var pairs [][2]translate.Timeline
+	for _, x := range xs {
+		k := pairKey{x.Route, x.Rule, x.Methods}
+		y, ok := byKey[k]
+		if !ok {
+			y = absent
+			y.Route, y.Rule, y.RuleName, y.Methods = x.Route, x.Rule, x.RuleName, x.Methods
+		}
+		paired[k] = true
+		pairs = append(pairs, [2]translate.Timeline{x, y})
+	}
+	for _, y := range ys {
+		if !paired[pairKey{y.Route, y.Rule, y.Methods}] {
+			x := absent
+			x.Route, x.Rule, x.RuleName, x.Methods = y.Route, y.Rule, y.RuleName, y.Methods
+			pairs = append(pairs, [2]translate.Timeline{x, y})
+		}
+	}
+	for _, p := range pairs {
+		x, y := p[0], p[1]
 		rd := ruleDiff{Route: x.Route, Rule: x.Rule, RuleName: x.RuleName, Methods: x.Methods}
 		add := func(what, from, to string, fs ...report.Feature) {
 			if from != to {
@@ -241,8 +276,14 @@ func whyCodes(f *translate.Finding) []string {
 	return []string{string(f.Reason)}
 }
 
+// readBack says whether a side's judge read the rule back: "not served"
+// for a rule the target does not explain at all (a Service-attached rule
+// on a gateway target).
 func readBack(tl translate.Timeline) string {
-	if tl.Unread {
+	switch {
+	case tl.Target == "":
+		return "not served"
+	case tl.Unread:
 		return "not read back"
 	}
 	return "read back"

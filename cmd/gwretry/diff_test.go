@@ -63,6 +63,35 @@ func TestDiff(t *testing.T) {
 			t.Errorf("exit %d\n%s", code, stderr)
 		}
 	})
+	t.Run("paired by rule, not by position", func(t *testing.T) {
+		// Linkerd also explains the rules attached to Services, which
+		// Envoy does not serve: each side is paired with the same rule.
+		code, stdout, stderr := gwretry(t, "", "diff", "../../testdata/linkerd-gamma/input.yaml", "--from", "envoy", "--to", "linkerd", "-o", "json")
+		var d diffReport
+		if err := json.Unmarshal([]byte(stdout), &d); code != exitOK || err != nil {
+			t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+		}
+		seen := map[string]bool{}
+		served := 0
+		for _, rd := range d.Rules {
+			k := rd.Route + ":" + strconv.Itoa(rd.Rule) + ":" + string(rd.Methods)
+			if seen[k] {
+				t.Errorf("%s is listed twice", k)
+			}
+			seen[k] = true
+			for _, x := range rd.Differences {
+				if x.What == "read back" {
+					served++
+					if x.From != "not served" || x.To != "read back" {
+						t.Errorf("%s: %+v", k, x)
+					}
+				}
+			}
+		}
+		if served != 5 || !seen["shop/pay:0:idempotent"] {
+			t.Errorf("%d rules only Linkerd serves, want 5: %+v", served, d.Rules)
+		}
+	})
 	t.Run("usage", func(t *testing.T) {
 		if code, _, _ := diff(t, "--from", "nginx"); code != exitUsage {
 			t.Errorf("no --to: exit %d", code)
