@@ -102,3 +102,65 @@ func TestWithParams(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestImportCatalogue checks the import's catalogue as TestCatalogue the
+// translate one: CamelCase codes used once in either catalogue, an import
+// status (or none, for a caveat), a text with a placeholder for each
+// parameter and none other.
+func TestImportCatalogue(t *testing.T) {
+	seen := map[Reason]bool{}
+	for _, e := range Catalogue() {
+		seen[e.Reason] = true
+	}
+	for _, e := range ImportCatalogue() {
+		if !camel.MatchString(string(e.Reason)) {
+			t.Errorf("%q is not CamelCase", e.Reason)
+		}
+		if seen[e.Reason] {
+			t.Errorf("%s is in a catalogue twice", e.Reason)
+		}
+		seen[e.Reason] = true
+		switch e.Status {
+		case "", ImportCarried, Approximated, ImportNotCarried:
+		default:
+			t.Errorf("%s: status %q", e.Reason, e.Status)
+		}
+		if e.Text == "" || len(e.Text) > 120 {
+			t.Errorf("%s: text of %d characters", e.Reason, len(e.Text))
+		}
+		var used []string
+		for _, m := range placeholder.FindAllString(e.Text, -1) {
+			used = append(used, m[1:len(m)-1])
+		}
+		slices.Sort(used)
+		if want := slices.Sorted(slices.Values(e.Params)); !slices.Equal(slices.Compact(used), want) {
+			t.Errorf("%s: text uses %v, params are %v", e.Reason, used, e.Params)
+		}
+	}
+}
+
+func TestImportRecord(t *testing.T) {
+	for _, tc := range []struct {
+		r    Reason
+		p    Params
+		cs   []Caveat
+		want Status
+		ok   bool
+	}{
+		{"TriesCarried", Params{"attempts": "2"}, nil, ImportCarried, true},
+		{"ConditionsCarried", Params{"codes": ""}, []Caveat{NewCaveat("ErrorNotListed")}, Approximated, true},
+		{"NoConnectTimeout", nil, nil, ImportNotCarried, true},
+		{"TriesCarried", nil, nil, ImportCarried, false},                                          // parameter missing
+		{"NoConnectTimeout", nil, []Caveat{NewCaveat("ErrorNotListed")}, ImportNotCarried, false}, // caveat on not-carried
+		{"ConditionsCarried", Params{"codes": ""}, []Caveat{NewCaveat("TimeoutNotListed"), NewCaveat("ErrorNotListed")}, Approximated, false},
+		{"ErrorNotListed", nil, nil, ImportNotCarried, false},
+		{"Configured", nil, nil, ImportNotCarried, false}, // a translate reason
+	} {
+		if got := ImportStatus(tc.r, tc.cs); got != tc.want {
+			t.Errorf("%s %v: status %s, want %s", tc.r, tc.cs, got, tc.want)
+		}
+		if err := CheckImport(tc.r, tc.p, tc.cs); (err == nil) != tc.ok {
+			t.Errorf("%s %v %v: CheckImport %v, want ok %v", tc.r, tc.p, tc.cs, err, tc.ok)
+		}
+	}
+}

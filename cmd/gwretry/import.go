@@ -214,7 +214,7 @@ func importReportText(r *ingressnginx.Report, sources map[string]input.Position)
 				header += " (" + pos.String() + ")"
 			}
 			fmt.Fprintln(&buf, header)
-			fmt.Fprintln(tw, "  HTTPROUTE\tRULE\tANNOTATION\tSOURCE\tVALUE\tSTATUS\tMESSAGE")
+			fmt.Fprintln(tw, "  HTTPROUTE\tRULE\tANNOTATION\tSOURCE\tVALUE\tSTATUS\tREASON\tMESSAGE")
 		}
 		route, rule := f.Route, strconv.Itoa(f.Rule)
 		if f.Rule < 0 {
@@ -224,7 +224,7 @@ func importReportText(r *ingressnginx.Report, sources map[string]input.Position)
 		if v == "" {
 			v = `""`
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", route, rule, f.Annotation, f.Source, v, f.Status, f.Message)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", route, rule, f.Annotation, f.Source, v, f.Status, f.Reason, f.Text())
 	}
 	tw.Flush()
 	return buf.Bytes()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwretry/gwretry/importer/ingressnginx"
 	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -74,9 +75,15 @@ func TestImportGolden(t *testing.T) {
 			if err := json.Unmarshal(got["report.json"], &rep); err != nil {
 				t.Fatalf("report.json: %v", err)
 			}
+			if bytes.Contains(got["report.json"], []byte(`"message"`)) {
+				t.Errorf("report.json holds messages: it carries records, the words are rendered from the catalogue")
+			}
 			for _, f := range rep.Findings {
-				if f.Status != ingressnginx.Carried && f.Message == "" {
-					t.Errorf("%s %s: %s without a message", f.Ingress, f.Annotation, f.Status)
+				if err := report.CheckImport(f.Reason, f.Params, f.Caveats); err != nil {
+					t.Errorf("%s %s: %v", f.Ingress, f.Annotation, err)
+				}
+				if want := ingressnginx.Status(report.ImportStatus(f.Reason, f.Caveats)); f.Status != want {
+					t.Errorf("%s %s: status %s, its record gives %s", f.Ingress, f.Annotation, f.Status, want)
 				}
 			}
 			checkTranslates(t, got["routes.yaml"])

@@ -1,11 +1,14 @@
 package ingressnginx
 
 import (
-	"fmt"
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // plan is what a rule carries of its Ingress's settings.
@@ -72,8 +75,10 @@ func carryInto(rule *gwv1.HTTPRouteRule, owner *ingress, ings []*ingress, route 
 			f.Ingress, f.Route, f.Rule = ig.key, route, index
 			name := strings.TrimPrefix(strings.TrimPrefix(f.Annotation, Prefix), "configmap:")
 			if ig != owner && ig.s.values[name].raw != owner.s.values[name].raw {
-				f.Reason = ReasonOtherIngressServes
-				f.Message = fmt.Sprintf("ingress-nginx served this host and path with the settings of Ingress %s (%s), and so does the rule: this Ingress's value (%s) is not carried: the rule has %s", owner.key, orderRule, ig.s.values[name].raw, owner.s.values[name].raw)
+				// ingress-nginx served the host and path with the owner's
+				// settings, and so does the rule.
+				f = f.record(ReasonOtherIngressSettings, "servedBy", owner.key, "ruleValue", owner.s.values[name].raw)
+				f.Caveats = nil
 			}
 			res.Report.Findings = append(res.Report.Findings, f)
 		}
@@ -83,100 +88,108 @@ func carryInto(rule *gwv1.HTTPRouteRule, owner *ingress, ings []*ingress, route 
 // findings says, setting by setting, what the plan carries of s.
 func findings(s *settings, p plan) []Finding {
 	var out []Finding
-	add := func(name string, r Reason, format string, args ...any) {
+	add := func(name string, f Finding) {
 		v := s.values[name]
-		ann := Prefix + name
+		f.Annotation = Prefix + name
 		if name == RetryNonIdempotent {
-			ann = "configmap:" + name
+			f.Annotation = "configmap:" + name
 		}
-		out = append(out, Finding{Annotation: ann, Source: v.source, Value: v.raw, Reason: r, Message: fmt.Sprintf(format, args...)})
+		f.Source, f.Value = v.source, v.raw
+		out = append(out, f)
 	}
-	r, msg := nextUpstreamFinding(s, p)
-	add(NextUpstream, r, "%s", msg)
-	r, msg = triesFinding(s, p)
-	add(NextUpstreamTries, r, "%s", msg)
+	var none Finding
+	add(NextUpstream, nextUpstreamFinding(s, p))
+	add(NextUpstreamTries, triesFinding(s, p))
 	switch {
 	case s.nextTimeout == 0:
-		add(NextUpstreamTimeout, ReasonNoLimit, "0 is no limit: timeouts.request is not set")
+		add(NextUpstreamTimeout, none.record(ReasonNoLimit))
 	case p.attempts == 0:
-		add(NextUpstreamTimeout, ReasonNothingRetried, "nothing is retried, so there is nothing to limit: timeouts.request is not set")
+		add(NextUpstreamTimeout, none.record(ReasonNothingRetried))
 	case p.request > 0:
-		add(NextUpstreamTimeout, ReasonRequestTimeoutEndsAll, "timeouts.request %s: ingress-nginx stopped starting new tries after %s but let the try in flight run on (up to proxy-read-timeout of silence); timeouts.request ends the whole request at %s with 504, retries included",
-			seconds(p.request), seconds(p.request), seconds(p.request))
+		// ingress-nginx stopped starting new tries after the timeout but
+		// let the try in flight run on (up to proxy-read-timeout of
+		// silence); timeouts.request ends the whole request with 504.
+		add(NextUpstreamTimeout, none.record(ReasonRequestTimeoutEndsAll, "request", seconds(p.request)))
 	default:
-		add(NextUpstreamTimeout, ReasonRetryWindowDropped, "timeouts.request is not set: it must be at least timeouts.backendRequest (%s, from proxy-read-timeout), and %s would cut tries that ingress-nginx let run; retries are bounded by retry.attempts only",
-			seconds(p.backendRequest), seconds(s.nextTimeout))
+		// timeouts.request below backendRequest would cut tries that
+		// ingress-nginx let run.
+		add(NextUpstreamTimeout, none.record(ReasonRetryWindowDropped, "backendRequest", seconds(p.backendRequest)))
 	}
-	add(ConnectTimeout, ReasonNoConnectTimeout, "the Gateway API has no connect timeout: the data plane's own applies; a connection that fails is retried as a connection error when the rule retries")
-	add(ReadTimeout, ReasonIdleTimerBecomesTotal, "timeouts.backendRequest %s: ingress-nginx cut a try after %s of silence between two reads from the backend; backendRequest cuts a try %s after it starts, however much the backend is sending, so a response that takes longer in total is cut (504)",
-		seconds(p.backendRequest), seconds(s.read), seconds(p.backendRequest))
-	add(SendTimeout, ReasonNoSendTimeout, "the Gateway API has no timer on sending the request: timeouts.backendRequest (%s, from proxy-read-timeout) bounds the whole try, sending included", seconds(p.backendRequest))
+	// A connection that fails is retried as a connection error when the
+	// rule retries.
+	add(ConnectTimeout, none.record(ReasonNoConnectTimeout))
+	// ingress-nginx cut a try after that much silence between two reads;
+	// backendRequest cuts a try that long after it starts, however much
+	// the backend is sending (504).
+	add(ReadTimeout, none.record(ReasonIdleTimerBecomesTotal, "backendRequest", seconds(p.backendRequest)))
+	add(SendTimeout, none.record(ReasonNoSendTimeout, "backendRequest", seconds(p.backendRequest)))
 	if v, ok := s.values[RetryNonIdempotent]; ok && v.source == FromConfigMap {
-		if s.nonIdempotent && p.attempts > 0 {
-			add(RetryNonIdempotent, ReasonSeeNextUpstream, "ingress-nginx adds non_idempotent to proxy-next-upstream: see proxy-next-upstream")
-		} else {
-			add(RetryNonIdempotent, ReasonSeeNextUpstream, "POST, LOCK and PATCH are not retried once sent: see proxy-next-upstream")
-		}
+		// ingress-nginx adds non_idempotent to proxy-next-upstream when
+		// true; else POST, LOCK and PATCH are not retried once sent.
+		add(RetryNonIdempotent, none.record(ReasonSeeNextUpstream))
 	}
 	return out
 }
 
-func nextUpstreamFinding(s *settings, p plan) (Reason, string) {
+// nonIdempotentMethods are the methods nginx does not retry once sent
+// without non_idempotent.
+const nonIdempotentMethods = "POST, LOCK, PATCH"
+
+func nextUpstreamFinding(s *settings, p plan) Finding {
+	var f Finding
 	switch {
 	case s.has("off"):
-		msg := "off: retry.attempts 0, nothing is retried"
-		if len(s.tokens) > 1 {
-			msg += " (with off, nginx ignores the other conditions)"
-		}
-		return ReasonRetriesOff, msg
+		// With off, nginx ignores the other conditions.
+		return f.record(ReasonRetriesOff)
 	case !s.retries():
-		return ReasonNothingRetried, "no retry condition (error, timeout, invalid_header or http_NNN): retry.attempts 0, nothing is retried"
+		return f.record(ReasonNoRetryCondition)
 	case p.attempts == 0:
-		return ReasonNothingRetried, "proxy-next-upstream-tries 1 allows no retry: retry.attempts 0"
+		// proxy-next-upstream-tries 1 allows no retry.
+		return f.record(ReasonNothingRetried)
 	}
-	var carried, changed []string
-	if codes := p.codes; len(codes) > 0 {
-		var cs []string
-		for _, c := range codes {
-			cs = append(cs, strconv.Itoa(c))
-		}
-		carried = append(carried, "http_"+strings.Join(cs, " http_")+" as retry.codes ["+strings.Join(cs, ", ")+"]")
+	cs := make([]string, 0, len(p.codes))
+	for _, c := range p.codes {
+		cs = append(cs, strconv.Itoa(c))
 	}
-	if s.has("error") {
-		carried = append(carried, "error as the connection errors a retry stanza retries")
+	codes := strings.Join(cs, ", ")
+	// error is the connection errors a retry stanza retries, timeout the
+	// retry of a try timeouts.backendRequest cuts, http_NNN retry.codes.
+	if s.nonIdempotent {
+		// The Gateway API retries every method, as non_idempotent does;
+		// gwretry translate keeps nginx's exemption without
+		// --retry-non-idempotent.
+		f = f.record(ReasonConditionsCarriedAllMethods, "codes", codes)
 	} else {
-		changed = append(changed, "without error ingress-nginx did not retry a refused or reset connection; a Gateway API retry stanza retries connection errors")
+		f = f.record(ReasonConditionsCarried, "codes", codes)
+		f.Caveats = append(f.Caveats, report.NewCaveat(CaveatNonIdempotentNotListed, "methods", nonIdempotentMethods))
 	}
-	if s.has("timeout") {
-		carried = append(carried, "timeout as the retry of a try cut by timeouts.backendRequest")
-	} else {
-		changed = append(changed, "without timeout ingress-nginx did not retry a try that timed out; with timeouts.backendRequest set, a try it cuts is retried")
+	if !s.has("error") {
+		f.Caveats = append(f.Caveats, report.NewCaveat(CaveatErrorNotListed))
+	}
+	if !s.has("timeout") {
+		f.Caveats = append(f.Caveats, report.NewCaveat(CaveatTimeoutNotListed))
 	}
 	if s.has("invalid_header") {
-		changed = append(changed, "invalid_header (an empty or invalid response header) has no Gateway API condition: whether such a try is retried is up to the data plane")
+		f.Caveats = append(f.Caveats, report.NewCaveat(CaveatInvalidHeaderUnmapped))
 	}
-	if s.nonIdempotent {
-		carried = append(carried, "non_idempotent as the Gateway API's retry of every method (pass --retry-non-idempotent to gwretry translate, whose targets otherwise keep nginx's exemption)")
-	} else {
-		changed = append(changed, "without non_idempotent ingress-nginx did not retry POST, LOCK and PATCH requests once sent; the Gateway API retries every method (gwretry translate keeps the exemption unless given --retry-non-idempotent, and its report says so)")
-	}
-	if len(changed) == 0 {
-		return ReasonConditionsCarried, "carries " + strings.Join(carried, "; ")
-	}
-	if len(carried) == 0 {
-		return ReasonConditionsChange, "retry.attempts only, no condition maps exactly: " + strings.Join(changed, "; ")
-	}
-	return ReasonConditionsChange, "carries " + strings.Join(carried, "; ") + "; but " + strings.Join(changed, "; ")
+	slices.SortFunc(f.Caveats, func(a, b report.Caveat) int { return cmp.Compare(a.Reason, b.Reason) })
+	return f
 }
 
-func triesFinding(s *settings, p plan) (Reason, string) {
+func triesFinding(s *settings, p plan) Finding {
+	var f Finding
 	switch {
 	case !s.retries():
-		return ReasonNothingRetried, "nothing is retried (proxy-next-upstream): retry.attempts 0"
+		return f.record(ReasonNothingRetried)
 	case s.tries == 0:
-		return ReasonUnlimitedTries, "0 is no limit: ingress-nginx retried until a try succeeded or proxy-next-upstream-timeout ran out; the Gateway API has no unlimited attempts, so retry.attempts is 1 (its default): raise it to the bound you want"
+		// ingress-nginx retried until a try succeeded or
+		// proxy-next-upstream-timeout ran out.
+		return f.record(ReasonUnlimitedTries)
 	case s.tries == 1:
-		return ReasonNothingRetried, "1 try in all: retry.attempts 0"
+		return f.record(ReasonNothingRetried)
 	}
-	return ReasonTriesCarried, fmt.Sprintf("%d tries in all: retry.attempts %d (attempts counts the retries after the first try); the count does not depend on the number of endpoints: ingress-nginx's Lua balancer asks nginx for one more try each time, and its default round_robin may send a retry to an endpoint already tried", s.tries, p.attempts)
+	// The count does not depend on the number of endpoints: ingress-nginx's
+	// Lua balancer asks nginx for one more try each time, and its default
+	// round_robin may send a retry to an endpoint already tried.
+	return f.record(ReasonTriesCarried, "attempts", strconv.Itoa(p.attempts))
 }

@@ -1,9 +1,12 @@
 package ingressnginx
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // TestPlanFor maps effective settings to the rule's retry and timeouts.
@@ -89,5 +92,74 @@ func TestSeconds(t *testing.T) {
 		if got := seconds(n); got != want {
 			t.Errorf("seconds(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestFindingRecords: what each retry and timeout setting becomes, as
+// records (reason, params, caveats) and the status they give.
+func TestFindingRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		// want maps a setting to "status Reason{params} [Caveat{params} ...]".
+		want map[string]string
+	}{
+		{"defaults", nil, map[string]string{
+			NextUpstream:        "approximated ConditionsCarried{codes=} NonIdempotentNotListed{methods=POST, LOCK, PATCH}",
+			NextUpstreamTries:   "carried TriesCarried{attempts=2}",
+			NextUpstreamTimeout: "carried NoLimit",
+			ConnectTimeout:      "not-carried NoConnectTimeout",
+			ReadTimeout:         "approximated IdleTimerBecomesTotal{backendRequest=1m}",
+			SendTimeout:         "not-carried NoSendTimeout{backendRequest=1m}",
+		}},
+		{"every condition", map[string]string{NextUpstream: "error timeout http_502 http_504 non_idempotent", NextUpstreamTimeout: "90"}, map[string]string{
+			NextUpstream:        "carried ConditionsCarriedAllMethods{codes=502, 504}",
+			NextUpstreamTimeout: "approximated RequestTimeoutEndsAll{request=1m30s}",
+		}},
+		{"invalid_header only", map[string]string{NextUpstream: "invalid_header", NextUpstreamTimeout: "30"}, map[string]string{
+			NextUpstream:        "approximated ConditionsCarried{codes=} ErrorNotListed InvalidHeaderUnmapped NonIdempotentNotListed{methods=POST, LOCK, PATCH} TimeoutNotListed",
+			NextUpstreamTimeout: "not-carried RetryWindowDropped{backendRequest=1m}",
+		}},
+		{"off", map[string]string{NextUpstream: "off http_502"}, map[string]string{
+			NextUpstream:      "carried RetriesOff",
+			NextUpstreamTries: "carried NothingRetried",
+		}},
+		{"no condition", map[string]string{NextUpstream: "non_idempotent"}, map[string]string{NextUpstream: "carried NoRetryCondition"}},
+		{"one try", map[string]string{NextUpstreamTries: "1", NextUpstreamTimeout: "5"}, map[string]string{
+			NextUpstream:        "carried NothingRetried",
+			NextUpstreamTries:   "carried NothingRetried",
+			NextUpstreamTimeout: "carried NothingRetried",
+		}},
+		{"unlimited tries", map[string]string{NextUpstreamTries: "0"}, map[string]string{NextUpstreamTries: "approximated UnlimitedTries"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &settings{values: map[string]value{}}
+			for k, v := range Defaults() {
+				s.parseSetting(k, v)
+				s.values[k] = value{raw: v, source: FromDefault}
+			}
+			for k, v := range tc.set {
+				if msg := s.parseSetting(k, v); msg != "" {
+					t.Fatal(msg)
+				}
+				s.values[k] = value{raw: v, source: FromAnnotation}
+			}
+			got := map[string]string{}
+			for _, f := range findings(s, planFor(s)) {
+				if err := report.CheckImport(f.Reason, f.Params, f.Caveats); err != nil {
+					t.Errorf("%s: %v", f.Annotation, err)
+				}
+				rec := string(report.ImportStatus(f.Reason, f.Caveats)) + " " + report.WithParams(f.Reason, f.Params)
+				for _, c := range f.Caveats {
+					rec += " " + report.WithParams(c.Reason, c.Params)
+				}
+				got[strings.TrimPrefix(f.Annotation, Prefix)] = rec
+			}
+			for k, want := range tc.want {
+				if got[k] != want {
+					t.Errorf("%s: got %q, want %q", k, got[k], want)
+				}
+			}
+		})
 	}
 }

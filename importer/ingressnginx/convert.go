@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -43,37 +44,38 @@ const DefaultController = "k8s.io/ingress-nginx"
 // serves decides, as ingress-nginx's store.GetIngressClass does, whether
 // the controller serves obj: spec.ingressClassName first, then the
 // kubernetes.io/ingress.class annotation, then --watch-ingress-without-class.
-// When it does not, why says so and field/value/source name what decided.
-func (o Options) serves(obj *networkingv1.Ingress, classes map[string]*networkingv1.IngressClass) (ok bool, field, value string, source Source, why string) {
+// When it does not, why and its params (name, value pairs) say so, and
+// field/value/source name what decided.
+func (o Options) serves(obj *networkingv1.Ingress, classes map[string]*networkingv1.IngressClass) (ok bool, field, value string, source Source, why Reason, params []string) {
 	if n := obj.Spec.IngressClassName; n != nil {
 		field, value, source = "spec.ingressClassName", *n, FromSpec
 		ic, found := classes[*n]
 		switch {
 		case found && (ic.Spec.Controller == o.Controller || o.ClassByName && *n == o.Class):
-			return true, field, value, source, ""
+			return true, field, value, source, "", nil
+		case found && *n == o.Class:
+			return false, field, value, source, ReasonClassServedByName, []string{"controller", ic.Spec.Controller}
 		case found:
-			why = fmt.Sprintf("IngressClass %s has spec.controller %q, not %q (--controller-class)", *n, ic.Spec.Controller, o.Controller)
-			if *n == o.Class {
-				why += "; --ingress-class-by-name would serve it"
-			}
-			return false, field, value, source, why
+			return false, field, value, source, ReasonClassOfOtherController, []string{"controller", ic.Spec.Controller, "controllerClass", o.Controller}
 		case *n == o.Class:
 			// The chart's IngressClass, assumed: the caller notes it.
-			return true, field, value, source, ""
+			return true, field, value, source, "", nil
 		}
-		return false, field, value, source, fmt.Sprintf("IngressClass %q is not --ingress-class %q and is not in the input: ingress-nginx serves it only if its spec.controller is %q (give the IngressClass objects, kubectl get ingressclass -o yaml, to import it then)", *n, o.Class, o.Controller)
+		return false, field, value, source, ReasonClassNotInInput, []string{"ingressClass", o.Class, "controllerClass", o.Controller}
 	}
 	if v, found := obj.Annotations[classAnnotation]; found {
 		field, value, source = fmt.Sprintf("metadata.annotations[%q]", classAnnotation), v, FromAnnotation
 		if v == o.Class {
-			return true, field, value, source, ""
+			return true, field, value, source, "", nil
 		}
-		return false, field, value, source, fmt.Sprintf("ingress-nginx serves the annotation's value %q (--ingress-class) only", o.Class)
+		return false, field, value, source, ReasonClassNotServed, []string{"ingressClass", o.Class}
 	}
 	if o.WatchWithoutClass {
-		return true, "spec.ingressClassName", "", FromSpec, ""
+		return true, "spec.ingressClassName", "", FromSpec, "", nil
 	}
-	return false, "spec.ingressClassName", "", FromSpec, "the Ingress names no class: ingress-nginx serves it only with --watch-ingress-without-class (pass it if the controller runs with it); a default IngressClass does not help, the API server writes it into spec.ingressClassName when an Ingress is created"
+	// A default IngressClass does not help: the API server writes it into
+	// spec.ingressClassName when an Ingress is created.
+	return false, "spec.ingressClassName", "", FromSpec, ReasonNotServed, nil
 }
 
 const classAnnotation = "kubernetes.io/ingress.class"
@@ -141,7 +143,7 @@ func Import(in *Input, opts Options) (*Result, error) {
 	defaults, errs := defaultsFrom(opts.ConfigMap)
 	rdefaults, rerrs := redirectDefaultsFrom(opts.ConfigMap)
 	errs = append(errs, rerrs...)
-	res := &Result{Report: &Report{SchemaVersion: 1}, Sources: map[string]input.Position{}}
+	res := &Result{Report: &Report{SchemaVersion: SchemaVersion}, Sources: map[string]input.Position{}}
 	if opts.ConfigMap != nil {
 		res.Report.ConfigMap = opts.ConfigMap.Name
 	}
@@ -233,18 +235,13 @@ func Import(in *Input, opts Options) (*Result, error) {
 	})
 	res.Report.Routes = len(res.Routes)
 	res.Report.Gateways = len(res.Gateways)
-	// Every status follows from its reason, decided once.
-	catalogue := map[Reason]ReasonEntry{}
-	for _, e := range Reasons() {
-		catalogue[e.Reason] = e
-	}
+	// Every status follows from its record, decided once.
 	for i := range res.Report.Findings {
 		f := &res.Report.Findings[i]
-		e, ok := catalogue[f.Reason]
-		if !ok {
-			return nil, fmt.Errorf("internal error: %s %s: reason %q is not in the catalogue", f.Ingress, f.Annotation, f.Reason)
+		if err := report.CheckImport(f.Reason, f.Params, f.Caveats); err != nil {
+			return nil, fmt.Errorf("internal error: %s %s: %w", f.Ingress, f.Annotation, err)
 		}
-		f.Status = e.Status
+		f.Status = Status(report.ImportStatus(f.Reason, f.Caveats))
 	}
 	sortFindings(res.Report.Findings)
 	if res.Report.Findings == nil {
@@ -272,10 +269,9 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 	// Every Ingress the controller serves shares its one set of servers:
 	// they are imported under one class, the controller's.
 	ig.class = opts.Class
-	served, field, val, src, why := opts.serves(obj, classes)
+	served, field, val, src, why, params := opts.serves(obj, classes)
 	if !served {
-		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: field, Source: src, Value: val, Rule: -1,
-			Reason: ReasonNotServed, Message: "not imported: the ingress-nginx controller described by the flags does not serve this Ingress: " + why})
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: field, Source: src, Value: val, Rule: -1}.record(why, params...))
 		return nil, nil
 	}
 	if n := obj.Spec.IngressClassName; n != nil && classes[*n] == nil {
@@ -285,8 +281,7 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 		if b, err := strconv.ParseBool(v); err != nil {
 			bad(Canary, fmt.Sprintf("%q: want true or false", v))
 		} else if b {
-			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + Canary, Source: FromAnnotation, Value: v, Rule: -1,
-				Reason: ReasonCanaryNotImported, Message: "canary Ingresses are not imported: their share of the traffic is a weight on the main Ingress's backendRefs (ingress2gateway converts it)"})
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + Canary, Source: FromAnnotation, Value: v, Rule: -1}.record(ReasonCanaryNotImported))
 			return nil, errs
 		}
 	}
@@ -297,8 +292,8 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 			d := defaults[name]
 			ig.s.parseSetting(name, d.raw) // checked by defaultsFrom
 			ig.s.values[name] = d
-			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + name, Source: FromAnnotation, Value: raw, Rule: -1,
-				Reason: ReasonInvalidValueIgnored, Message: fmt.Sprintf("ingress-nginx refuses %q (%s) and serves the %s value %q instead: imported as it serves it", raw, validationOf(name), d.source, d.raw)})
+			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + name, Source: FromAnnotation, Value: raw, Rule: -1}.record(
+				ReasonInvalidValueIgnored, "accepts", validationOf(name), "fallback", d.raw, "fallbackSource", string(d.source)))
 			continue
 		}
 		if raw, ok := ann[Prefix+name]; ok {
@@ -323,11 +318,11 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 			bad(UseRegex, fmt.Sprintf("%q: want true or false", v))
 		}
 		ig.regex = b
-		f := Finding{Ingress: ig.key, Annotation: Prefix + UseRegex, Source: FromAnnotation, Value: v, Rule: -1, Reason: ReasonPathTypesKept,
-			Message: "paths are matched as their pathType says"}
+		f := Finding{Ingress: ig.key, Annotation: Prefix + UseRegex, Source: FromAnnotation, Value: v, Rule: -1}.record(ReasonPathTypesKept)
 		if b {
-			f.Reason = ReasonPathsBecomeRegexes
-			f.Message = "every Prefix and ImplementationSpecific path of the Ingress's hosts, from every Ingress, becomes a RegularExpression (?i)PATH.*; Exact paths stay Exact, which ingress-nginx matched as regular expressions too (see each rule)"
+			// Exact paths stay Exact: each rule's finding says how
+			// ingress-nginx matched them (ExactMatchedAsRegex).
+			f = f.record(ReasonPathsBecomeRegexes)
 		}
 		res.Report.Findings = append(res.Report.Findings, f)
 	}
@@ -345,11 +340,11 @@ func newIngress(o input.Object[networkingv1.Ingress], defaults map[string]value,
 		if !ok || slices.Contains(retrySettings, name) || name == UseRegex || name == Canary {
 			continue
 		}
-		msg := "gwretry import reads the retry, timeout and path annotations only: this one is dropped (ingress2gateway converts some others)"
+		r := ReasonAnnotationNotCarried
 		if name == RewriteTarget {
-			msg = "the path rewrite is dropped (an HTTPRoute URLRewrite filter can do part of it); as in ingress-nginx, it makes the paths of the host regular expressions (see use-regex)"
+			r = ReasonRewriteTargetDropped
 		}
-		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: k, Source: FromAnnotation, Value: ann[k], Rule: -1, Reason: ReasonAnnotationNotCarried, Message: msg})
+		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: k, Source: FromAnnotation, Value: ann[k], Rule: -1}.record(r))
 	}
 	return ig, errs
 }
@@ -500,8 +495,8 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 			// ingress-nginx has one server per host across namespaces:
 			// an Ingress of another namespace has this location.
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".backend",
-				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: -1, Reason: ReasonOtherNamespaceServes,
-				Message: fmt.Sprintf("no rule: ingress-nginx has one server per host across namespaces and served %s %s of host %s from Ingress %s only (%s), so this backend got none of its traffic", *p.p.PathType, pathValue(p.p.Path), hostName(g.host), owner.key, orderRule)})
+				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: -1}.record(ReasonOtherNamespaceServes,
+				"pathType", string(*p.p.PathType), "path", pathValue(p.p.Path), "host", hostName(g.host), "servedBy", owner.key))
 			continue
 		}
 		ra, ok := rules[key]
@@ -516,22 +511,17 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 			keys = append(keys, key)
 			if *p.p.PathType == networkingv1.PathTypeImplementationSpecific && !regex {
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: field + ".pathType", Source: FromSpec,
-					Value: "ImplementationSpecific", Route: routeKey(route), Rule: len(keys) - 1, Reason: ReasonImplementationSpecificAsPrefix,
-					Message: fmt.Sprintf("PathPrefix %s: ingress-nginx matched ImplementationSpecific paths as a plain string prefix (%s also matched %sx), PathPrefix matches whole path segments", pathValue(p.p.Path), pathValue(p.p.Path), strings.TrimSuffix(pathValue(p.p.Path), "/"))})
+					Value: "ImplementationSpecific", Route: routeKey(route), Rule: len(keys) - 1}.record(ReasonImplementationSpecificAsPrefix,
+					"path", pathValue(p.p.Path), "alsoMatched", strings.TrimSuffix(pathValue(p.p.Path), "/")+"x"))
 			}
 			if regex && *p.p.PathType == networkingv1.PathTypeExact {
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: regexAnn, Source: FromAnnotation, Value: regexVal,
-					Route: routeKey(route), Rule: len(keys) - 1, Reason: ReasonExactMatchedAsRegex,
-					Message: fmt.Sprintf("Exact %s: with %s on the host, ingress-nginx matched this Exact path as ~* \"^%s\" too, case-insensitive and as a plain prefix (%sx and %s matched it); the rule matches %s exactly", pathValue(p.p.Path), regexAnn, pathValue(p.p.Path), pathValue(p.p.Path), strings.ToUpper(pathValue(p.p.Path)), pathValue(p.p.Path))})
+					Route: routeKey(route), Rule: len(keys) - 1}.record(ReasonExactMatchedAsRegex, "path", pathValue(p.p.Path)))
 			}
 			if regex && *p.p.PathType != networkingv1.PathTypeExact {
-				where := ""
-				if regexBy != p.ing {
-					where = fmt.Sprintf(" (set on Ingress %s, for every path of the host)", regexBy.key)
-				}
 				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: regexAnn, Source: FromAnnotation, Value: regexVal,
-					Route: routeKey(route), Rule: len(keys) - 1, Reason: ReasonRegexSemanticsDiffer,
-					Message: fmt.Sprintf("RegularExpression %s, as ingress2gateway writes it%s: ingress-nginx matched ~* \"^%s\", case-insensitive and from the start of the path; how a RegularExpression is anchored is up to the data plane", *match.Path.Value, where, pathValue(p.p.Path))})
+					Route: routeKey(route), Rule: len(keys) - 1}.record(ReasonRegexSemanticsDiffer,
+					"regex", *match.Path.Value, "path", pathValue(p.p.Path), "setBy", regexBy.key))
 			}
 		}
 		if !slices.Contains(ra.ings, p.ing) {
@@ -566,8 +556,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 				continue
 			}
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: p.ing.key, Annotation: fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", p.ruleIdx, p.pathIdx),
-				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: i, Reason: ReasonOtherIngressServes,
-				Message: fmt.Sprintf("ingress-nginx served this host and path from Ingress %s only (%s), so this backend got none of its traffic: the rule keeps that Ingress's backend only", owner.key, orderRule)})
+				Source: FromSpec, Value: backendName(p.p.Backend), Route: routeKey(route), Rule: i}.record(ReasonOtherIngressServes, "servedBy", owner.key))
 		}
 		ra.rule.BackendRefs = refs
 		carryInto(&ra.rule, owner, ra.ings, routeKey(route), i, res)
@@ -589,8 +578,7 @@ func toRoute(g *group, sv *servers, ports map[string]map[string]int32, regexHost
 		route.Spec.Rules = append(route.Spec.Rules, rule)
 		owners = append(owners, ig)
 		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
-			Value: backendName(*ig.obj.Spec.DefaultBackend), Route: routeKey(route), Rule: i, Reason: ReasonDefaultBackendCarried,
-			Message: fmt.Sprintf("PathPrefix / of host %s: the Ingress created the host's server, whose / location ingress-nginx sent to the defaultBackend (no Prefix / path replaced it)", g.host)})
+			Value: backendName(*ig.obj.Spec.DefaultBackend), Route: routeKey(route), Rule: i}.record(ReasonDefaultBackendCarried, "host", g.host))
 	}
 	if len(route.Spec.Rules) == 0 {
 		return nil, nil, nil
@@ -625,8 +613,7 @@ func bareRedirects(route *gwv1.HTTPRoute, owners []*ingress, res *Result) {
 				Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: &full}, StatusCode: &code}}}})
 		ig := owners[i]
 		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "pathType", Source: FromSpec, Value: "Prefix " + v,
-			Route: routeKey(route), Rule: len(route.Spec.Rules) - 1, Reason: ReasonBarePathRedirected,
-			Message: fmt.Sprintf("PathPrefix %s also matches %s, which ingress-nginx's location %q did not: nginx answered it 301 to %s, and so does rule %d (Exact %s)", v, bare, v, v, len(route.Spec.Rules)-1, bare)})
+			Route: routeKey(route), Rule: len(route.Spec.Rules) - 1}.record(ReasonBarePathRedirected, "path", v, "bare", bare))
 	}
 }
 
@@ -643,9 +630,11 @@ func matchedExactly(route *gwv1.HTTPRoute, path string) bool {
 	return false
 }
 
+// hostName is a host as a finding names it: "_" for the catch-all
+// server, as nginx names it.
 func hostName(h string) string {
 	if h == "" {
-		return "\"\" (the catch-all server _)"
+		return "_"
 	}
 	return h
 }
@@ -725,16 +714,16 @@ func defaultBackends(sv *servers, ports map[string]map[string]int32, res *Result
 			errs = append(errs, e)
 			continue
 		}
-		not := func(msg string) {
+		not := func(r Reason, kv ...string) {
 			res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: "spec.defaultBackend", Source: FromSpec,
-				Value: backendName(*db), Rule: -1, Reason: ReasonDefaultBackendUnused, Message: msg})
+				Value: backendName(*db), Rule: -1}.record(r, kv...))
 		}
 		switch {
 		case db.Service == nil:
-			not("ingress-nginx uses a defaultBackend that is a Service only: this one served nothing, no rule carries it")
+			not(ReasonDefaultBackendUnused)
 			continue
 		case len(ig.obj.Spec.Rules) == 0 && sv.catchAll != ig:
-			not(fmt.Sprintf("ingress-nginx's catch-all server _ takes the defaultBackend of the first Ingress without rules only, Ingress %s (%s): this one served nothing, no route carries it", sv.catchAll.key, orderRule))
+			not(ReasonDefaultBackendNotFirst, "servedBy", sv.catchAll.key)
 			continue
 		case len(ig.obj.Spec.Rules) == 0:
 			continue
@@ -747,11 +736,14 @@ func defaultBackends(sv *servers, ports map[string]map[string]int32, res *Result
 			seen = append(seen, r.Host)
 			switch {
 			case r.Host == "":
-				not("host \"\": the rule is in the catch-all server _, whose / location ingress-nginx takes from the controller's default backend or the first Ingress without rules, never from this defaultBackend: no rule carries it there")
+				// The catch-all server's / location comes from the
+				// controller's default backend or the first Ingress
+				// without rules, never from this defaultBackend.
+				not(ReasonDefaultBackendNotForCatchAll)
 			case sv.host[r.Host] != ig:
-				not(fmt.Sprintf("host %s: ingress-nginx sent the host's unmatched paths to the defaultBackend of the Ingress that created its server, Ingress %s (%s), not this one: no rule carries it there", r.Host, sv.host[r.Host].key, orderRule))
+				not(ReasonDefaultBackendOtherServer, "host", r.Host, "servedBy", sv.host[r.Host].key)
 			case sv.def[r.Host] == nil:
-				not(fmt.Sprintf("host %s: the Prefix / path of Ingress %s replaced the / location this defaultBackend had: no rule carries it there", r.Host, sv.path[r.Host+"/Prefix//"].key))
+				not(ReasonDefaultBackendReplaced, "host", r.Host, "replacedBy", sv.path[r.Host+"/Prefix//"].key)
 			}
 		}
 	}
@@ -792,25 +784,26 @@ func hostless(sv *servers, namedAfter map[string]string, res *Result) {
 		}
 		sort.Strings(exposed)
 		sort.Strings(others)
-		msg := fmt.Sprintf("HTTPRoute %s has no hostnames, as ingress-nginx's catch-all server _ had none, which served only the hosts no server had", routeKey(r))
-		if len(exposed) > 0 {
-			msg += fmt.Sprintf("; on Gateway %s/%s it also takes the paths no rule of host(s) %s matches, which ingress-nginx answered from the controller's default backend (404)", r.Namespace, r.Spec.ParentRefs[0].Name, strings.Join(exposed, ", "))
-		}
-		if len(others) > 0 {
-			msg += fmt.Sprintf("; the Gateway is its namespace's only: requests for host(s) %s, on other namespaces' Gateways, do not reach it, where ingress-nginx had one set of servers", strings.Join(others, ", "))
-		}
 		field := "spec.rules[].host"
 		if sv.catchAll != nil && namedAfter[routeKey(r)] == sv.catchAll.key && len(r.Spec.Rules) == 1 && len(r.Spec.Rules[0].Matches) == 0 {
 			field = "spec.defaultBackend"
 		}
-		res.Report.Findings = append(res.Report.Findings, Finding{Ingress: namedAfter[routeKey(r)], Annotation: field, Source: FromSpec, Value: "",
-			Route: routeKey(r), Rule: -1, Reason: ReasonCatchAllHost, Message: msg})
+		f := Finding{Ingress: namedAfter[routeKey(r)], Annotation: field, Source: FromSpec, Value: "", Route: routeKey(r), Rule: -1}
+		// ingress-nginx's catch-all server _ served only the hosts no
+		// server had: on the Gateway, the route also takes the paths no
+		// rule of the exposed hosts matches (ingress-nginx answered them
+		// 404 from the controller's default backend); the Gateway is its
+		// namespace's only, so requests for the other namespaces' hosts
+		// do not reach it.
+		if len(exposed) > 0 {
+			res.Report.Findings = append(res.Report.Findings, f.record(ReasonCatchAllHost,
+				"gateway", r.Namespace+"/"+string(r.Spec.ParentRefs[0].Name), "hosts", strings.Join(exposed, ", ")))
+		}
+		if len(others) > 0 {
+			res.Report.Findings = append(res.Report.Findings, f.record(ReasonCatchAllOtherNamespaces, "hosts", strings.Join(others, ", ")))
+		}
 	}
 }
-
-// orderRule is how ingress-nginx orders Ingresses (sortIngressSlice):
-// the first one to define a host and path serves it.
-const orderRule = "ingress-nginx takes the Ingress with the oldest metadata.creationTimestamp, and among equal ones (or none) the last by namespace/name"
 
 // servedFirst reports whether ingress-nginx handles a before b
 // (store.sortIngressSlice): by creationTimestamp, then by namespace/name

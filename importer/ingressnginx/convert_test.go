@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/report"
 )
 
 // ingressDoc is an Ingress of host shop.example.com with one path.
@@ -87,7 +88,7 @@ func TestSharedPath(t *testing.T) {
 					found = f.Status == NotCarried
 				}
 				if f.Ingress == tc.dropped && f.Annotation == Prefix+NextUpstreamTries && f.Status != NotCarried {
-					t.Errorf("%s's tries: %s %q, want not-carried", tc.dropped, f.Status, f.Message)
+					t.Errorf("%s's tries: %s %s, want not-carried", tc.dropped, f.Status, report.WithParams(f.Reason, f.Params))
 				}
 			}
 			if !found {
@@ -112,8 +113,8 @@ func TestRegexHostExactPath(t *testing.T) {
 	}
 	for _, f := range res.Report.Findings {
 		if f.Rule == 0 && f.Annotation == Prefix+UseRegex {
-			if f.Status != Approximated || !strings.Contains(f.Message, `~* "^/exact"`) {
-				t.Errorf("finding %s %q, want approximated naming ~* \"^/exact\"", f.Status, f.Message)
+			if got, want := fmt.Sprint(f.Status, " ", report.WithParams(f.Reason, f.Params)), "approximated ExactMatchedAsRegex{path=/exact}"; got != want {
+				t.Errorf("finding %s, want %s", got, want)
 			}
 			return
 		}
@@ -188,9 +189,12 @@ func routing(res *Result) []string {
 	return out
 }
 
-func findingFor(res *Result, ingress, annotation string, status Status, contains string) bool {
+// findingFor reports whether res has a finding on ingress and an
+// annotation (or field) starting with annotation, with the status and
+// the record want ("Reason{name=value, ...}", report.WithParams).
+func findingFor(res *Result, ingress, annotation string, status Status, want string) bool {
 	for _, f := range res.Report.Findings {
-		if f.Ingress == ingress && strings.HasPrefix(f.Annotation, annotation) && f.Status == status && strings.Contains(f.Message, contains) {
+		if f.Ingress == ingress && strings.HasPrefix(f.Annotation, annotation) && f.Status == status && report.WithParams(f.Reason, f.Params) == want {
 			return true
 		}
 	}
@@ -206,7 +210,7 @@ func TestLayout(t *testing.T) {
 	type find struct {
 		ingress, annotation string
 		status              Status
-		contains            string
+		record              string
 	}
 	for _, tc := range []struct {
 		name  string
@@ -217,36 +221,36 @@ func TestLayout(t *testing.T) {
 		{"defaultBackend serves its own host only",
 			[]string{ing("default", "a", "", "nginx", "fb", "a.example.com /api svc-a"), ing("default", "b", "", "nginx", "", "b.example.com /x svc-b")},
 			[]string{"default a.example.com/api -> svc-a", "default a.example.com/ -> fb", "default b.example.com/x -> svc-b"},
-			[]find{{"default/a", "spec.defaultBackend", Carried, "PathPrefix / of host a.example.com"}}},
+			[]find{{"default/a", "spec.defaultBackend", Carried, "DefaultBackendCarried{host=a.example.com}"}}},
 		{"the older Ingress created the server: the newer one's defaultBackend is unused",
 			[]string{ing("default", "old", "2024-01-01T00:00:00Z", "nginx", "", "a.example.com /x svc-x"), ing("default", "new", "2025-01-01T00:00:00Z", "nginx", "fb", "a.example.com /api svc-a")},
 			[]string{"default a.example.com/api -> svc-a", "default a.example.com/x -> svc-x"},
-			[]find{{"default/new", "spec.defaultBackend", NotCarried, "Ingress default/old"}}},
+			[]find{{"default/new", "spec.defaultBackend", NotCarried, "DefaultBackendOtherServer{host=a.example.com, servedBy=default/old}"}}},
 		{"a Prefix / path replaces the defaultBackend's location",
 			[]string{ing("default", "a", "2024-01-01T00:00:00Z", "nginx", "fb", "a.example.com /api svc-a"), ing("default", "b", "2025-01-01T00:00:00Z", "nginx", "", "a.example.com / svc-root")},
 			[]string{"default a.example.com/ -> svc-root", "default a.example.com/api -> svc-a"},
-			[]find{{"default/a", "spec.defaultBackend", NotCarried, "Prefix / path of Ingress default/b"}}},
+			[]find{{"default/a", "spec.defaultBackend", NotCarried, "DefaultBackendReplaced{host=a.example.com, replacedBy=default/b}"}}},
 		{"host-less rules never use the defaultBackend",
 			[]string{ing("default", "a", "", "nginx", "fb", "/api svc-a")},
 			[]string{"default */api -> svc-a"},
-			[]find{{"default/a", "spec.defaultBackend", NotCarried, "catch-all server _"}}},
+			[]find{{"default/a", "spec.defaultBackend", NotCarried, "DefaultBackendNotForCatchAll"}}},
 		{"catch-all: the first Ingress without rules only",
 			[]string{ing("default", "c1", "2024-01-01T00:00:00Z", "nginx", "fb1"), ing("default", "c2", "2025-01-01T00:00:00Z", "nginx", "fb2"), ing("default", "h", "", "nginx", "", "h.example.com /x svc-x")},
 			[]string{"default */ -> fb1", "default h.example.com/x -> svc-x"},
-			[]find{{"default/c2", "spec.defaultBackend", NotCarried, "Ingress default/c1"},
-				{"default/c1", "spec.defaultBackend", Approximated, "no rule of host(s) h.example.com matches"}}},
+			[]find{{"default/c2", "spec.defaultBackend", NotCarried, "DefaultBackendNotFirst{servedBy=default/c1}"},
+				{"default/c1", "spec.defaultBackend", Approximated, "CatchAllHost{gateway=default/nginx, hosts=h.example.com}"}}},
 		{"same host and path in two namespaces: the older Ingress's location",
 			[]string{ing("team-a", "x", "2025-01-01T00:00:00Z", "nginx", "", "shop.example.com /api svc-a", "shop.example.com /a-only svc-a2"), ing("team-b", "y", "2024-01-01T00:00:00Z", "nginx", "", "shop.example.com /api svc-b")},
 			[]string{"team-a shop.example.com/a-only -> svc-a2", "team-b shop.example.com/api -> svc-b"},
-			[]find{{"team-a/x", "spec.rules[0].http.paths[0].backend", NotCarried, "from Ingress team-b/y only"}}},
+			[]find{{"team-a/x", "spec.rules[0].http.paths[0].backend", NotCarried, "OtherNamespaceServes{host=shop.example.com, path=/api, pathType=Prefix, servedBy=team-b/y}"}}},
 		{"same host and path in two namespaces, no timestamps: the last namespace/name",
 			[]string{ing("team-b", "y", "", "nginx", "", "shop.example.com /api svc-b"), ing("team-a", "x", "", "nginx", "", "shop.example.com /api svc-a")},
 			[]string{"team-b shop.example.com/api -> svc-b"},
-			[]find{{"team-a/x", "spec.rules[0].http.paths[0].backend", NotCarried, "from Ingress team-b/y only"}}},
+			[]find{{"team-a/x", "spec.rules[0].http.paths[0].backend", NotCarried, "OtherNamespaceServes{host=shop.example.com, path=/api, pathType=Prefix, servedBy=team-b/y}"}}},
 		{"the defaultBackend of the namespace that created the host's server",
 			[]string{ing("team-a", "x", "2024-01-01T00:00:00Z", "nginx", "fb-a", "shop.example.com /a svc-a"), ing("team-b", "y", "2025-01-01T00:00:00Z", "nginx", "fb-b", "shop.example.com /b svc-b")},
 			[]string{"team-a shop.example.com/a -> svc-a", "team-a shop.example.com/ -> fb-a", "team-b shop.example.com/b -> svc-b"},
-			[]find{{"team-b/y", "spec.defaultBackend", NotCarried, "Ingress team-a/x"}}},
+			[]find{{"team-b/y", "spec.defaultBackend", NotCarried, "DefaultBackendOtherServer{host=shop.example.com, servedBy=team-a/x}"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := importDocs(t, Options{}, tc.docs...)
@@ -255,8 +259,8 @@ func TestLayout(t *testing.T) {
 				t.Errorf("routes:\n got %q\nwant %q", got, tc.want)
 			}
 			for _, f := range tc.finds {
-				if !findingFor(res, f.ingress, f.annotation, f.status, f.contains) {
-					t.Errorf("no %s finding on %s %s containing %q in %+v", f.status, f.ingress, f.annotation, f.contains, res.Report.Findings)
+				if !findingFor(res, f.ingress, f.annotation, f.status, f.record) {
+					t.Errorf("no %s finding %s on %s %s in %+v", f.status, f.record, f.ingress, f.annotation, res.Report.Findings)
 				}
 			}
 		})
@@ -276,19 +280,21 @@ func TestIngressClass(t *testing.T) {
 		classes []string
 		opts    Options
 		want    bool
-		why     string
+		// why is the not-served finding's record.
+		why string
 	}{
 		{"ingressClassName nginx, no IngressClass given", "nginx", nil, Options{}, true, ""},
-		{"ingressClassName other, no IngressClass given", "traefik", nil, Options{}, false, "not in the input"},
+		{"ingressClassName other, no IngressClass given", "traefik", nil, Options{}, false, "ClassNotInInput{controllerClass=k8s.io/ingress-nginx, ingressClass=nginx}"},
 		{"ingressClassName other, an ingress-nginx IngressClass", "internal", []string{ic("internal", "k8s.io/ingress-nginx")}, Options{}, true, ""},
-		{"ingressClassName nginx of another controller", "nginx", []string{ic("nginx", "example.com/other")}, Options{}, false, "spec.controller \"example.com/other\""},
+		{"ingressClassName nginx of another controller", "nginx", []string{ic("nginx", "example.com/other")}, Options{}, false, "ClassServedByName{controller=example.com/other}"},
+		{"ingressClassName other of another controller", "internal", []string{ic("internal", "example.com/other")}, Options{}, false, "ClassOfOtherController{controller=example.com/other, controllerClass=k8s.io/ingress-nginx}"},
 		{"ingressClassName nginx of another controller, by name", "nginx", []string{ic("nginx", "example.com/other")}, Options{ClassByName: true}, true, ""},
 		{"controller-class", "internal", []string{ic("internal", "example.com/mine")}, Options{Controller: "example.com/mine"}, true, ""},
 		{"annotation nginx", "annotation:nginx", nil, Options{}, true, ""},
-		{"annotation other", "annotation:traefik", nil, Options{}, false, "annotation's value \"nginx\""},
+		{"annotation other", "annotation:traefik", nil, Options{}, false, "ClassNotServed{ingressClass=nginx}"},
 		{"annotation with --ingress-class", "annotation:internal", nil, Options{Class: "internal"}, true, ""},
-		{"no class", "", nil, Options{}, false, "--watch-ingress-without-class"},
-		{"no class, a default IngressClass", "", []string{strings.Replace(ic("nginx", "k8s.io/ingress-nginx"), "metadata:\n", "metadata:\n  annotations:\n    ingressclass.kubernetes.io/is-default-class: \"true\"\n", 1)}, Options{}, false, "--watch-ingress-without-class"},
+		{"no class", "", nil, Options{}, false, "NotServed"},
+		{"no class, a default IngressClass", "", []string{strings.Replace(ic("nginx", "k8s.io/ingress-nginx"), "metadata:\n", "metadata:\n  annotations:\n    ingressclass.kubernetes.io/is-default-class: \"true\"\n", 1)}, Options{}, false, "NotServed"},
 		{"no class, watch-ingress-without-class", "", nil, Options{WatchWithoutClass: true}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,7 +306,7 @@ func TestIngressClass(t *testing.T) {
 				t.Errorf("imported = %v, want %v: %q", got, tc.want, routing(res))
 			}
 			if !tc.want && !findingFor(res, "default/a", "", NotCarried, tc.why) {
-				t.Errorf("no not-carried finding on default/a containing %q: %+v", tc.why, res.Report.Findings)
+				t.Errorf("no not-carried finding %s on default/a: %+v", tc.why, res.Report.Findings)
 			}
 			for _, r := range res.Routes {
 				if p := string(r.Spec.ParentRefs[0].Name); p != cmp.Or(tc.opts.Class, "nginx") {

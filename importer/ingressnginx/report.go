@@ -3,6 +3,8 @@ package ingressnginx
 import (
 	"cmp"
 	"slices"
+
+	"github.com/gwretry/gwretry/report"
 )
 
 // Status is how much of an ingress-nginx setting's behaviour the Gateway
@@ -13,10 +15,10 @@ type Status string
 const (
 	// Carried: the HTTPRoute says what ingress-nginx did.
 	Carried Status = "carried"
-	// Approximated: something close is written; the message says how the
-	// behaviour changes.
+	// Approximated: something close is written; the reason and caveats
+	// say how the behaviour changes.
 	Approximated Status = "approximated"
-	// NotCarried: the Gateway API cannot say it; the message says what the
+	// NotCarried: the Gateway API cannot say it; the reason says what the
 	// output does instead.
 	NotCarried Status = "not-carried"
 )
@@ -49,14 +51,40 @@ type Finding struct {
 	Route  string `json:"route"`
 	Rule   int    `json:"rule"`
 	Status Status `json:"status"`
-	// Reason is why the setting has its status, a code of Reasons; the
-	// status follows from it (Convert sets it), and the message says it
-	// in words for people.
-	Reason  Reason `json:"reason"`
-	Message string `json:"message"`
+	// Reason is why the setting has its status, a code of
+	// report.ImportCatalogue; the status follows from it and the caveats
+	// (Import sets it). Text renders the finding in words.
+	Reason Reason `json:"reason"`
+	// Params are the reason's parameters: the facts its text names.
+	Params report.Params `json:"params,omitempty"`
+	// Caveats are the ways a carried setting's behaviour changes, sorted
+	// by reason; any makes the finding approximated.
+	Caveats []report.Caveat `json:"caveats,omitempty"`
 }
 
-// Report is the import's report (report.json, schemaVersion 1).
+// Text is the finding in words, rendered from its record by the import
+// catalogue.
+func (f Finding) Text() string { return report.RenderImport(f.Reason, f.Params, f.Caveats) }
+
+// record returns f with reason r and its parameters given as name, value
+// pairs.
+func (f Finding) record(r Reason, kv ...string) Finding {
+	f.Reason = r
+	f.Params = nil
+	if len(kv) > 0 {
+		f.Params = report.Params{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			f.Params[kv[i]] = kv[i+1]
+		}
+	}
+	return f
+}
+
+// SchemaVersion is the version of the import's report.json: 2 holds
+// records (reason, params, caveats) and no message.
+const SchemaVersion = 2
+
+// Report is the import's report (report.json, schemaVersion 2).
 type Report struct {
 	SchemaVersion int `json:"schemaVersion"`
 	// ConfigMap is "namespace/name" of the ConfigMap the defaults came

@@ -91,15 +91,16 @@ func rejectedByIngressNginx(name, raw string) bool {
 	return false
 }
 
-// validationOf says what ingress-nginx's validation of name wants.
+// validationOf says what ingress-nginx's validation of name wants (the
+// accepts parameter of InvalidValueIgnored).
 func validationOf(name string) string {
-	if name == NextUpstream {
-		return "it wants tokens separated by one space among " + strings.Join(nextUpstreamTokens, ", ")
+	switch name {
+	case NextUpstream:
+		return "its tokens, one space apart" // nextUpstreamTokens
+	case NextUpstreamTries:
+		return "a whole number"
 	}
-	if name == NextUpstreamTries {
-		return "it wants a whole number"
-	}
-	return "it wants a whole number of seconds, without a unit"
+	return "whole seconds, no unit"
 }
 
 // Source says where a setting's value came from.

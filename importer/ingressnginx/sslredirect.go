@@ -78,8 +78,8 @@ func (ig *ingress) readRedirect(defaults map[string]value, res *Result) {
 			if _, err := strconv.ParseBool(raw); err == nil {
 				v = value{raw: raw, source: FromAnnotation}
 			} else {
-				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + k, Source: FromAnnotation, Value: raw, Rule: -1,
-					Reason: ReasonInvalidValueIgnored, Message: fmt.Sprintf("ingress-nginx refuses %q (it wants true or false) and serves the %s value %q instead: imported as it serves it", raw, v.source, v.raw)})
+				res.Report.Findings = append(res.Report.Findings, Finding{Ingress: ig.key, Annotation: Prefix + k, Source: FromAnnotation, Value: raw, Rule: -1}.record(
+					ReasonInvalidValueIgnored, "accepts", "true or false", "fallback", v.raw, "fallbackSource", string(v.source)))
 			}
 		}
 		r.values[k] = v
@@ -103,8 +103,9 @@ func sslRedirects(g *group, route *gwv1.HTTPRoute, owners []*ingress, res *Resul
 		r := ig.redirect
 		switch {
 		case r.on[ForceSSLRedirect] && !hasTLS:
-			res.Report.Findings = append(res.Report.Findings, ig.redirectFinding(ForceSSLRedirect, route, i, ReasonHTTPSRedirectNotCarried,
-				"ingress-nginx redirected plain HTTP to HTTPS, served there with its default certificate; the Ingress has no tls, so the Gateway has no HTTPS listener for the host: plain HTTP is served"))
+			// ingress-nginx redirected to HTTPS, served with its default
+			// certificate; the Gateway has no HTTPS listener for the host.
+			res.Report.Findings = append(res.Report.Findings, ig.redirectFinding(ForceSSLRedirect, route, i).record(ReasonHTTPSRedirectWithoutTLS))
 		case r.on[ForceSSLRedirect] || r.on[SSLRedirect] && hasTLS:
 			redirecting = append(redirecting, i)
 		}
@@ -115,8 +116,7 @@ func sslRedirects(g *group, route *gwv1.HTTPRoute, owners []*ingress, res *Resul
 	if len(redirecting) < len(owners) {
 		for _, i := range redirecting {
 			ig := owners[i]
-			res.Report.Findings = append(res.Report.Findings, ig.redirectFinding(ig.redirectKey(), route, i, ReasonHTTPSRedirectNotCarried,
-				"ingress-nginx redirected this path from plain HTTP to HTTPS, but other paths of the host did not redirect and one route serves both listeners: plain HTTP is served"))
+			res.Report.Findings = append(res.Report.Findings, ig.redirectFinding(ig.redirectKey(), route, i).record(ReasonHTTPSRedirectNotCarried))
 		}
 		return nil
 	}
@@ -131,13 +131,14 @@ func sslRedirects(g *group, route *gwv1.HTTPRoute, owners []*ingress, res *Resul
 		code := ig.redirect.code
 		rd.Spec.Rules = append(rd.Spec.Rules, gwv1.HTTPRouteRule{Matches: rule.Matches, Filters: []gwv1.HTTPRouteFilter{{
 			Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: &scheme, StatusCode: &code}}}})
-		msg := fmt.Sprintf("plain HTTP answers %d with Location https://HOST/PATH (route %s), and the rule serves HTTPS only", code, routeKey(rd))
 		reason := ReasonHTTPSRedirectCarried
 		if !ig.redirect.on[PreserveTrailingSlash] {
+			// preserve-trailing-slash false: ingress-nginx dropped a
+			// trailing / of the path from the Location.
 			reason = ReasonHTTPSRedirectKeepsSlash
-			msg += "; ingress-nginx dropped a trailing / of the path from the Location (preserve-trailing-slash false), the redirect keeps it"
 		}
-		res.Report.Findings = append(res.Report.Findings, ig.redirectFinding(ig.redirectKey(), route, i, reason, msg))
+		res.Report.Findings = append(res.Report.Findings, ig.redirectFinding(ig.redirectKey(), route, i).record(reason,
+			"code", strconv.Itoa(code), "route", routeKey(rd)))
 	}
 	return rd
 }
@@ -151,9 +152,11 @@ func (ig *ingress) redirectKey() string {
 	return SSLRedirect
 }
 
-func (ig *ingress) redirectFinding(key string, route *gwv1.HTTPRoute, rule int, reason Reason, msg string) Finding {
+// redirectFinding is a finding on ig's redirect setting key, for rule of
+// route; record sets its reason.
+func (ig *ingress) redirectFinding(key string, route *gwv1.HTTPRoute, rule int) Finding {
 	v := ig.redirect.values[key]
-	return Finding{Ingress: ig.key, Annotation: Prefix + key, Source: v.source, Value: v.raw, Route: routeKey(route), Rule: rule, Reason: reason, Message: msg}
+	return Finding{Ingress: ig.key, Annotation: Prefix + key, Source: v.source, Value: v.raw, Route: routeKey(route), Rule: rule}
 }
 
 // listenerPrefix is the prefix of a group's listener names (addListeners).

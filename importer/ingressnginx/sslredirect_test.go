@@ -1,12 +1,14 @@
 package ingressnginx
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/report"
 )
 
 // tlsIngress is an Ingress of host shop.example.com with path, and tls
@@ -72,7 +74,7 @@ func TestSSLRedirect(t *testing.T) {
 		{name: "http-redirect-code", doc: tlsIngress(true, "/"), cm: map[string]string{"http-redirect-code": "301"}, section: "shop-example-com-https", code: 301, reason: ReasonHTTPSRedirectKeepsSlash, source: FromDefault},
 		{name: "http-redirect-code ingress-nginx ignores", doc: tlsIngress(true, "/"), cm: map[string]string{"http-redirect-code": "303"}, section: "shop-example-com-https", code: 308, reason: ReasonHTTPSRedirectKeepsSlash, source: FromDefault},
 		{name: "force-ssl-redirect with tls", doc: tlsIngress(true, "/", `force-ssl-redirect: "true"`, `ssl-redirect: "false"`), section: "shop-example-com-https", code: 308, reason: ReasonHTTPSRedirectKeepsSlash, source: FromAnnotation},
-		{name: "force-ssl-redirect without tls", doc: tlsIngress(false, "/", `force-ssl-redirect: "true"`), reason: ReasonHTTPSRedirectNotCarried, source: FromAnnotation},
+		{name: "force-ssl-redirect without tls", doc: tlsIngress(false, "/", `force-ssl-redirect: "true"`), reason: ReasonHTTPSRedirectWithoutTLS, source: FromAnnotation},
 		{name: "no tls", doc: tlsIngress(false, "/")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,12 +110,15 @@ func TestSSLRedirect(t *testing.T) {
 			var got []string
 			for _, f := range res.Report.Findings {
 				if strings.HasPrefix(string(f.Reason), "HTTPSRedirect") {
-					got = append(got, string(f.Reason)+" "+string(f.Source))
+					got = append(got, report.WithParams(f.Reason, f.Params)+" "+string(f.Source))
 				}
 			}
 			want := ""
 			if tc.reason != "" {
 				want = string(tc.reason) + " " + string(tc.source)
+			}
+			if tc.code != 0 {
+				want = fmt.Sprintf("%s{code=%d, route=default/shop-shop-example-com-ssl-redirect} %s", tc.reason, tc.code, tc.source)
 			}
 			if strings.Join(got, ",") != want {
 				t.Errorf("redirect findings %v, want %q", got, want)
@@ -138,7 +143,7 @@ func TestBarePathRedirect(t *testing.T) {
 	}
 	found := false
 	for _, f := range res.Report.Findings {
-		found = found || f.Reason == ReasonBarePathRedirected && f.Rule == 1 && f.Status == Carried
+		found = found || report.WithParams(f.Reason, f.Params) == "BarePathRedirected{bare=/foo, path=/foo/}" && f.Rule == 1 && f.Status == Carried
 	}
 	if !found {
 		t.Errorf("no BarePathRedirected finding on rule 1: %+v", res.Report.Findings)
