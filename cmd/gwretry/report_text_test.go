@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,5 +146,90 @@ func TestBriefReport(t *testing.T) {
 		if strings.HasPrefix(l, "  ") && strings.Contains(l, ": ") && !strings.Contains(l, "~") && !strings.Contains(l, "unsupported") && len(l) > 160 {
 			t.Errorf("a caveat in words over 160 characters: %q", l)
 		}
+	}
+}
+
+// TestBriefLineLength renders the brief report of every golden
+// report.json (the translate goldens under testdata/, the others under
+// cmd/gwretry/testdata/) and of the shipped example with its file
+// positions: no line is longer than maxBriefLine, so a reviewer reads
+// what a rule does on a target on one screen line; the facts a line leaves
+// out (+N codes, long parameter lists) are in --report wide and json.
+func TestBriefLineLength(t *testing.T) {
+	var paths []string
+	for _, root := range []string{"../../testdata", "testdata"} {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == "report.json" {
+				paths = append(paths, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(name, out string) {
+		for i, l := range strings.Split(out, "\n") {
+			if len(l) > maxBriefLine {
+				t.Errorf("%s: line %d has %d characters, want at most %d:\n%s", name, i+1, len(l), maxBriefLine, l)
+			}
+		}
+	}
+	n := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r translate.Report
+		if err := json.Unmarshal(data, &r); err != nil || r.Targets == nil {
+			continue // another command's report (import ingress-nginx)
+		}
+		n++
+		var b strings.Builder
+		if err := writeBrief(&b, &r, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		check(p, b.String())
+	}
+	if n < 15 {
+		t.Errorf("only %d golden reports", n)
+	}
+	code, out, errs := gwretry(t, "", "check", example, "--target", "all", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	check("check "+example, out)
+}
+
+// TestBriefLine: the compact forms a long line takes.
+func TestBriefLine(t *testing.T) {
+	retry := []report.Feature{"retry.attempts", "retry.codes", "retry.connectionErrors"}
+	gs := []briefGroup{{why: "~", features: retry}, {why: "unsupported NoBackoff", features: []report.Feature{"retry.backoff"}}}
+	codes := []report.Reason{"NonIdempotentExempt", "IdleTimer", "InterimResponseIsFinal"}
+	onLines := map[report.Reason]int{"NonIdempotentExempt": 9, "IdleTimer": 1, "InterimResponseIsFinal": 2}
+	for _, tc := range []struct {
+		kinds  map[string]int
+		budget int
+		want   []string
+	}{
+		{map[string]int{"retry": 4}, 160, []string{"retry.backoff: unsupported NoBackoff; retry.*: ~ IdleTimer InterimResponseIsFinal NonIdempotentExempt"}},
+		// a retry feature honoured: the approximated ones are named
+		{map[string]int{"retry": 5}, 160, []string{"retry.backoff: unsupported NoBackoff; retry.{attempts,codes,connectionErrors}: ~ IdleTimer InterimResponseIsFinal NonIdempotentExempt"}},
+		// the code on the most lines is counted
+		{map[string]int{"retry": 4}, 85, []string{"retry.backoff: unsupported NoBackoff; retry.*: ~ IdleTimer InterimResponseIsFinal +1"}},
+		// not one code fits: the approximated features go below
+		{map[string]int{"retry": 5}, 70, []string{"retry.backoff: unsupported NoBackoff", "retry.{attempts,codes,connectionErrors}: ~ IdleTimer +2"}},
+	} {
+		got := briefLine(slices.Clone(gs), codes, tc.kinds, onLines, tc.budget, false)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("budget %d, kinds %v:\n got %q\nwant %q", tc.budget, tc.kinds, got, tc.want)
+		}
+	}
+	if got := numberRanges("409, 429, 505, 506, 507, 508, 510"); got != "409, 429, 505-508, 510" {
+		t.Errorf("numberRanges: %q", got)
+	}
+	if got := firstItems("a.example.com, b.example.com, c.example.com", 1); got != "a.example.com, … +2" {
+		t.Errorf("firstItems: %q", got)
 	}
 }
