@@ -149,7 +149,7 @@ func importReasons() []Entry {
 		{Reason: ImportConditionsCarried, Status: ImportCarried, Params: []string{"codes"},
 			Text: "the conditions become the retry stanza, retry.codes [{codes}]"},
 		{Reason: ImportConditionsCarriedAllMethods, Status: ImportCarried, Params: []string{"codes"},
-			Text: "the conditions become the retry stanza, retry.codes [{codes}]; non_idempotent: translate with --retry-non-idempotent"},
+			Text: "the conditions become the retry stanza, retry.codes [{codes}] (non_idempotent: translate with --retry-non-idempotent)"},
 		{Reason: ImportUnlimitedTries, Status: Approximated,
 			Text: "0 is no limit, which the Gateway API lacks: retry.attempts 1; raise it to the bound you want"},
 		{Reason: ImportTriesCarried, Status: ImportCarried, Params: []string{"attempts"},
@@ -183,13 +183,13 @@ func importReasons() []Entry {
 
 		// Caveats of the retry conditions.
 		{Reason: ImportCaveatErrorNotListed,
-			Text: "without error ingress-nginx did not retry a refused or reset connection; the retry stanza does"},
+			Text: "without error ingress-nginx did not retry a refused or reset connection, which the retry stanza does"},
 		{Reason: ImportCaveatTimeoutNotListed,
-			Text: "without timeout ingress-nginx did not retry a timed-out try; the retry stanza retries a try backendRequest cuts"},
+			Text: "without timeout ingress-nginx did not retry a timed-out try, where the retry stanza retries a try backendRequest cuts"},
 		{Reason: ImportCaveatInvalidHeaderUnmapped,
 			Text: "invalid_header has no Gateway API condition: the data plane decides whether such a try is retried"},
 		{Reason: ImportCaveatNonIdempotentNotListed, Params: []string{"methods"},
-			Text: "ingress-nginx did not retry {methods} once sent; the Gateway API retries every method"},
+			Text: "ingress-nginx did not retry {methods} once sent, where the Gateway API retries every method"},
 	}
 }
 
