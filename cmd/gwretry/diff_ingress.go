@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gwretry/gwretry/importer/ingressnginx"
+	"github.com/gwretry/gwretry/importer/ingressnginx/nginxconf"
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/resolve"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// ingressNginx is the name --from takes for Ingresses served by
+// ingress-nginx.
+const ingressNginx = "ingress-nginx"
+
+// ingressDiffInput is what diff --from ingress-nginx reads: the
+// Ingresses imported as gwretry import ingress-nginx imports them, the
+// model of the HTTPRoutes that the other side translates, and the
+// configuration ingress-nginx's template writes for the Ingress paths.
+type ingressDiffInput struct {
+	res   *ingressnginx.Result
+	model *translate.Model
+	conf  *nginxconf.Config
+}
+
+// loadIngressDiff imports the Ingresses of paths with the ConfigMap file
+// (or ingress-nginx's defaults), resolves the HTTPRoutes with ro, and
+// writes ingress-nginx's locations with the endpoints the model resolved.
+func loadIngressDiff(paths []string, stdin io.Reader, lim input.Limits, ro translate.ResolveOptions, configMap, class, listen string) (*ingressDiffInput, error) {
+	opts := ingressnginx.Options{Class: class}
+	if configMap != "" {
+		cm, err := ingressnginx.LoadConfigMap(configMap, lim)
+		if err != nil {
+			return nil, inputError(fmt.Errorf("--configmap: %w", err))
+		}
+		opts.ConfigMap = cm
+	}
+	in, err := ingressnginx.Load(paths, stdin, lim)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	if len(in.Ingresses) == 0 {
+		return nil, inputError(fmt.Errorf("--from ingress-nginx: no Ingress (networking.k8s.io/v1) in %s", strings.Join(paths, ", ")))
+	}
+	res, err := ingressnginx.Import(in, opts)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	out, err := res.YAML()
+	if err != nil {
+		return nil, &exitError{code: exitInternal, err: err}
+	}
+	gin, err := input.Load([]string{"-"}, bytes.NewReader(out), lim)
+	if err != nil {
+		return nil, &exitError{code: exitInternal, err: &translate.InternalError{Err: fmt.Errorf("the imported HTTPRoutes do not load: %w", err)}}
+	}
+	m, err := resolve.Build(gin, ro)
+	if err != nil {
+		return nil, inputError(fmt.Errorf("the imported HTTPRoutes: %w", err))
+	}
+	rules := map[diffKey]*translate.Rule{}
+	for _, r := range m.Rules {
+		rules[diffKey{r.Route, r.Index}] = r
+	}
+	conf, err := nginxconf.Generate(res, listen, func(route string, rule int) []string {
+		var out []string
+		if r := rules[diffKey{route, rule}]; r != nil {
+			for _, b := range r.Backends {
+				for _, e := range b.Endpoints {
+					out = append(out, net.JoinHostPort(e.Host, strconv.Itoa(e.Port)))
+				}
+			}
+		}
+		return out
+	})
+	if err != nil {
+		return nil, &exitError{code: exitInternal, err: &translate.InternalError{Err: err}}
+	}
+	return &ingressDiffInput{res: res, model: m, conf: conf}, nil
+}
+
+// ingressNginxSide reads the generated configuration back
+// (nginxconf.Read) and builds each Ingress path's timelines against the
+// HTTPRoute rule the import made of it; the codes behind an aspect are
+// the import's findings of the settings behind it.
+func ingressNginxSide(d *ingressDiffInput) (*diffSide, error) {
+	behaviours, err := nginxconf.Read(d.conf.Data, d.conf.Locations)
+	if err != nil {
+		return nil, &translate.InternalError{Err: err}
+	}
+	rules := map[diffKey]*translate.Rule{}
+	for _, r := range d.model.Rules {
+		rules[diffKey{r.Route, r.Index}] = r
+	}
+	side := &diffSide{info: translate.TargetInfo{Name: ingressNginx, Version: nginxconf.Version}, paths: map[diffKey]nginxconf.Location{}}
+	for i, loc := range d.conf.Locations {
+		r := rules[diffKey{loc.Route, loc.Rule}]
+		if r == nil {
+			return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s rule %d: not in the model", loc.Route, loc.Rule)}
+		}
+		side.paths[diffKey{loc.Route, loc.Rule}] = loc
+		for _, c := range r.MethodClasses() {
+			tl := translate.RuleTimeline(r, behaviours[i][c])
+			tl.Target, tl.Version, tl.Route, tl.Rule, tl.RuleName, tl.Methods = ingressNginx, nginxconf.Version, r.Route, r.Index, r.RuleName, c
+			side.timelines = append(side.timelines, tl)
+		}
+	}
+	side.why = func(tl translate.Timeline, fs ...report.Feature) string {
+		loc, ok := side.paths[diffKey{tl.Route, tl.Rule}]
+		if !ok {
+			return "-"
+		}
+		worst, codes := "", []string{}
+		rank := -1
+		for _, f := range fs {
+			for _, key := range settingsBehind[f] {
+				fd, ok := loc.Findings[key]
+				if !ok {
+					continue
+				}
+				if fd.Status.Rank() > rank {
+					worst, rank = string(fd.Status), fd.Status.Rank()
+				}
+				if fd.Status != ingressnginx.Carried && !slices.Contains(codes, string(fd.Reason)) {
+					codes = append(codes, string(fd.Reason))
+				}
+			}
+		}
+		return whyText(worst, codes)
+	}
+	return side, nil
+}
+
+// settingsBehind are the ingress-nginx settings behind each aspect's
+// features: their import findings name the ingress-nginx side's codes.
+var settingsBehind = map[report.Feature][]string{
+	report.FeatureRetryAttempts:         {ingressnginx.NextUpstreamTries, ingressnginx.NextUpstream},
+	report.FeatureRetryCodes:            {ingressnginx.NextUpstream, ingressnginx.RetryNonIdempotent},
+	report.FeatureRetryConnectionErrors: {ingressnginx.NextUpstream},
+	report.FeatureBackendRequestTimeout: {ingressnginx.ReadTimeout},
+	report.FeatureRequestTimeout:        {ingressnginx.NextUpstreamTimeout},
+}
+
+// diffFromIngress diffs ingress-nginx, as its template configures itself
+// for the Ingresses of paths, with target to on the imported HTTPRoutes.
+func diffFromIngress(o *options, ing *ingressFlags, ro translate.ResolveOptions, to translate.Target, paths []string, stdin io.Reader) (*diffReport, error) {
+	listen := o.listen
+	if listen == "" {
+		listen = "0.0.0.0:8080"
+	}
+	di, err := loadIngressDiff(paths, stdin, o.limits, ro, ing.configMap, ing.class, listen)
+	if err != nil {
+		return nil, err
+	}
+	if ing.confOut != "" {
+		if err := os.WriteFile(ing.confOut, di.conf.Data, 0o644); err != nil {
+			return nil, &exitError{code: exitInput, err: err}
+		}
+	}
+	a, err := ingressNginxSide(di)
+	if err != nil {
+		return nil, err
+	}
+	b, err := targetSide(di.model, to, o.retryNonIdempotent)
+	if err != nil {
+		return nil, err
+	}
+	return diffSides(a, b), nil
+}
