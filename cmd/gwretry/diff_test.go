@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +148,76 @@ func TestExplainFromTo(t *testing.T) {
 		{"--from", "nginx", "--to", "envoy", "--rule", "shop/storefront:9"},
 	} {
 		if code, _, _ := gwretry(t, "", append([]string{"explain", example}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+// ingressExample is the Ingresses of the ingress-nginx diff and its live
+// test: retry annotations, a 1s read timeout, non_idempotent, tries 0,
+// off, and the defaults.
+const ingressExample = "../../testdata/ingress-nginx-diff/ingresses.yaml"
+
+// TestDiffFromIngress: --from ingress-nginx compares, per Ingress path,
+// what ingress-nginx's template configures with what the target does with
+// the imported HTTPRoute, with the import's codes on the ingress-nginx
+// side.
+func TestDiffFromIngress(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "ingress-nginx.conf")
+	code, stdout, stderr := gwretry(t, "", "diff", ingressExample, "--from", "ingress-nginx", "--to", "haproxy@3.0", "-o", "json", "--ingress-nginx-conf", conf)
+	var d diffReport
+	if err := json.Unmarshal([]byte(stdout), &d); code != exitOK || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	if d.From.Name != "ingress-nginx" || d.From.Version != "1.15" {
+		t.Errorf("from %+v", d.From)
+	}
+	got := map[string]difference{} // ingress methods what
+	for _, rd := range d.Rules {
+		if rd.Ingress == "" || !strings.HasPrefix(rd.Path, "PathPrefix /") {
+			t.Errorf("rule %s:%d names no Ingress path: %+v", rd.Route, rd.Rule, rd)
+		}
+		for _, x := range rd.Differences {
+			got[rd.Ingress+" "+string(rd.Methods)+" "+x.What] = x
+		}
+	}
+	check := func(key string, ok func(x difference) bool) {
+		t.Helper()
+		x, found := got[key]
+		if !found || !ok(x) {
+			t.Errorf("%s: %+v (found %v)", key, x, found)
+		}
+	}
+	check("shop/codes idempotent retried on", func(x difference) bool {
+		return strings.HasPrefix(x.From, "responses 429;") && !strings.Contains(x.To, "429") &&
+			strings.Contains(x.FromWhy, "ConditionsChange") && strings.Contains(x.ToWhy, "CodesNeedLaterVersion")
+	})
+	check("shop/unbounded idempotent retries", func(x difference) bool {
+		return x.From == "unbounded" && x.To == "1" && strings.Contains(x.FromWhy, "UnlimitedTries")
+	})
+	check("shop/post non-idempotent retried on", func(x difference) bool {
+		return strings.HasPrefix(x.From, "responses 503;") && strings.Contains(x.ToWhy, "NonIdempotentExempt")
+	})
+	for _, key := range []string{"shop/retry idempotent retries", "shop/retry idempotent retried on", "shop/no-retry idempotent retries",
+		"shop/no-retry idempotent retried on", "shop/retry idempotent try cut by", "shop/plain idempotent try cut by"} {
+		if x, found := got[key]; found {
+			t.Errorf("%s differs: %+v", key, x)
+		}
+	}
+	data, err := os.ReadFile(conf)
+	if err != nil || !strings.Contains(string(data), "proxy_next_upstream_tries       0;") {
+		t.Errorf("--ingress-nginx-conf: %v\n%s", err, data)
+	}
+	_, text, _ := gwretry(t, "", "diff", ingressExample, "--from", "ingress-nginx", "--to", "haproxy@3.0")
+	if !strings.Contains(text, "Ingress shop/codes PathPrefix /codes (HTTPRoute shop/retry-shop-example-com rule 1), other methods\n") {
+		t.Errorf("text:\n%s", text)
+	}
+	for _, args := range [][]string{
+		{"--from", "envoy", "--to", "ingress-nginx"},
+		{"--from", "ingress-nginx@1.9", "--to", "envoy"},
+		{"--from", "envoy", "--to", "haproxy", "--configmap", conf},
+	} {
+		if code, _, _ := gwretry(t, "", append([]string{"diff", ingressExample}, args...)...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
 	}
