@@ -222,3 +222,34 @@ func TestDiffFromIngress(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffMigrationExample: the README's migration example is the real
+// output of gwretry diff --from ingress-nginx on
+// testdata/ingress-nginx-diff/migration.yaml, to Envoy and to HAProxy
+// (goldens migration-envoy.md and migration-haproxy.md, -update rewrites
+// them), and the README holds each verbatim.
+func TestDiffMigrationExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{"envoy", "haproxy"} {
+		code, stdout, stderr := gwretry(t, "", "diff", "../../testdata/ingress-nginx-diff/migration.yaml", "--from", "ingress-nginx", "--to", to, "-o", "markdown")
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		golden := "../../testdata/ingress-nginx-diff/migration-" + to + ".md"
+		if *update {
+			if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil || string(want) != stdout {
+			t.Errorf("%s differs from the output (-update rewrites it): %v\n%s", golden, err, stdout)
+		}
+		if !strings.Contains(string(readme), stdout) {
+			t.Errorf("README.md does not hold the output of the migration example to %s:\n%s", to, stdout)
+		}
+	}
+}
