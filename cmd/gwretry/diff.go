@@ -39,9 +39,18 @@ a report's words; what a judge does not read back is said, not guessed.
 -o json prints {"schemaVersion": 1, "from", "to", "rules": [{route, rule, ruleName, methods,
 differences: [{what, from, to, fromWhy, toWhy}]}]}; -o markdown a table per rule, for the pull
 request that performs the migration. With --fail-on-change the command exits 3 when anything
-differs.`,
+differs.
+
+--from ingress-nginx reads Ingresses (and --configmap, the controller's ConfigMap) as gwretry
+import ingress-nginx does: B is the target's configuration of the imported HTTPRoutes, and the
+ingress-nginx side is what the nginx configuration ingress-nginx's template writes for each
+Ingress path does (--ingress-nginx-conf FILE writes it), read back, never the HTTPRoute; each
+difference names the Ingress path (docs/diff.md).`,
 		Example: `  # what changes for each rule when moving from nginx 1.26 to Envoy
   gwretry diff manifests/ --from nginx@1.26 --to envoy
+
+  # what changes for each Ingress path when leaving ingress-nginx for HAProxy
+  gwretry diff ingresses.yaml --from ingress-nginx --configmap controller-cm.yaml --to haproxy
 
   # in CI: fail when HAProxy would behave otherwise than Traefik
   gwretry diff route.yaml --from traefik --to haproxy --fail-on-change -o markdown`,
