@@ -70,7 +70,7 @@ difference names the Ingress path (docs/diff.md).`,
 	f.StringVarP(&output, "output", "o", "text", "format: text, json or markdown")
 	f.BoolVar(&failOnChange, "fail-on-change", false, "exit 3 when any rule behaves differently")
 	f.StringVar(&ing.configMap, "configmap", "", "with --from ingress-nginx: the controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
-	f.StringVar(&ing.class, "ingress-class", "nginx", "with --from ingress-nginx: the controller's --ingress-class")
+	f.StringVar(&ing.class, "ingress-class", defaultIngressClass, "with --from ingress-nginx: the controller's --ingress-class")
 	f.StringVar(&ing.confOut, "ingress-nginx-conf", "", "with --from ingress-nginx: also write the nginx configuration of ingress-nginx's template for the Ingress paths to `FILE`")
 	o.addInputFlags(cmd)
 	return cmd
@@ -118,7 +118,7 @@ func runDiff(o *options, ing *ingressFlags, from, to, output string, failOnChang
 		return usageErrorf("--to %s: ingress-nginx is a source only (--from ingress-nginx with its Ingresses)", to)
 	case fromIngress && from != ingressNginx && from != ingressNginx+"@"+nginxconf.Version:
 		return usageErrorf("--from %s: gwretry writes ingress-nginx %s's configuration (--from ingress-nginx or ingress-nginx@%s)", from, nginxconf.Version, nginxconf.Version)
-	case !fromIngress && (ing.configMap != "" || ing.confOut != "" || ing.class != "nginx"):
+	case !fromIngress && (ing.configMap != "" || ing.confOut != "" || ing.class != defaultIngressClass):
 		return usageErrorf("--configmap, --ingress-class and --ingress-nginx-conf go with --from ingress-nginx")
 	}
 	switch {

@@ -176,3 +176,6 @@ func diffFromIngress(o *options, ing *ingressFlags, ro translate.ResolveOptions,
 	}
 	return diffSides(a, b), nil
 }
+
+// defaultIngressClass is ingress-nginx's --ingress-class default.
+const defaultIngressClass = "nginx"
