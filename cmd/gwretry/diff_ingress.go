@@ -105,11 +105,21 @@ func ingressNginxSide(d *ingressDiffInput) (*diffSide, error) {
 	for i, loc := range d.conf.Locations {
 		r := rules[diffKey{loc.Route, loc.Rule}]
 		if r == nil {
-			return nil, &translate.InternalError{Err: fmt.Errorf("HTTPRoute %s rule %d: not in the model", loc.Route, loc.Rule)}
+			// A rule the model does not translate (SkippedRule): no
+			// target side to compare it with.
+			continue
 		}
 		side.paths[diffKey{loc.Route, loc.Rule}] = loc
 		for _, c := range r.MethodClasses() {
-			tl := translate.RuleTimeline(r, behaviours[i][c])
+			bh, ok := behaviours[i][c]
+			if !ok {
+				// No endpoint: not modelled, so nothing is said.
+				tl := translate.Timeline{Target: ingressNginx, Version: nginxconf.Version, Route: r.Route, Rule: r.Index, RuleName: r.RuleName,
+					Methods: c, Unread: true, RetriedOn: []string{}, Tries: []translate.Try{}, WorstCase: translate.Span{Unbounded: true}}
+				side.timelines = append(side.timelines, tl)
+				continue
+			}
+			tl := translate.RuleTimeline(r, bh)
 			tl.Target, tl.Version, tl.Route, tl.Rule, tl.RuleName, tl.Methods = ingressNginx, nginxconf.Version, r.Route, r.Index, r.RuleName, c
 			side.timelines = append(side.timelines, tl)
 		}

@@ -212,6 +212,28 @@ func TestDiffFromIngress(t *testing.T) {
 	if !strings.Contains(text, "Ingress shop/codes PathPrefix /codes (HTTPRoute shop/retry-shop-example-com rule 1), other methods\n") {
 		t.Errorf("text:\n%s", text)
 	}
+	// A backend that is not a Service has no endpoint: its location is
+	// not modelled, and the diff says it is not read back.
+	resource := filepath.Join(t.TempDir(), "resource.yaml")
+	if err := os.WriteFile(resource, []byte(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: r, namespace: shop}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: a.example.com
+    http:
+      paths:
+      - {path: /b, pathType: Prefix, backend: {resource: {apiGroup: k8s.example.com, kind: Bucket, name: b}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = gwretry(t, "", "diff", resource, "--from", "ingress-nginx", "--to", "nginx", "-o", "json")
+	var rd diffReport
+	if err := json.Unmarshal([]byte(stdout), &rd); code != exitOK || err != nil || len(rd.Rules) != 2 ||
+		rd.Rules[0].Differences[0] != (difference{What: "read back", From: "not read back", To: "read back", FromWhy: "-", ToWhy: "-"}) {
+		t.Errorf("a resource backend: exit %d, %v %+v\n%s", code, err, rd, stderr)
+	}
 	for _, args := range [][]string{
 		{"--from", "envoy", "--to", "ingress-nginx"},
 		{"--from", "ingress-nginx@1.9", "--to", "envoy"},

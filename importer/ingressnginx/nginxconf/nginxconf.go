@@ -78,7 +78,8 @@ type Location struct {
 	Findings map[string]ingressnginx.Finding `json:"-"`
 	// Blocks are the arguments of the nginx locations written for it.
 	Blocks [][]string `json:"blocks"`
-	// Upstream is the name of its upstream block.
+	// Upstream is the name of its upstream block, "" when its backend has
+	// no endpoint (not a Service): then it is not written.
 	Upstream string `json:"upstream"`
 }
 
@@ -171,10 +172,15 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 	b.WriteString("# lists, once per try, the endpoint ingress-nginx's Lua balancer picks for it (round_robin).\n")
 	b.WriteString("events {}\nhttp {\n    access_log off;\n")
 	b.WriteString("    map $http_upgrade $connection_upgrade {\n        default upgrade;\n        '' '';\n    }\n")
-	for _, loc := range cfg.Locations {
+	for i := range cfg.Locations {
+		loc := &cfg.Locations[i]
 		eps := endpoints(loc.Route, loc.Rule)
 		if len(eps) == 0 {
-			return nil, fmt.Errorf("HTTPRoute %s rule %d: no endpoint for its backend", loc.Route, loc.Rule)
+			// No endpoint (a backend that is not a Service): what
+			// ingress-nginx does then is not modelled, and the location
+			// is not written.
+			loc.Upstream = ""
+			continue
 		}
 		tries, _ := strconv.Atoi(loc.Settings[ingressnginx.NextUpstreamTries])
 		if tries == 0 {
@@ -194,6 +200,10 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 		fmt.Fprintf(&b, "    server {\n        listen %s;\n        server_name %s;\n", listen, name)
 		for _, i := range byServer[host] {
 			loc := cfg.Locations[i]
+			if loc.Upstream == "" {
+				fmt.Fprintf(&b, "        # Ingress %s, %s: no endpoint, not written\n", loc.Ingress, loc.Path)
+				continue
+			}
 			for _, args := range loc.Blocks {
 				fmt.Fprintf(&b, "        location %s {\n", strings.Join(args, " "))
 				fmt.Fprintf(&b, "            # Ingress %s, %s -> HTTPRoute %s rule %d\n", loc.Ingress, loc.Path, loc.Route, loc.Rule)

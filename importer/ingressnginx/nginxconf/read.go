@@ -25,7 +25,8 @@ const UnboundedRetries = 1 << 20
 // from its directives alone what ingress-nginx does with the requests of
 // each location, per method class: loc names the blocks (server_name and
 // location arguments) to read, nothing else. The blocks of one location
-// must behave the same.
+// must behave the same. A location Generate did not write (no upstream)
+// gets nil.
 func Read(data []byte, locs []Location) ([]map[translate.MethodClass]translate.Behaviour, error) {
 	payload, err := crossplane.Parse("ingress-nginx.conf", &crossplane.ParseOptions{
 		Open:               func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
@@ -77,6 +78,9 @@ func Read(data []byte, locs []Location) ([]map[translate.MethodClass]translate.B
 		name := loc.Host
 		if name == "" {
 			name = "_"
+		}
+		if loc.Upstream == "" {
+			continue
 		}
 		for j, args := range loc.Blocks {
 			sc, ok := blocks[name+"\x00"+strings.Join(args, " ")]
@@ -132,6 +136,7 @@ func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
 // proxy_next_upstream_tries whatever the number of endpoints (its Lua
 // balancer asks for one more try each time, and tries 0 never stops).
 func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[translate.MethodClass]translate.Behaviour, error) {
+	out := map[translate.MethodClass]translate.Behaviour{}
 	pass, ok := lookup(scopes[:1], "proxy_pass")
 	if !ok || len(pass) != 1 || !strings.HasPrefix(pass[0], "http://") {
 		return nil, fmt.Errorf("proxy_pass %q: want http://UPSTREAM", pass)
@@ -223,7 +228,6 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 	if retries == 0 {
 		base.Codes, base.ConnErrors, base.TimeoutRetried, base.RetryBudget = nil, translate.ConnRetryNone, false, 0
 	}
-	out := map[translate.MethodClass]translate.Behaviour{}
 	for _, c := range []translate.MethodClass{translate.Idempotent, translate.NonIdempotent} {
 		bh := base
 		if c == translate.NonIdempotent && !slices.Contains(next, "non_idempotent") {
