@@ -141,7 +141,25 @@ func TestExplainFromTo(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("timelines %q, want %q", got, want)
 	}
+	// From ingress-nginx: its side is the diff's, then the target's.
+	code, out, stderr = gwretry(t, "", "explain", "../../testdata/ingress-nginx-diff/migration.yaml", "--from", "ingress-nginx", "--to", "haproxy@3.0", "-o", "json")
+	ex.Timelines = nil
+	if err := json.Unmarshal([]byte(out), &ex); code != exitOK || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	got = nil
+	for _, tl := range ex.Timelines {
+		got = append(got, tl.Target+"@"+tl.Version+" "+tl.Route+":"+strconv.Itoa(tl.Rule)+" "+tl.Methods)
+	}
+	want = []string{
+		"ingress-nginx@1.15 shop/storefront-shop-example-com:0 idempotent", "haproxy@3.0 shop/storefront-shop-example-com:0 idempotent",
+		"ingress-nginx@1.15 shop/storefront-shop-example-com:0 non-idempotent", "haproxy@3.0 shop/storefront-shop-example-com:0 non-idempotent",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("timelines %q, want %q", got, want)
+	}
 	for _, args := range [][]string{
+		{"--from", "nginx", "--to", "envoy", "--configmap", "cm.yaml"},
 		{"--from", "nginx"},
 		{"--from", "nginx", "--to", "envoy", "--target", "haproxy"},
 		{"--from", "nginx", "--to", "envoy", "--rule", "storefront"},

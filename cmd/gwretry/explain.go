@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/importer/ingressnginx/nginxconf"
 	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -46,7 +47,10 @@ pauseMaxMs, earliestStartMs, latestStartMs, timeout, note), worstCaseMs, neverHa
 lastTry, reason) and notes. Times are milliseconds; null means unbounded.
 
 --from A --to B (instead of --target) puts the two data planes' timelines of each rule side by
-side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX keeps one rule.`,
+side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX keeps one rule.
+--from ingress-nginx reads Ingresses (and --configmap) as gwretry diff --from ingress-nginx does:
+ingress-nginx's timelines are those of its template's configuration for each Ingress path, B's
+those of the imported HTTPRoutes.`,
 		Example: `  # the tries HAProxy makes for each rule
   gwretry explain route.yaml --target haproxy
 
@@ -69,12 +73,18 @@ side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX k
 	f.StringVar(&side.from, "from", "", "with --to, instead of --target: the data plane moved from, NAME or NAME@VERSION")
 	f.StringVar(&side.to, "to", "", "with --from: the data plane moved to")
 	f.StringVar(&side.rule, "rule", "", "only the rule `NAMESPACE/NAME:INDEX`")
+	f.StringVar(&side.ing.configMap, "configmap", "", "with --from ingress-nginx: the controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
+	f.StringVar(&side.ing.class, "ingress-class", defaultIngressClass, "with --from ingress-nginx: the controller's --ingress-class")
 	o.addInputFlags(cmd)
 	return cmd
 }
 
 // sides are explain's --from, --to and --rule.
-type sides struct{ from, to, rule string }
+type sides struct {
+	from, to, rule string
+	// ing are the flags of --from ingress-nginx.
+	ing ingressFlags
+}
 
 func runExplain(o *options, output string, side sides, paths []string, stdin io.Reader, stdout io.Writer) error {
 	if output != "text" && output != "json" {
@@ -89,7 +99,10 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 		return err
 	}
 	var targets []translate.Target
+	fromIngress := side.from == ingressNginx || side.from == ingressNginx+"@"+nginxconf.Version
 	switch {
+	case !fromIngress && (side.ing.configMap != "" || side.ing.class != defaultIngressClass):
+		return usageErrorf("--configmap and --ingress-class go with --from ingress-nginx")
 	case (side.from == "") != (side.to == ""):
 		return usageErrorf("--from and --to go together")
 	case side.from != "" && o.target != "":
@@ -98,6 +111,9 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 		for _, spec := range []string{side.from, side.to} {
 			if strings.Contains(spec, ",") {
 				return usageErrorf("--from and --to name one data plane each")
+			}
+			if spec == side.from && fromIngress {
+				continue
 			}
 			o.target = spec
 			ts, err := o.targets()
@@ -111,11 +127,30 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 			return err
 		}
 	}
-	_, m, err := o.loadModel(paths, stdin, ro, nil)
-	if err != nil {
+	var m *translate.Model
+	var from *diffSide
+	if fromIngress {
+		// ingress-nginx's side is the diff's: its template's
+		// configuration for the Ingress paths, read back.
+		listen := o.listen
+		if listen == "" {
+			listen = "0.0.0.0:8080"
+		}
+		di, err := loadIngressDiff(paths, stdin, o.limits, ro, side.ing.configMap, side.ing.class, listen)
+		if err != nil {
+			return err
+		}
+		if from, err = ingressNginxSide(di); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		m = di.model
+	} else if _, m, err = o.loadModel(paths, stdin, ro, nil); err != nil {
 		return err
 	}
 	ex, err := translate.Explain(m, targets, o.retryNonIdempotent)
+	if err == nil && from != nil {
+		ex.Timelines = append(from.timelines, ex.Timelines...)
+	}
 	if err != nil {
 		var ie *translate.InternalError
 		if !errors.As(err, &ie) {
