@@ -230,6 +230,32 @@ func TestDiffFromIngress(t *testing.T) {
 	if !strings.Contains(text, "Ingress shop/codes PathPrefix /codes (HTTPRoute shop/retry-shop-example-com rule 1), other methods\n") {
 		t.Errorf("text:\n%s", text)
 	}
+	// The ConfigMap's values are the defaults of the Ingresses that do not
+	// annotate them: 5 tries and non_idempotent for shop/plain.
+	cm := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(cm, []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-controller, namespace: ingress-nginx}
+data: {proxy-next-upstream-tries: "5", retry-non-idempotent: "true"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = gwretry(t, "", "diff", ingressExample, "--from", "ingress-nginx", "--configmap", cm, "--to", "haproxy@3.0", "-o", "json")
+	var cd diffReport
+	if err := json.Unmarshal([]byte(stdout), &cd); code != exitOK || err != nil {
+		t.Fatalf("--configmap: exit %d, %v\n%s", code, err, stderr)
+	}
+	plain := map[string]string{}
+	for _, rd := range cd.Rules {
+		for _, x := range rd.Differences {
+			if rd.Ingress == "shop/plain" {
+				plain[string(rd.Methods)+" "+x.What] = x.From + " | " + x.To
+			}
+		}
+	}
+	if _, ok := plain["idempotent retries"]; ok || !strings.HasPrefix(plain["non-idempotent retried on"], "connection failures, also after") {
+		t.Errorf("--configmap: shop/plain differs in %q", plain)
+	}
 	// A backend that is not a Service has no endpoint: its location is
 	// not modelled, and the diff says it is not read back.
 	resource := filepath.Join(t.TempDir(), "resource.yaml")
