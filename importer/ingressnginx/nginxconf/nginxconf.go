@@ -78,8 +78,9 @@ type Location struct {
 	Findings map[string]ingressnginx.Finding `json:"-"`
 	// Blocks are the arguments of the nginx locations written for it.
 	Blocks [][]string `json:"blocks"`
-	// Upstream is the name of its upstream block, "" when its backend has
-	// no endpoint (not a Service): then it is not written.
+	// Upstream is the name of its upstream block, "" when it is not
+	// written: its backend has no endpoint (not a Service), or another
+	// path has its locations.
 	Upstream string `json:"upstream"`
 }
 
@@ -166,6 +167,30 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 			cfg.Locations = append(cfg.Locations, loc)
 		}
 	}
+	// One server per host has each location once: a Prefix path's "= P"
+	// gives way to an Exact path P (as ingress-nginx adds it only when no
+	// Exact path has it), and otherwise the first rule has it. A location
+	// left with no block is not written.
+	exact := map[string]bool{}
+	for _, loc := range cfg.Locations {
+		if len(loc.Blocks) == 1 && loc.Blocks[0][0] == "=" {
+			exact[loc.Host+"\x00"+strings.Join(loc.Blocks[0], " ")] = true
+		}
+	}
+	taken := map[string]bool{}
+	for i := range cfg.Locations {
+		loc := &cfg.Locations[i]
+		var kept [][]string
+		for j, args := range loc.Blocks {
+			k := loc.Host + "\x00" + strings.Join(args, " ")
+			if taken[k] || len(loc.Blocks) == 2 && j == 0 && exact[k] {
+				continue
+			}
+			taken[k] = true
+			kept = append(kept, args)
+		}
+		loc.Blocks = kept
+	}
 	var b strings.Builder
 	b.WriteString("# The locations ingress-nginx " + Version + " writes for the Ingress paths below (its nginx.tmpl: the\n")
 	b.WriteString("# retry and timeout directives), written by gwretry diff --from ingress-nginx. Each upstream\n")
@@ -175,6 +200,11 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 	for i := range cfg.Locations {
 		loc := &cfg.Locations[i]
 		eps := endpoints(loc.Route, loc.Rule)
+		if len(loc.Blocks) == 0 {
+			// Every location of its path is another rule's.
+			loc.Upstream = ""
+			continue
+		}
 		if len(eps) == 0 {
 			// No endpoint (a backend that is not a Service): what
 			// ingress-nginx does then is not modelled, and the location
@@ -201,7 +231,7 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 		for _, i := range byServer[host] {
 			loc := cfg.Locations[i]
 			if loc.Upstream == "" {
-				fmt.Fprintf(&b, "        # Ingress %s, %s: no endpoint, not written\n", loc.Ingress, loc.Path)
+				fmt.Fprintf(&b, "        # Ingress %s, %s: not written (no endpoint, or its locations are another path's)\n", loc.Ingress, loc.Path)
 				continue
 			}
 			for _, args := range loc.Blocks {

@@ -146,3 +146,48 @@ func TestBuildNextUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedLocations: a Prefix /p's "= /p" gives way to an Exact /p of
+// the same host, and the file still parses and reads.
+func TestSharedLocations(t *testing.T) {
+	doc := func(name, pathType string) string {
+		return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ` + name + `, namespace: shop}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: a.example.com
+    http:
+      paths:
+      - {path: /p, pathType: ` + pathType + `, backend: {service: {name: ` + name + `, port: {number: 80}}}}
+`
+	}
+	f := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(f, []byte(doc("prefix", "Prefix")+"---\n"+doc("exact", "Exact")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := ingressnginx.Load([]string{f}, nil, input.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ingressnginx.Import(in, ingressnginx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Generate(res, "127.0.0.1:8080", func(string, int) []string { return []string{"10.0.0.1:80"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(cfg.Data), "location = /p {"); n != 1 {
+		t.Errorf("%d locations = /p, want 1:\n%s", n, cfg.Data)
+	}
+	got := map[string][][]string{}
+	for _, loc := range cfg.Locations {
+		got[loc.Path] = loc.Blocks
+	}
+	if len(got["PathPrefix /p"]) != 1 || got["PathPrefix /p"][0][0] != "/p/" || len(got["Exact /p"]) != 1 {
+		t.Errorf("blocks %q", got)
+	}
+	read(t, cfg)
+}
