@@ -36,7 +36,7 @@ whose every try fails. Each difference names the reason or caveat codes of both 
 (docs/report.md). Everything comes from the generated files as the judges read them, never from
 a report's words; what a judge does not read back is said, not guessed.
 
--o json prints {"schemaVersion": 1, "from", "to", "rules": [{route, rule, ruleName, methods,
+-o json prints {"schemaVersion": 1, "from", "to", "rules": [{route, rule, ruleName, ingress, path, methods,
 differences: [{what, from, to, fromWhy, toWhy}]}]}; -o markdown a table per rule, for the pull
 request that performs the migration. With --fail-on-change the command exits 3 when anything
 differs.
