@@ -205,7 +205,13 @@ func explainText(ex *translate.Explanation) []byte {
 			if len(tl.RetriedOn) > 0 {
 				on = strings.Join(tl.RetriedOn, "; ")
 			}
-			fmt.Fprintf(&b, "  retries: %d (the rule asks for %d), on %s\n", tl.Retries, tl.RequestedRetries, on)
+			asks := fmt.Sprintf("the rule asks for %d", tl.RequestedRetries)
+			if tl.Target == ingressNginx {
+				// ingress-nginx's side is its own configuration: the
+				// rule is the one the import made of the Ingress path.
+				asks = fmt.Sprintf("the imported rule asks for %d", tl.RequestedRetries)
+			}
+			fmt.Fprintf(&b, "  retries: %s (%s), on %s\n", retriesText(tl), asks, on)
 			w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "  TRY\tPAUSE BEFORE\tEARLIEST START\tLATEST START\tTRY TIMEOUT\tNOTE")
 			for _, t := range tl.Tries {
