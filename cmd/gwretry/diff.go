@@ -69,9 +69,7 @@ difference names the Ingress path (docs/diff.md).`,
 	f.StringVar(&to, "to", "", "the data plane moved to: NAME or NAME@VERSION (required)")
 	f.StringVarP(&output, "output", "o", "text", "format: text, json or markdown")
 	f.BoolVar(&failOnChange, "fail-on-change", false, "exit 3 when any rule behaves differently")
-	f.StringVar(&ing.configMap, "configmap", "", "with --from ingress-nginx: the controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
-	f.StringVar(&ing.class, "ingress-class", defaultIngressClass, "with --from ingress-nginx: the controller's --ingress-class")
-	f.StringVar(&ing.confOut, "ingress-nginx-conf", "", "with --from ingress-nginx: also write the nginx configuration of ingress-nginx's template for the Ingress paths to `FILE`")
+	ing.addFlags(f, true)
 	o.addInputFlags(cmd)
 	return cmd
 }
@@ -106,11 +104,6 @@ type diffReport struct {
 	Rules         []ruleDiff           `json:"rules"`
 }
 
-// ingressFlags are diff's flags for --from ingress-nginx.
-type ingressFlags struct {
-	configMap, class, confOut string
-}
-
 func runDiff(o *options, ing *ingressFlags, from, to, output string, failOnChange bool, paths []string, stdin io.Reader, stdout io.Writer) error {
 	fromIngress := from == ingressNginx || strings.HasPrefix(from, ingressNginx+"@")
 	switch {
@@ -118,8 +111,8 @@ func runDiff(o *options, ing *ingressFlags, from, to, output string, failOnChang
 		return usageErrorf("--to %s: ingress-nginx is a source only (--from ingress-nginx with its Ingresses)", to)
 	case fromIngress && from != ingressNginx && from != ingressNginx+"@"+nginxconf.Version:
 		return usageErrorf("--from %s: gwretry writes ingress-nginx %s's configuration (--from ingress-nginx or ingress-nginx@%s)", from, nginxconf.Version, nginxconf.Version)
-	case !fromIngress && (ing.configMap != "" || ing.confOut != "" || ing.class != defaultIngressClass):
-		return usageErrorf("--configmap, --ingress-class and --ingress-nginx-conf go with --from ingress-nginx")
+	case !fromIngress && ing.set():
+		return usageErrorf("--configmap, --ingress-nginx-conf and the controller's flags go with --from ingress-nginx")
 	}
 	switch {
 	case output != "text" && output != "json" && output != "markdown":

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/gwretry/gwretry/importer/ingressnginx"
 	"github.com/gwretry/gwretry/importer/ingressnginx/nginxconf"
 	"github.com/gwretry/gwretry/input"
@@ -35,10 +37,10 @@ type ingressDiffInput struct {
 // loadIngressDiff imports the Ingresses of paths with the ConfigMap file
 // (or ingress-nginx's defaults), resolves the HTTPRoutes with ro, and
 // writes ingress-nginx's locations with the endpoints the model resolved.
-func loadIngressDiff(paths []string, stdin io.Reader, lim input.Limits, ro translate.ResolveOptions, configMap, class, listen string) (*ingressDiffInput, error) {
-	opts := ingressnginx.Options{Class: class}
-	if configMap != "" {
-		cm, err := ingressnginx.LoadConfigMap(configMap, lim)
+func loadIngressDiff(paths []string, stdin io.Reader, lim input.Limits, ro translate.ResolveOptions, ing ingressFlags, listen string) (*ingressDiffInput, error) {
+	opts := ingressnginx.Options{Class: ing.class, Controller: ing.controller, WatchWithoutClass: ing.noClass, ClassByName: ing.byName}
+	if ing.configMap != "" {
+		cm, err := ingressnginx.LoadConfigMap(ing.configMap, lim)
 		if err != nil {
 			return nil, inputError(fmt.Errorf("--configmap: %w", err))
 		}
@@ -84,6 +86,9 @@ func loadIngressDiff(paths []string, stdin io.Reader, lim input.Limits, ro trans
 	})
 	if err != nil {
 		return nil, &exitError{code: exitInternal, err: &translate.InternalError{Err: err}}
+	}
+	if len(conf.Locations) == 0 {
+		return nil, inputError(fmt.Errorf("--from ingress-nginx: the controller described by --ingress-class, --controller-class, --watch-ingress-without-class and --ingress-class-by-name serves no Ingress path of %s (gwretry import ingress-nginx's report says why)", strings.Join(paths, ", ")))
 	}
 	return &ingressDiffInput{res: res, model: m, conf: conf}, nil
 }
@@ -167,7 +172,7 @@ func diffFromIngress(o *options, ing *ingressFlags, ro translate.ResolveOptions,
 	if listen == "" {
 		listen = "0.0.0.0:8080"
 	}
-	di, err := loadIngressDiff(paths, stdin, o.limits, ro, ing.configMap, ing.class, listen)
+	di, err := loadIngressDiff(paths, stdin, o.limits, ro, *ing, listen)
 	if err != nil {
 		return nil, err
 	}
@@ -189,3 +194,32 @@ func diffFromIngress(o *options, ing *ingressFlags, ro translate.ResolveOptions,
 
 // defaultIngressClass is ingress-nginx's --ingress-class default.
 const defaultIngressClass = "nginx"
+
+// ingressFlags are the flags of --from ingress-nginx (diff and explain):
+// the ConfigMap and the controller's flags, as gwretry import
+// ingress-nginx takes them.
+type ingressFlags struct {
+	configMap, class, controller string
+	noClass, byName              bool
+	// confOut is diff's --ingress-nginx-conf.
+	confOut string
+}
+
+// addFlags adds the flags; with conf, --ingress-nginx-conf too.
+func (ing *ingressFlags) addFlags(f *pflag.FlagSet, conf bool) {
+	f.StringVar(&ing.configMap, "configmap", "", "with --from ingress-nginx: the controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
+	f.StringVar(&ing.class, "ingress-class", defaultIngressClass, "with --from ingress-nginx: the controller's --ingress-class")
+	f.StringVar(&ing.controller, "controller-class", ingressnginx.DefaultController, "with --from ingress-nginx: the controller's --controller-class")
+	f.BoolVar(&ing.noClass, "watch-ingress-without-class", false, "with --from ingress-nginx: the controller's --watch-ingress-without-class")
+	f.BoolVar(&ing.byName, "ingress-class-by-name", false, "with --from ingress-nginx: the controller's --ingress-class-by-name")
+	if conf {
+		f.StringVar(&ing.confOut, "ingress-nginx-conf", "", "with --from ingress-nginx: also write the nginx configuration of ingress-nginx's template for the Ingress paths to `FILE`")
+	}
+}
+
+// set reports whether a flag of --from ingress-nginx differs from its
+// default.
+func (ing *ingressFlags) set() bool {
+	return ing.configMap != "" || ing.confOut != "" || ing.class != defaultIngressClass ||
+		ing.controller != ingressnginx.DefaultController || ing.noClass || ing.byName
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwretry/gwretry/importer/ingressnginx"
 	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/dataplane"
 	"github.com/gwretry/gwretry/internal/flaky"
@@ -82,7 +83,7 @@ func TestDiffIngressLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			di, err := loadIngressDiff([]string{ingressExample}, nil, o.limits, ro, "", "nginx", listen)
+			di, err := loadIngressDiff([]string{ingressExample}, nil, o.limits, ro, ingressFlags{class: defaultIngressClass, controller: ingressnginx.DefaultController}, listen)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -256,6 +256,27 @@ data: {proxy-next-upstream-tries: "5", retry-non-idempotent: "true"}
 	if _, ok := plain["idempotent retries"]; ok || !strings.HasPrefix(plain["non-idempotent retried on"], "connection failures, also after") {
 		t.Errorf("--configmap: shop/plain differs in %q", plain)
 	}
+	// An Ingress without a class is served only with
+	// --watch-ingress-without-class; with none served the diff says so.
+	classless := filepath.Join(t.TempDir(), "classless.yaml")
+	if err := os.WriteFile(classless, []byte(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: c, namespace: shop}
+spec:
+  rules:
+  - host: a.example.com
+    http:
+      paths:
+      - {path: /c, pathType: Prefix, backend: {service: {name: c, port: {number: 80}}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := gwretry(t, "", "diff", classless, "--from", "ingress-nginx", "--to", "envoy"); code != exitInput || !strings.Contains(stderr, "serves no Ingress path") {
+		t.Errorf("no Ingress served: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := gwretry(t, "", "diff", classless, "--from", "ingress-nginx", "--to", "envoy", "--watch-ingress-without-class"); code != exitOK {
+		t.Errorf("--watch-ingress-without-class: exit %d\n%s", code, stderr)
+	}
 	// A backend that is not a Service has no endpoint: its location is
 	// not modelled, and the diff says it is not read back.
 	resource := filepath.Join(t.TempDir(), "resource.yaml")

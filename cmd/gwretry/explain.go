@@ -73,8 +73,7 @@ those of the imported HTTPRoutes.`,
 	f.StringVar(&side.from, "from", "", "with --to, instead of --target: the data plane moved from, NAME or NAME@VERSION")
 	f.StringVar(&side.to, "to", "", "with --from: the data plane moved to")
 	f.StringVar(&side.rule, "rule", "", "only the rule `NAMESPACE/NAME:INDEX`")
-	f.StringVar(&side.ing.configMap, "configmap", "", "with --from ingress-nginx: the controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
-	f.StringVar(&side.ing.class, "ingress-class", defaultIngressClass, "with --from ingress-nginx: the controller's --ingress-class")
+	side.ing.addFlags(f, false)
 	o.addInputFlags(cmd)
 	return cmd
 }
@@ -101,8 +100,8 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 	var targets []translate.Target
 	fromIngress := side.from == ingressNginx || side.from == ingressNginx+"@"+nginxconf.Version
 	switch {
-	case !fromIngress && (side.ing.configMap != "" || side.ing.class != defaultIngressClass):
-		return usageErrorf("--configmap and --ingress-class go with --from ingress-nginx")
+	case !fromIngress && side.ing.set():
+		return usageErrorf("--configmap and the controller's flags go with --from ingress-nginx")
 	case (side.from == "") != (side.to == ""):
 		return usageErrorf("--from and --to go together")
 	case side.from != "" && o.target != "":
@@ -136,7 +135,7 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 		if listen == "" {
 			listen = "0.0.0.0:8080"
 		}
-		di, err := loadIngressDiff(paths, stdin, o.limits, ro, side.ing.configMap, side.ing.class, listen)
+		di, err := loadIngressDiff(paths, stdin, o.limits, ro, side.ing, listen)
 		if err != nil {
 			return err
 		}
