@@ -51,6 +51,11 @@ const Version = "1.15"
 // proxy_next_upstream_tries 0 lists: plain nginx cannot try without end.
 const CappedTries = 10
 
+// MaxEntries bounds the entries of an upstream: a location with more
+// tries lists this many (plain nginx then stops there), so that the file
+// does not grow with the value of an annotation.
+const MaxEntries = 100
+
 // keepalive is the template's upstream keepalive (upstream-keepalive-connections,
 // 320 by default).
 const keepalive = 320
@@ -216,8 +221,9 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 		if tries == 0 {
 			tries = CappedTries
 		}
+		tries = min(tries, MaxEntries)
 		fmt.Fprintf(&b, "    upstream %s {\n", loc.Upstream)
-		for i := range max(tries, len(eps)) {
+		for i := range max(tries, min(len(eps), MaxEntries)) {
 			fmt.Fprintf(&b, "        server %s max_fails=0;\n", eps[i%len(eps)])
 		}
 		fmt.Fprintf(&b, "        keepalive %d;\n    }\n", keepalive)

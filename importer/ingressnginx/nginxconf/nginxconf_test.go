@@ -191,3 +191,15 @@ spec:
 	}
 	read(t, cfg)
 }
+
+// TestManyTries: the file lists at most MaxEntries entries whatever the
+// tries, and reads the tries from proxy_next_upstream_tries.
+func TestManyTries(t *testing.T) {
+	cfg := generate(t, &ingressnginx.ConfigMap{Name: "ingress-nginx/c", Data: map[string]string{"proxy-next-upstream-tries": "1000000"}})
+	if n := strings.Count(string(cfg.Data), "max_fails=0;"); n > len(cfg.Locations)*MaxEntries {
+		t.Errorf("%d upstream entries for %d locations", n, len(cfg.Locations))
+	}
+	if bh := read(t, cfg)["shop/plain"][translate.Idempotent]; bh.Retries != 999999 {
+		t.Errorf("retries %d, want 999999", bh.Retries)
+	}
+}

@@ -159,7 +159,7 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 	}
 	// The file stands in for the Lua balancer with one upstream entry per
 	// try: fewer entries would make fewer tries than ingress-nginx.
-	want := tries
+	want := min(tries, MaxEntries)
 	if tries == 0 {
 		want = CappedTries
 	}
