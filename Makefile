@@ -24,7 +24,7 @@ export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 TARGETS      = $(shell $(GO) run ./tools/targets)
 LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
 
-.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions sarif-schema chromium egctl fmt vet check-fmt clean
+.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx nginx-lua haproxy traefik versions sarif-schema chromium egctl fmt vet check-fmt clean
 
 all: build
 
@@ -93,7 +93,7 @@ fuzz:
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./resolve/
 
-deps: nginx haproxy traefik versions sarif-schema chromium egctl
+deps: nginx nginx-lua haproxy traefik versions sarif-schema chromium egctl
 
 # Envoy Gateway's egctl, the authority on its BackendTrafficPolicy: the
 # test TestEgctlBTP (backends/envoy) compares gwretry's Envoy routes with
@@ -145,6 +145,15 @@ nginx:
 		{ echo "installing nginx from Debian's packages"; \
 		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
 	@[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null
+
+# The Lua module of Debian's nginx: TestLuaBalancerModel runs ingress-nginx's
+# way of balancing (balancer_by_lua, set_more_tries) beside the file gwretry
+# diff --from ingress-nginx writes for it.
+nginx-lua: nginx
+	@[ -f /usr/lib/nginx/modules/ngx_http_lua_module.so ] && [ -f /usr/share/lua/5.1/ngx/balancer.lua ] || \
+		{ echo "installing nginx's Lua module from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnginx-mod-http-lua >/dev/null; }
+	@[ -f /usr/lib/nginx/modules/ngx_http_lua_module.so ]
 
 haproxy:
 	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || \

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/importer/ingressnginx/nginxconf"
 	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
@@ -23,6 +24,7 @@ func newDiffCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	o := &options{limits: input.DefaultLimits(), available: backends.Configured}
 	var from, to, output string
 	var failOnChange bool
+	ing := &ingressFlags{}
 	cmd := &cobra.Command{
 		Use:   "diff PATH... --from A[@VERSION] --to B[@VERSION]",
 		Short: "Show what the same rules do differently on another data plane",
@@ -34,12 +36,21 @@ whose every try fails. Each difference names the reason or caveat codes of both 
 (docs/report.md). Everything comes from the generated files as the judges read them, never from
 a report's words; what a judge does not read back is said, not guessed.
 
--o json prints {"schemaVersion": 1, "from", "to", "rules": [{route, rule, ruleName, methods,
+-o json prints {"schemaVersion": 1, "from", "to", "rules": [{route, rule, ruleName, ingress, path, methods,
 differences: [{what, from, to, fromWhy, toWhy}]}]}; -o markdown a table per rule, for the pull
 request that performs the migration. With --fail-on-change the command exits 3 when anything
-differs.`,
+differs.
+
+--from ingress-nginx reads Ingresses (and --configmap, the controller's ConfigMap) as gwretry
+import ingress-nginx does: B is the target's configuration of the imported HTTPRoutes, and the
+ingress-nginx side is what the nginx configuration ingress-nginx's template writes for each
+Ingress path does (--ingress-nginx-conf FILE writes it), read back, never the HTTPRoute; each
+difference names the Ingress path (docs/diff.md).`,
 		Example: `  # what changes for each rule when moving from nginx 1.26 to Envoy
   gwretry diff manifests/ --from nginx@1.26 --to envoy
+
+  # what changes for each Ingress path when leaving ingress-nginx for HAProxy
+  gwretry diff ingresses.yaml --from ingress-nginx --configmap controller-cm.yaml --to haproxy
 
   # in CI: fail when HAProxy would behave otherwise than Traefik
   gwretry diff route.yaml --from traefik --to haproxy --fail-on-change -o markdown`,
@@ -50,7 +61,7 @@ differs.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runDiff(o, from, to, output, failOnChange, args, stdin, stdout)
+			return runDiff(o, ing, from, to, output, failOnChange, args, stdin, stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -58,15 +69,20 @@ differs.`,
 	f.StringVar(&to, "to", "", "the data plane moved to: NAME or NAME@VERSION (required)")
 	f.StringVarP(&output, "output", "o", "text", "format: text, json or markdown")
 	f.BoolVar(&failOnChange, "fail-on-change", false, "exit 3 when any rule behaves differently")
+	ing.addFlags(f, true)
 	o.addInputFlags(cmd)
 	return cmd
 }
 
 // ruleDiff is what differs for one rule and method class.
 type ruleDiff struct {
-	Route       string                `json:"route"`
-	Rule        int                   `json:"rule"`
-	RuleName    string                `json:"ruleName,omitempty"`
+	Route    string `json:"route"`
+	Rule     int    `json:"rule"`
+	RuleName string `json:"ruleName,omitempty"`
+	// Ingress and Path name the Ingress path of the rule when the diff
+	// is from ingress-nginx.
+	Ingress     string                `json:"ingress,omitempty"`
+	Path        string                `json:"path,omitempty"`
 	Methods     translate.MethodClass `json:"methods"`
 	Differences []difference          `json:"differences"`
 }
@@ -88,7 +104,16 @@ type diffReport struct {
 	Rules         []ruleDiff           `json:"rules"`
 }
 
-func runDiff(o *options, from, to, output string, failOnChange bool, paths []string, stdin io.Reader, stdout io.Writer) error {
+func runDiff(o *options, ing *ingressFlags, from, to, output string, failOnChange bool, paths []string, stdin io.Reader, stdout io.Writer) error {
+	fromIngress := from == ingressNginx || strings.HasPrefix(from, ingressNginx+"@")
+	switch {
+	case to == ingressNginx || strings.HasPrefix(to, ingressNginx+"@"):
+		return usageErrorf("--to %s: ingress-nginx is a source only (--from ingress-nginx with its Ingresses)", to)
+	case fromIngress && from != ingressNginx && from != ingressNginx+"@"+nginxconf.Version:
+		return usageErrorf("--from %s: gwretry writes ingress-nginx %s's configuration (--from ingress-nginx or ingress-nginx@%s)", from, nginxconf.Version, nginxconf.Version)
+	case !fromIngress && ing.set():
+		return usageErrorf("--configmap, --ingress-nginx-conf and the controller's flags go with --from ingress-nginx")
+	}
 	switch {
 	case output != "text" && output != "json" && output != "markdown":
 		return usageErrorf("-o %q: want text, json or markdown", output)
@@ -103,6 +128,9 @@ func runDiff(o *options, from, to, output string, failOnChange bool, paths []str
 	}
 	var pair []translate.Target
 	for _, spec := range []string{from, to} {
+		if spec == from && fromIngress {
+			continue
+		}
 		o.target = spec
 		ts, err := o.targets()
 		if err != nil {
@@ -110,11 +138,20 @@ func runDiff(o *options, from, to, output string, failOnChange bool, paths []str
 		}
 		pair = append(pair, ts[0])
 	}
-	_, m, err := o.loadModel(paths, stdin, ro, nil)
-	if err != nil {
-		return err
+	var d *diffReport
+	if fromIngress {
+		d, err = diffFromIngress(o, ing, ro, pair[0], paths, stdin)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+	} else {
+		var m *translate.Model
+		if _, m, err = o.loadModel(paths, stdin, ro, nil); err != nil {
+			return err
+		}
+		d, err = diffTargets(m, pair[0], pair[1], o.retryNonIdempotent)
 	}
-	d, err := diffTargets(m, pair[0], pair[1], o.retryNonIdempotent)
 	if err != nil {
 		var ie *translate.InternalError
 		if !errors.As(err, &ie) {
@@ -145,39 +182,61 @@ func runDiff(o *options, from, to, output string, failOnChange bool, paths []str
 	return nil
 }
 
+// diffSide is one side of a diff: the timelines of its rules as its
+// judge read them from the configuration, and the codes behind each.
+type diffSide struct {
+	info      translate.TargetInfo
+	timelines []translate.Timeline
+	// why names the codes behind a side's aspect: the worst status of
+	// the findings of the features fs and their reasons or caveats.
+	why func(tl translate.Timeline, fs ...report.Feature) string
+	// paths names the Ingress path of a rule on the ingress-nginx side.
+	paths map[diffKey]nginxconf.Location
+}
+
+type diffKey struct {
+	route string
+	rule  int
+}
+
 // diffTargets compares what the judges read from a's and b's
 // configurations (translate.Explain's timelines) rule by rule, and names
 // the findings behind each side from the records (translate.Run).
 func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent bool) (*diffReport, error) {
-	targets := []translate.Target{a, b}
-	var sides [2][]translate.Timeline
-	for i, t := range targets {
-		ex, err := translate.Explain(m, []translate.Target{t}, retryNonIdempotent)
+	var sides [2]*diffSide
+	for i, t := range []translate.Target{a, b} {
+		s, err := targetSide(m, t, retryNonIdempotent)
 		if err != nil {
 			return nil, err
 		}
-		sides[i] = ex.Timelines
+		sides[i] = s
 	}
-	findings := map[string]*translate.Finding{} // target/route/rule/feature
-	key := func(target, route string, rule int, f report.Feature) string {
-		return target + "\x00" + route + "\x00" + strconv.Itoa(rule) + "\x00" + string(f)
+	return diffSides(sides[0], sides[1]), nil
+}
+
+// targetSide explains t's configuration for m and keeps the findings of
+// its report.
+func targetSide(m *translate.Model, t translate.Target, retryNonIdempotent bool) (*diffSide, error) {
+	ex, err := translate.Explain(m, []translate.Target{t}, retryNonIdempotent)
+	if err != nil {
+		return nil, err
 	}
-	for i, t := range targets {
-		res, err := translate.Run(m, []translate.Target{t}, retryNonIdempotent)
-		if err != nil {
-			return nil, err
-		}
-		for j := range res.Report.Findings {
-			f := &res.Report.Findings[j]
-			findings[key(strconv.Itoa(i), f.Route, f.Rule, f.Feature)] = f
-		}
+	findings := map[string]*translate.Finding{} // route/rule/feature
+	key := func(route string, rule int, f report.Feature) string {
+		return route + "\x00" + strconv.Itoa(rule) + "\x00" + string(f)
 	}
-	// why is the codes behind one side of a difference: the worst status
-	// of the features involved and their reasons or caveats, each once.
-	why := func(side int, tl translate.Timeline, fs ...report.Feature) string {
+	res, err := translate.Run(m, []translate.Target{t}, retryNonIdempotent)
+	if err != nil {
+		return nil, err
+	}
+	for j := range res.Report.Findings {
+		f := &res.Report.Findings[j]
+		findings[key(f.Route, f.Rule, f.Feature)] = f
+	}
+	why := func(tl translate.Timeline, fs ...report.Feature) string {
 		worst, codes := report.Status(""), []string{}
 		for _, feat := range fs {
-			f := findings[key(strconv.Itoa(side), tl.Route, tl.Rule, feat)]
+			f := findings[key(tl.Route, tl.Rule, feat)]
 			if f == nil {
 				continue
 			}
@@ -190,17 +249,27 @@ func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent b
 				}
 			}
 		}
-		switch {
-		case worst == "":
-			return "-"
-		case len(codes) == 0:
-			return string(worst)
-		}
-		return string(worst) + " " + strings.Join(codes, " ")
+		return whyText(string(worst), codes)
 	}
-	d := &diffReport{SchemaVersion: 1, Rules: []ruleDiff{},
-		From: translate.TargetInfo{Name: a.Backend.Name(), Version: a.Version},
-		To:   translate.TargetInfo{Name: b.Backend.Name(), Version: b.Version}}
+	return &diffSide{info: translate.TargetInfo{Name: t.Backend.Name(), Version: t.Version}, timelines: ex.Timelines, why: why}, nil
+}
+
+// whyText is "STATUS CODE...", the status alone, or "-" for no finding.
+func whyText(worst string, codes []string) string {
+	switch {
+	case worst == "":
+		return "-"
+	case len(codes) == 0:
+		return worst
+	}
+	return worst + " " + strings.Join(codes, " ")
+}
+
+// diffSides pairs the sides' timelines by rule and method class and keeps
+// what differs. When a side is ingress-nginx, only the rules made of its
+// Ingress paths are compared (the import adds redirect rules of its own).
+func diffSides(a, b *diffSide) *diffReport {
+	d := &diffReport{SchemaVersion: 1, Rules: []ruleDiff{}, From: a.info, To: b.info}
 	// Each side's timelines are in the model's rule order, but a mesh
 	// target also explains the rules attached to Services: the sides are
 	// paired by rule and method class, never by position, and a rule only
@@ -210,7 +279,7 @@ func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent b
 		rule    int
 		methods translate.MethodClass
 	}
-	xs, ys := sides[0], sides[1]
+	xs, ys := a.timelines, b.timelines
 	byKey := map[pairKey]translate.Timeline{}
 	for _, tl := range ys {
 		byKey[pairKey{tl.Route, tl.Rule, tl.Methods}] = tl
@@ -229,7 +298,7 @@ func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent b
 		pairs = append(pairs, [2]translate.Timeline{x, y})
 	}
 	for _, y := range ys {
-		if !paired[pairKey{y.Route, y.Rule, y.Methods}] {
+		if !paired[pairKey{y.Route, y.Rule, y.Methods}] && a.paths == nil {
 			x := absent
 			x.Route, x.Rule, x.RuleName, x.Methods = y.Route, y.Rule, y.RuleName, y.Methods
 			pairs = append(pairs, [2]translate.Timeline{x, y})
@@ -238,16 +307,19 @@ func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent b
 	for _, p := range pairs {
 		x, y := p[0], p[1]
 		rd := ruleDiff{Route: x.Route, Rule: x.Rule, RuleName: x.RuleName, Methods: x.Methods}
+		if loc, ok := a.paths[diffKey{x.Route, x.Rule}]; ok {
+			rd.Ingress, rd.Path = loc.Ingress, loc.Path
+		}
 		add := func(what, from, to string, fs ...report.Feature) {
 			if from != to {
-				rd.Differences = append(rd.Differences, difference{What: what, From: from, To: to, FromWhy: why(0, x, fs...), ToWhy: why(1, y, fs...)})
+				rd.Differences = append(rd.Differences, difference{What: what, From: from, To: to, FromWhy: a.why(x, fs...), ToWhy: b.why(y, fs...)})
 			}
 		}
 		if x.Unread || y.Unread {
 			add("read back", readBack(x), readBack(y))
 		} else {
 			add("answer", answerText(x), answerText(y), report.FeatureBackendRefs)
-			add("retries", strconv.Itoa(x.Retries), strconv.Itoa(y.Retries), report.FeatureRetryAttempts)
+			add("retries", retriesText(x), retriesText(y), report.FeatureRetryAttempts)
 			add("retried on", retriedText(x), retriedText(y), report.FeatureRetryCodes, report.FeatureRetryConnectionErrors)
 			add("try cut by", tryTimer(x), tryTimer(y), report.FeatureBackendRequestTimeout, report.FeatureRetryBackendTimeout)
 			add("pause between tries", pauseText(x), pauseText(y), report.FeatureRetryBackoff)
@@ -257,7 +329,15 @@ func diffTargets(m *translate.Model, a, b translate.Target, retryNonIdempotent b
 			d.Rules = append(d.Rules, rd)
 		}
 	}
-	return d, nil
+	return d
+}
+
+// retriesText is the number of retries, or "unbounded".
+func retriesText(tl translate.Timeline) string {
+	if tl.Retries >= nginxconf.UnboundedRetries {
+		return "unbounded"
+	}
+	return strconv.Itoa(tl.Retries)
 }
 
 // whyCodes are the codes of a finding that is not plainly honoured: its
@@ -329,6 +409,9 @@ func methodsText(c translate.MethodClass) string {
 }
 
 func ruleText(rd ruleDiff) string {
+	if rd.Ingress != "" {
+		return "Ingress " + rd.Ingress + " " + rd.Path + " (HTTPRoute " + rd.Route + " rule " + strconv.Itoa(rd.Rule) + ")"
+	}
 	s := "HTTPRoute " + rd.Route + " rule " + strconv.Itoa(rd.Rule)
 	if rd.RuleName != "" {
 		s += " (" + rd.RuleName + ")"

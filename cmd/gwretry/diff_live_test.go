@@ -53,6 +53,20 @@ func exampleRequest(rule int, methods translate.MethodClass, id string) (method,
 	return method, "/shop/" + id
 }
 
+// liveScene is what the live observations need of the manifests they run:
+// the HTTPRoutes, the request that selects each rule, the rules whose
+// timers are observed, and a path that reaches the scripted backend.
+type liveScene struct {
+	file    string
+	request func(rule int, methods translate.MethodClass, id string) (method, path string)
+	timed   func(ruleKey) bool
+	// ready is routed to the backend whose name ready names.
+	ready, backend string
+}
+
+// exampleScene is the shipped example's.
+var exampleScene = liveScene{file: example, request: exampleRequest, timed: timedRule, ready: "/ready", backend: "catalogue"}
+
 // diffLiveBudget is the longest timer a try may have for the timer and
 // worst-case observations: a rule whose timers are all longer is not
 // observed there (the test would wait minutes).
@@ -112,6 +126,15 @@ type planeRun struct {
 	plane     livePlane
 	timelines map[ruleKey]translate.Timeline
 	results   map[ruleKey]map[string]prove.Result
+	// timed says which rules' timers were observed (timedRule when nil).
+	timed func(ruleKey) bool
+}
+
+func (r *planeRun) isTimed(k ruleKey) bool {
+	if r.timed != nil {
+		return r.timed(k)
+	}
+	return timedRule(k)
 }
 
 // TestDiffLive proves gwretry diff on the shipped example for every pair of
@@ -224,7 +247,13 @@ func installedPlanes(t *testing.T) []livePlane {
 // configuration on p, by rule and method class.
 func explainTimelines(t *testing.T, p livePlane, flags []string) map[ruleKey]translate.Timeline {
 	t.Helper()
-	code, stdout, stderr := gwretry(t, "", append([]string{"explain", example, "--target", p.target(), "-o", "json"}, flags...)...)
+	return explainFile(t, p, example, flags)
+}
+
+// explainFile is gwretry explain's reading of file's configuration on p.
+func explainFile(t *testing.T, p livePlane, file string, flags []string) map[ruleKey]translate.Timeline {
+	t.Helper()
+	code, stdout, stderr := gwretry(t, "", append([]string{"explain", file, "--target", p.target(), "-o", "json"}, flags...)...)
 	if code != exitOK {
 		t.Fatalf("explain: exit %d\n%s", code, stderr)
 	}
@@ -257,8 +286,15 @@ func timerOf(tl translate.Timeline) time.Duration {
 // sends every observation to every rule and method class.
 func observePlane(t *testing.T, p livePlane, listen string, flags []string, tls map[ruleKey]translate.Timeline, servers []*flaky.Server) map[ruleKey]map[string]prove.Result {
 	t.Helper()
+	return observeScene(t, p, exampleScene, listen, flags, tls, servers)
+}
+
+// observeScene generates sc's configuration for p, runs it, and sends
+// every observation to every rule and method class.
+func observeScene(t *testing.T, p livePlane, sc liveScene, listen string, flags []string, tls map[ruleKey]translate.Timeline, servers []*flaky.Server) map[ruleKey]map[string]prove.Result {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	args := append([]string{"translate", example, "--target", p.target(), "-o", out, "--report", "none"}, flags...)
+	args := append([]string{"translate", sc.file, "--target", p.target(), "-o", out, "--report", "none"}, flags...)
 	if code, _, stderr := gwretry(t, "", args...); code != exitOK {
 		t.Fatalf("translate: exit %d\n%s", code, stderr)
 	}
@@ -271,8 +307,19 @@ func observePlane(t *testing.T, p livePlane, listen string, flags []string, tls 
 		t.Fatalf("%s: %v\n%s", p.target(), err, prove.ConfigText(out, p.name))
 	}
 	defer proxy.Stop()
+	results := observeRules(t, p.target(), addr, sc, tls, servers)
+	if t.Failed() {
+		t.Logf("proxy output:\n%s\nconfiguration:\n%s", proxy.Output(), prove.ConfigText(out, p.name))
+	}
+	return results
+}
+
+// observeRules sends every observation to every rule and method class of
+// tls to the proxy on addr, which runs sc's configuration.
+func observeRules(t *testing.T, target, addr string, sc liveScene, tls map[ruleKey]translate.Timeline, servers []*flaky.Server) map[ruleKey]map[string]prove.Result {
+	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	waitExample(t, client, addr)
+	waitScene(t, client, addr, sc)
 
 	// Every plane's timer must be within budget for a timed
 	// observation of a rule; the pairs compare the same observations.
@@ -286,11 +333,11 @@ func observePlane(t *testing.T, p livePlane, listen string, flags []string, tls 
 		timer := timerOf(tls[k])
 		results[k] = map[string]prove.Result{}
 		for i, o := range diffObservations {
-			if o.timed && !timedRule(k) {
+			if o.timed && !sc.timed(k) {
 				continue
 			}
-			id := fmt.Sprintf("%s-%d-%d-%s", strings.ReplaceAll(p.target(), "@", "-"), k.rule, i, k.methods)
-			method, path := exampleRequest(k.rule, k.methods, id)
+			id := fmt.Sprintf("%s-%d-%d-%s", strings.ReplaceAll(target, "@", "-"), k.rule, i, k.methods)
+			method, path := sc.request(k.rule, k.methods, id)
 			budget := timer
 			if budget == 0 {
 				budget = time.Second
@@ -300,9 +347,6 @@ func observePlane(t *testing.T, p livePlane, listen string, flags []string, tls 
 			}
 			results[k][o.name] = sendOne(t, client, addr, method, path, servers)
 		}
-	}
-	if t.Failed() {
-		t.Logf("proxy output:\n%s\nconfiguration:\n%s", proxy.Output(), prove.ConfigText(out, p.name))
 	}
 	return results
 }
@@ -314,20 +358,20 @@ var timedRules = []int{0}
 
 func timedRule(k ruleKey) bool { return slices.Contains(timedRules, k.rule) }
 
-// waitExample polls the default rule until the proxy routes it to the
+// waitScene polls sc's ready path until the proxy routes it to the
 // scripted backend.
-func waitExample(t *testing.T, client *http.Client, addr string) {
+func waitScene(t *testing.T, client *http.Client, addr string, sc liveScene) {
 	t.Helper()
 	deadline := time.Now().Add(dataplane.ReadyTimeout)
 	last := ""
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/ready", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+sc.ready, nil)
 		req.Host = "shop.example.com"
 		resp, err := client.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == 200 && resp.Header.Get(flaky.EndpointHeader) == "catalogue" {
+			if resp.StatusCode == 200 && resp.Header.Get(flaky.EndpointHeader) == sc.backend {
 				return
 			}
 			last = resp.Status
@@ -336,7 +380,7 @@ func waitExample(t *testing.T, client *http.Client, addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("the proxy on %s never routed /ready to the catalogue backend: %s", addr, last)
+	t.Fatalf("the proxy on %s never routed %s to the %s backend: %s", addr, sc.ready, sc.backend, last)
 }
 
 // sendOne sends one request of the example's host and records what the
@@ -540,7 +584,7 @@ func (c *aspectCheck) check() {
 
 	// try cut by, worst case: rules whose timers are within budget.
 	timerA, timerB := timerOf(ta), timerOf(tb)
-	timed := timedRule(c.key)
+	timed := c.a.isTimed(c.key)
 	inBudget := timerA > 0 && timerB > 0 && timerA <= diffLiveBudget && timerB <= diffLiveBudget
 	if timed != inBudget {
 		c.t.Errorf("%s, %s: timers %v and %v, yet the test %s observe it (timedRules is stale)", c.pair, c.key, timerA, timerB, map[bool]string{true: "does", false: "does not"}[timed])

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwretry/gwretry/backends"
+	"github.com/gwretry/gwretry/importer/ingressnginx/nginxconf"
 	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -46,7 +47,10 @@ pauseMaxMs, earliestStartMs, latestStartMs, timeout, note), worstCaseMs, neverHa
 lastTry, reason) and notes. Times are milliseconds; null means unbounded.
 
 --from A --to B (instead of --target) puts the two data planes' timelines of each rule side by
-side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX keeps one rule.`,
+side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX keeps one rule.
+--from ingress-nginx reads Ingresses (and --configmap) as gwretry diff --from ingress-nginx does:
+ingress-nginx's timelines are those of its template's configuration for each Ingress path, B's
+those of the imported HTTPRoutes.`,
 		Example: `  # the tries HAProxy makes for each rule
   gwretry explain route.yaml --target haproxy
 
@@ -69,12 +73,17 @@ side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX k
 	f.StringVar(&side.from, "from", "", "with --to, instead of --target: the data plane moved from, NAME or NAME@VERSION")
 	f.StringVar(&side.to, "to", "", "with --from: the data plane moved to")
 	f.StringVar(&side.rule, "rule", "", "only the rule `NAMESPACE/NAME:INDEX`")
+	side.ing.addFlags(f, false)
 	o.addInputFlags(cmd)
 	return cmd
 }
 
 // sides are explain's --from, --to and --rule.
-type sides struct{ from, to, rule string }
+type sides struct {
+	from, to, rule string
+	// ing are the flags of --from ingress-nginx.
+	ing ingressFlags
+}
 
 func runExplain(o *options, output string, side sides, paths []string, stdin io.Reader, stdout io.Writer) error {
 	if output != "text" && output != "json" {
@@ -89,7 +98,10 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 		return err
 	}
 	var targets []translate.Target
+	fromIngress := side.from == ingressNginx || side.from == ingressNginx+"@"+nginxconf.Version
 	switch {
+	case !fromIngress && side.ing.set():
+		return usageErrorf("--configmap and the controller's flags go with --from ingress-nginx")
 	case (side.from == "") != (side.to == ""):
 		return usageErrorf("--from and --to go together")
 	case side.from != "" && o.target != "":
@@ -98,6 +110,9 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 		for _, spec := range []string{side.from, side.to} {
 			if strings.Contains(spec, ",") {
 				return usageErrorf("--from and --to name one data plane each")
+			}
+			if spec == side.from && fromIngress {
+				continue
 			}
 			o.target = spec
 			ts, err := o.targets()
@@ -111,11 +126,30 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 			return err
 		}
 	}
-	_, m, err := o.loadModel(paths, stdin, ro, nil)
-	if err != nil {
+	var m *translate.Model
+	var from *diffSide
+	if fromIngress {
+		// ingress-nginx's side is the diff's: its template's
+		// configuration for the Ingress paths, read back.
+		listen := o.listen
+		if listen == "" {
+			listen = "0.0.0.0:8080"
+		}
+		di, err := loadIngressDiff(paths, stdin, o.limits, ro, side.ing, listen)
+		if err != nil {
+			return err
+		}
+		if from, err = ingressNginxSide(di); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		m = di.model
+	} else if _, m, err = o.loadModel(paths, stdin, ro, nil); err != nil {
 		return err
 	}
 	ex, err := translate.Explain(m, targets, o.retryNonIdempotent)
+	if err == nil && from != nil {
+		ex.Timelines = append(from.timelines, ex.Timelines...)
+	}
 	if err != nil {
 		var ie *translate.InternalError
 		if !errors.As(err, &ie) {
@@ -170,7 +204,13 @@ func explainText(ex *translate.Explanation) []byte {
 			if len(tl.RetriedOn) > 0 {
 				on = strings.Join(tl.RetriedOn, "; ")
 			}
-			fmt.Fprintf(&b, "  retries: %d (the rule asks for %d), on %s\n", tl.Retries, tl.RequestedRetries, on)
+			asks := fmt.Sprintf("the rule asks for %d", tl.RequestedRetries)
+			if tl.Target == ingressNginx {
+				// ingress-nginx's side is its own configuration: the
+				// rule is the one the import made of the Ingress path.
+				asks = fmt.Sprintf("the imported rule asks for %d", tl.RequestedRetries)
+			}
+			fmt.Fprintf(&b, "  retries: %s (%s), on %s\n", retriesText(tl), asks, on)
 			w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "  TRY\tPAUSE BEFORE\tEARLIEST START\tLATEST START\tTRY TIMEOUT\tNOTE")
 			for _, t := range tl.Tries {
