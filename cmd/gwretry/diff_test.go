@@ -208,7 +208,7 @@ func TestDiffFromIngress(t *testing.T) {
 	}
 	check("shop/codes idempotent retried on", func(x difference) bool {
 		return strings.HasPrefix(x.From, "responses 429;") && !strings.Contains(x.To, "429") &&
-			strings.Contains(x.FromWhy, "ConditionsChange") && strings.Contains(x.ToWhy, "CodesNeedLaterVersion")
+			strings.Contains(x.FromWhy, "ConditionsCarried") && strings.Contains(x.ToWhy, "CodesNeedLaterVersion")
 	})
 	check("shop/unbounded idempotent retries", func(x difference) bool {
 		return x.From == "unbounded" && x.To == "1" && strings.Contains(x.FromWhy, "UnlimitedTries")

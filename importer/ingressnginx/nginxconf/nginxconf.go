@@ -115,7 +115,8 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 		rule  int
 	}
 	// The owner's findings of each rule: a finding of another Ingress
-	// whose value differs says so (OtherIngressServes); among the others
+	// whose value differs says so (OtherIngressSettings, or
+	// OtherIngressServes for its backend); among the others
 	// any has the owner's value.
 	found := map[ruleKey]map[string]ingressnginx.Finding{}
 	for _, f := range res.Report.Findings {
@@ -123,7 +124,8 @@ func Generate(res *ingressnginx.Result, listen string, endpoints Endpoints) (*Co
 			continue
 		}
 		key := strings.TrimPrefix(strings.TrimPrefix(f.Annotation, ingressnginx.Prefix), "configmap:")
-		if !slices.Contains(settingKeys, key) || f.Reason == ingressnginx.ReasonOtherIngressServes {
+		if !slices.Contains(settingKeys, key) ||
+			f.Reason == ingressnginx.ReasonOtherIngressServes || f.Reason == ingressnginx.ReasonOtherIngressSettings {
 			continue
 		}
 		k := ruleKey{f.Route, f.Rule}
