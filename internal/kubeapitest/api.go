@@ -28,6 +28,10 @@ type StatusError struct {
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 	Details struct {
+		// Kind and Name are the object's resource ("httproutes") and
+		// name, when the server gives them.
+		Kind   string  `json:"kind"`
+		Name   string  `json:"name"`
 		Causes []Cause `json:"causes"`
 	} `json:"details"`
 }
