@@ -22,11 +22,24 @@ spec:
     timeouts: {request: %s, backendRequest: 2s}
 `
 
+// apiserver is the package's one server (Start is used by
+// input.TestAPIServerAgrees).
+var apiserver Shared
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	apiserver.Stop()
+	os.Exit(code)
+}
+
 // TestServer starts a server, installs the Gateway API's standard CRDs
 // and gwretry's policy CRDs, and checks the dry-run verdicts and that a
 // user of KubeconfigFor is held to RBAC while the admin is not.
 func TestServer(t *testing.T) {
-	s := Start(t)
+	s := apiserver.Get(t)
+	if again := apiserver.Get(t); again != s {
+		t.Fatal("Shared.Get started a second server")
+	}
 	s.InstallCRDs(t, GatewayAPICRDs(t, "standard")...)
 	s.InstallCRDs(t, PolicyCRDs(t)...)
 	// Installing again replaces, and waits as well.
