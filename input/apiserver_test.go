@@ -1,14 +1,20 @@
 package input
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/internal/kubeapitest"
@@ -24,7 +30,9 @@ import (
 // field paths gwretry names must be the ones the server names. The server
 // is the authority: a case whose recorded verdict it contradicts is wrong.
 //
-// One server per channel, the two started at the same time.
+// The experimental server also gets gwretry's policy CRDs and every
+// Gateway API v1 and gwretry.io document of the repository's inputs
+// (testdataAgrees). One server per channel, the two started at once.
 func TestAPIServerAgrees(t *testing.T) {
 	kubeapitest.Require(t)
 	type channelCase struct {
@@ -59,7 +67,9 @@ func TestAPIServerAgrees(t *testing.T) {
 				})
 			}
 			t.Logf("%s: %d cases, %d where the API server, gwretry and the case file agree", ch, len(cases[ch]), agree)
-			if ch != "standard" {
+			if ch == "experimental" {
+				s.InstallCRDs(t, kubeapitest.PolicyCRDs(t)...)
+				testdataAgrees(t, s, namespaces)
 				return
 			}
 			// gwretry's own validation tests (validate_test.go), which
@@ -262,4 +272,56 @@ func ensureNamespace(t *testing.T, s *kubeapitest.Server, seen map[string]bool, 
 	if err := s.Create(j); err != nil {
 		t.Fatalf("create namespace %s: %v", ns, err)
 	}
+}
+
+// testdataAgrees sends each Gateway API v1 and gwretry.io document of the
+// repository's inputs (the golden cases, the model cases, the examples and
+// the upstream manifests) to the experimental server s, which has
+// gwretry's policy CRDs too, and to gwretry with the experimental channel:
+// the verdicts and fields must agree.
+func testdataAgrees(t *testing.T, s *kubeapitest.Server, namespaces map[string]bool) {
+	var files []string
+	for _, g := range []string{"../testdata/*/input.yaml", "../testdata/model/*.in.yaml", "../testdata/examples/*.yaml", "../testdata/upstream-examples/*.yaml", "../testdata/upstream-conformance/*.yaml", "../testdata/upstream-conformance/*/*.yaml"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	n := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+		for i := 1; ; i++ {
+			doc, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			var tm struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+			}
+			if yaml.Unmarshal(doc, &tm) != nil || tm.APIVersion != "gateway.networking.k8s.io/v1" && !strings.HasPrefix(tm.APIVersion, "gwretry.io/") {
+				continue
+			}
+			switch tm.Kind {
+			case "HTTPRoute", "Gateway", "GatewayClass", "RetryPolicy", "ConnectionTimeoutPolicy":
+			default:
+				continue
+			}
+			n++
+			t.Run(fmt.Sprintf("testdata/%s#%d", strings.TrimPrefix(f, "../testdata/"), i), func(t *testing.T) {
+				ensureNamespace(t, s, namespaces, doc)
+				valid := s.DryRunCreate(doc) == nil
+				agreesWithAPIServer(t, s, translate.ChannelExperimental, valid, doc)
+			})
+		}
+	}
+	t.Logf("testdata: %d documents of %d files", n, len(files))
 }
