@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -259,4 +260,65 @@ func digitRun(s string) int {
 		n++
 	}
 	return n
+}
+
+// absentRequired returns, for a Gateway API object's JSON as written, a
+// "Required value" error for each property its CRD requires that is
+// absent (in spec; the standard channel's schema, whose required
+// properties the experimental one shares). Decoded into the Go types, an
+// absent string or number reads as "" or 0, which the schema would then
+// judge as a value: a missing extensionRef.group would pass as the empty
+// group, which the API server refuses as missing.
+func absentRequired(pos Position, kind, object string, j []byte) ErrorList {
+	vs, err := crdValidators()
+	if err != nil {
+		return ErrorList{{Pos: pos, Object: object, Msg: "internal error: validation: " + err.Error()}}
+	}
+	v := vs[string(translate.ChannelStandard)+"/"+kind]
+	spec, ok := v.structural.Properties["spec"]
+	if !ok {
+		return nil
+	}
+	var doc struct {
+		Spec any `json:"spec"`
+	}
+	if json.Unmarshal(j, &doc) != nil || doc.Spec == nil {
+		return nil // the strict decoding reports it
+	}
+	var errs ErrorList
+	walkRequired(&spec, doc.Spec, field.NewPath("spec"), func(p *field.Path) {
+		errs = append(errs, &InputError{Pos: pos, Object: object, Field: p.String(), Msg: "invalid per the Gateway API: " + field.Required(p, "").ErrorBody()})
+	})
+	return errs
+}
+
+// walkRequired calls missing with the path of each property that s
+// requires and v lacks, in the order of the paths.
+func walkRequired(s *structuralschema.Structural, v any, p *field.Path, missing func(*field.Path)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if s.ValueValidation != nil {
+			for _, r := range s.ValueValidation.Required {
+				if _, ok := x[r]; !ok {
+					missing(p.Child(r))
+				}
+			}
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if ps, ok := s.Properties[k]; ok {
+				walkRequired(&ps, x[k], p.Child(k), missing)
+			}
+		}
+	case []any:
+		if s.Items != nil {
+			for i, e := range x {
+				walkRequired(s.Items, e, p.Index(i), missing)
+			}
+		}
+	}
 }
