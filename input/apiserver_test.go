@@ -30,9 +30,9 @@ import (
 // field paths gwretry names must be the ones the server names. The server
 // is the authority: a case whose recorded verdict it contradicts is wrong.
 //
-// The experimental server also gets gwretry's policy CRDs and every
-// Gateway API v1 and gwretry.io document of the repository's inputs
-// (testdataAgrees). One server per channel, the two started at once.
+// Both servers also have gwretry's policy CRDs; the experimental one also
+// gets every Gateway API v1 and gwretry.io document of the repository's
+// inputs (testdataAgrees). One server per channel, the two started at once.
 func TestAPIServerAgrees(t *testing.T) {
 	kubeapitest.Require(t)
 	type channelCase struct {
@@ -52,6 +52,7 @@ func TestAPIServerAgrees(t *testing.T) {
 			t.Parallel()
 			s := kubeapitest.Start(t)
 			s.InstallCRDs(t, kubeapitest.GatewayAPICRDs(t, ch)...)
+			s.InstallCRDs(t, kubeapitest.PolicyCRDs(t)...)
 			namespaces := map[string]bool{"default": true}
 			agree := 0
 			for _, c := range cases[ch] {
@@ -68,7 +69,6 @@ func TestAPIServerAgrees(t *testing.T) {
 			}
 			t.Logf("%s: %d cases, %d where the API server, gwretry and the case file agree", ch, len(cases[ch]), agree)
 			if ch == "experimental" {
-				s.InstallCRDs(t, kubeapitest.PolicyCRDs(t)...)
 				testdataAgrees(t, s, namespaces)
 				return
 			}
@@ -280,8 +280,7 @@ func ensureNamespace(t *testing.T, s *kubeapitest.Server, seen map[string]bool, 
 
 // testdataAgrees sends each Gateway API v1 and gwretry.io document of the
 // repository's inputs (the golden cases, the model cases, the examples and
-// the upstream manifests) to the experimental server s, which has
-// gwretry's policy CRDs too, and to gwretry with the experimental channel:
+// the upstream manifests) to the experimental server s and to gwretry with the experimental channel:
 // the verdicts and fields must agree.
 func testdataAgrees(t *testing.T, s *kubeapitest.Server, namespaces map[string]bool) {
 	var files []string

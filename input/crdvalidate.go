@@ -262,34 +262,36 @@ func digitRun(s string) int {
 	return n
 }
 
-// absentRequired returns, for a Gateway API object's JSON as written, a
-// "Required value" error for each property its CRD requires that is
-// absent (in spec; the standard channel's schema, whose required
-// properties the experimental one shares). Decoded into the Go types, an
+// absentRequired returns, for an object's JSON as written, a "Required
+// value" error (message prefix first) for each property that the schema s
+// requires and the object lacks; status, which the API server ignores on
+// create, and metadata are not walked. Decoded into the Go types, an
 // absent string or number reads as "" or 0, which the schema would then
 // judge as a value: a missing extensionRef.group would pass as the empty
 // group, which the API server refuses as missing.
-func absentRequired(pos Position, kind, object string, j []byte) ErrorList {
+func absentRequired(s *structuralschema.Structural, pos Position, object string, j []byte, prefix string) ErrorList {
+	var doc map[string]any
+	if json.Unmarshal(j, &doc) != nil {
+		return nil // the strict decoding reports it
+	}
+	delete(doc, "status")
+	delete(doc, "metadata")
+	var errs ErrorList
+	walkRequired(s, doc, nil, func(p *field.Path) {
+		errs = append(errs, &InputError{Pos: pos, Object: object, Field: p.String(), Msg: prefix + field.Required(p, "").ErrorBody()})
+	})
+	return errs
+}
+
+// gatewayAPIAbsentRequired is absentRequired for a Gateway API kind, with
+// the standard channel's schema, whose required properties the
+// experimental one shares.
+func gatewayAPIAbsentRequired(pos Position, kind, object string, j []byte) ErrorList {
 	vs, err := crdValidators()
 	if err != nil {
 		return ErrorList{{Pos: pos, Object: object, Msg: "internal error: validation: " + err.Error()}}
 	}
-	v := vs[string(translate.ChannelStandard)+"/"+kind]
-	spec, ok := v.structural.Properties["spec"]
-	if !ok {
-		return nil
-	}
-	var doc struct {
-		Spec any `json:"spec"`
-	}
-	if json.Unmarshal(j, &doc) != nil || doc.Spec == nil {
-		return nil // the strict decoding reports it
-	}
-	var errs ErrorList
-	walkRequired(&spec, doc.Spec, field.NewPath("spec"), func(p *field.Path) {
-		errs = append(errs, &InputError{Pos: pos, Object: object, Field: p.String(), Msg: "invalid per the Gateway API: " + field.Required(p, "").ErrorBody()})
-	})
-	return errs
+	return absentRequired(vs[string(translate.ChannelStandard)+"/"+kind].structural, pos, object, j, "invalid per the Gateway API: ")
 }
 
 // walkRequired calls missing with the path of each property that s
@@ -299,7 +301,7 @@ func walkRequired(s *structuralschema.Structural, v any, p *field.Path, missing 
 	case map[string]any:
 		if s.ValueValidation != nil {
 			for _, r := range s.ValueValidation.Required {
-				if _, ok := x[r]; !ok {
+				if _, ok := x[r]; !ok && (p != nil || r != "metadata" && r != "status") {
 					missing(p.Child(r))
 				}
 			}

@@ -624,7 +624,7 @@ func (l *loader) decodeObject(pos Position, j []byte, items []objectLines) error
 			return nil
 		}
 	case tm.APIVersion == translate.ConnectionTimeoutPolicyAPIVersion && tm.Kind == translate.ConnectionTimeoutPolicyKind:
-		decodeInto(l, pos, j, tm, &l.in.ConnectionTimeoutPolicies)
+		decodeRequired(l, pos, j, tm, &l.in.ConnectionTimeoutPolicies, policyAbsentRequired(pos, tm, j))
 		return nil
 	case tm.APIVersion == "v1" && tm.Kind == "Service":
 		decodeInto(l, pos, j, tm, &l.in.Services)
@@ -715,7 +715,15 @@ func decodeInto[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Ob
 // absent value from an empty one (absentRequired).
 func decodeGatewayAPI[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Object[T]) {
 	object := ObjectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
-	if errs := absentRequired(pos, tm.Kind, object, j); len(errs) > 0 {
+	decodeRequired(l, pos, j, tm, dst, gatewayAPIAbsentRequired(pos, tm.Kind, object, j))
+}
+
+// decodeRequired is decodeInto unless absent (the errors of properties the
+// object's CRD requires and it lacks) is not empty: then those errors and
+// any of strict decoding are the object's.
+func decodeRequired[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Object[T], absent ErrorList) {
+	object := ObjectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
+	if errs := absent; len(errs) > 0 {
 		l.errs = append(l.errs, errs...)
 		l.errs = append(l.errs, decodeStrict(pos, object, j, new(T))...)
 		return
