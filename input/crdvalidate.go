@@ -262,13 +262,16 @@ func digitRun(s string) int {
 	return n
 }
 
-// absentRequired returns, for an object's JSON as written, a "Required
-// value" error (message prefix first) for each property that the schema s
-// requires and the object lacks; status, which the API server ignores on
-// create, and metadata are not walked. Decoded into the Go types, an
-// absent string or number reads as "" or 0, which the schema would then
-// judge as a value: a missing extensionRef.group would pass as the empty
-// group, which the API server refuses as missing.
+// absentRequired returns, for an object's JSON as written, what the API
+// server refuses in it that the Go types cannot show: each property that
+// the schema s requires and the object lacks ("Required value"), and each
+// empty list whose schema wants items (a list the types drop as empty
+// with omitempty, such as spec.rules: []). Messages start with prefix;
+// status, which the server ignores on create, and metadata are not
+// walked. Decoded into the Go types, an absent string or number reads as
+// "" or 0, which the schema would then judge as a value: a missing
+// extensionRef.group would pass as the empty group, which the server
+// refuses as missing.
 func absentRequired(s *structuralschema.Structural, pos Position, object string, j []byte, prefix string) ErrorList {
 	var doc map[string]any
 	if json.Unmarshal(j, &doc) != nil {
@@ -277,8 +280,8 @@ func absentRequired(s *structuralschema.Structural, pos Position, object string,
 	delete(doc, "status")
 	delete(doc, "metadata")
 	var errs ErrorList
-	walkRequired(s, doc, nil, func(p *field.Path) {
-		errs = append(errs, &InputError{Pos: pos, Object: object, Field: p.String(), Msg: prefix + field.Required(p, "").ErrorBody()})
+	walkAsWritten(s, doc, nil, func(e *field.Error) {
+		errs = append(errs, &InputError{Pos: pos, Object: object, Field: e.Field, Msg: prefix + e.ErrorBody()})
 	})
 	return errs
 }
@@ -294,15 +297,15 @@ func gatewayAPIAbsentRequired(pos Position, kind, object string, j []byte) Error
 	return absentRequired(vs[string(translate.ChannelStandard)+"/"+kind].structural, pos, object, j, "invalid per the Gateway API: ")
 }
 
-// walkRequired calls missing with the path of each property that s
-// requires and v lacks, in the order of the paths.
-func walkRequired(s *structuralschema.Structural, v any, p *field.Path, missing func(*field.Path)) {
+// walkAsWritten calls bad with each error absentRequired looks for, in
+// the order of the paths.
+func walkAsWritten(s *structuralschema.Structural, v any, p *field.Path, bad func(*field.Error)) {
 	switch x := v.(type) {
 	case map[string]any:
 		if s.ValueValidation != nil {
 			for _, r := range s.ValueValidation.Required {
 				if _, ok := x[r]; !ok && (p != nil || r != "metadata" && r != "status") {
-					missing(p.Child(r))
+					bad(field.Required(p.Child(r), ""))
 				}
 			}
 		}
@@ -313,13 +316,17 @@ func walkRequired(s *structuralschema.Structural, v any, p *field.Path, missing 
 		sort.Strings(keys)
 		for _, k := range keys {
 			if ps, ok := s.Properties[k]; ok {
-				walkRequired(&ps, x[k], p.Child(k), missing)
+				walkAsWritten(&ps, x[k], p.Child(k), bad)
 			}
 		}
 	case []any:
+		if len(x) == 0 && s.ValueValidation != nil && s.ValueValidation.MinItems != nil && *s.ValueValidation.MinItems > 0 {
+			// The wording of the API server's schema validator.
+			bad(field.Invalid(p, 0, fmt.Sprintf("%s in body should have at least %d items", p, *s.ValueValidation.MinItems)))
+		}
 		if s.Items != nil {
 			for i, e := range x {
-				walkRequired(s.Items, e, p.Index(i), missing)
+				walkAsWritten(s.Items, e, p.Index(i), bad)
 			}
 		}
 	}
