@@ -264,7 +264,8 @@ func digitRun(s string) int {
 
 // absentRequired returns, for an object's JSON as written, what the API
 // server refuses in it that the Go types cannot show: each property that
-// the schema s requires and the object lacks ("Required value"), and each
+// the schema s requires and the object lacks or sets to null ("Required
+// value"), and each
 // empty list whose schema wants items (a list the types drop as empty
 // with omitempty, such as spec.rules: []). Messages start with prefix;
 // status, which the server ignores on create, and metadata are not
@@ -304,7 +305,10 @@ func walkAsWritten(s *structuralschema.Structural, v any, p *field.Path, bad fun
 	case map[string]any:
 		if s.ValueValidation != nil {
 			for _, r := range s.ValueValidation.Required {
-				if _, ok := x[r]; !ok && (p != nil || r != "metadata" && r != "status") {
+				// The server drops a null it cannot store (the property
+				// is not nullable): that property is then absent too.
+				val, ok := x[r]
+				if (!ok || val == nil && !s.Properties[r].Nullable) && (p != nil || r != "metadata" && r != "status") {
 					bad(field.Required(p.Child(r), ""))
 				}
 			}
