@@ -44,7 +44,7 @@ func loadCELCases(t *testing.T, file string) []celCase {
 // cases from the CRD schemas (testdata/cel/schema.yaml).
 func TestCELAgreement(t *testing.T) {
 	total, agree := 0, 0
-	for _, file := range []string{"../testdata/cel/upstream.yaml", "../testdata/cel/schema.yaml"} {
+	for _, file := range []string{"../testdata/cel/upstream.yaml", "../testdata/cel/schema.yaml", "../testdata/cel/absent.yaml"} {
 		for _, c := range loadCELCases(t, file) {
 			if c.Valid == (len(c.WantErrors)+len(c.WantFields) > 0) {
 				t.Errorf("%s: %s: set exactly one of valid and wantErrors/wantFields", file, c.Name)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -259,4 +260,78 @@ func digitRun(s string) int {
 		n++
 	}
 	return n
+}
+
+// absentRequired returns, for an object's JSON as written, what the API
+// server refuses in it that the Go types cannot show: each property that
+// the schema s requires and the object lacks or sets to null ("Required
+// value"), and each
+// empty list whose schema wants items (a list the types drop as empty
+// with omitempty, such as spec.rules: []). Messages start with prefix;
+// status, which the server ignores on create, and metadata are not
+// walked. Decoded into the Go types, an absent string or number reads as
+// "" or 0, which the schema would then judge as a value: a missing
+// extensionRef.group would pass as the empty group, which the server
+// refuses as missing.
+func absentRequired(s *structuralschema.Structural, pos Position, object string, j []byte, prefix string) ErrorList {
+	var doc map[string]any
+	if json.Unmarshal(j, &doc) != nil {
+		return nil // the strict decoding reports it
+	}
+	delete(doc, "status")
+	delete(doc, "metadata")
+	var errs ErrorList
+	walkAsWritten(s, doc, nil, func(e *field.Error) {
+		errs = append(errs, &InputError{Pos: pos, Object: object, Field: e.Field, Msg: prefix + e.ErrorBody()})
+	})
+	return errs
+}
+
+// gatewayAPIAbsentRequired is absentRequired for a Gateway API kind, with
+// the standard channel's schema, whose required properties the
+// experimental one shares.
+func gatewayAPIAbsentRequired(pos Position, kind, object string, j []byte) ErrorList {
+	vs, err := crdValidators()
+	if err != nil {
+		return ErrorList{{Pos: pos, Object: object, Msg: "internal error: validation: " + err.Error()}}
+	}
+	return absentRequired(vs[string(translate.ChannelStandard)+"/"+kind].structural, pos, object, j, "invalid per the Gateway API: ")
+}
+
+// walkAsWritten calls bad with each error absentRequired looks for, in
+// the order of the paths.
+func walkAsWritten(s *structuralschema.Structural, v any, p *field.Path, bad func(*field.Error)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if s.ValueValidation != nil {
+			for _, r := range s.ValueValidation.Required {
+				// The server drops a null it cannot store (the property
+				// is not nullable): that property is then absent too.
+				val, ok := x[r]
+				if (!ok || val == nil && !s.Properties[r].Nullable) && (p != nil || r != "metadata" && r != "status") {
+					bad(field.Required(p.Child(r), ""))
+				}
+			}
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if ps, ok := s.Properties[k]; ok {
+				walkAsWritten(&ps, x[k], p.Child(k), bad)
+			}
+		}
+	case []any:
+		if len(x) == 0 && s.ValueValidation != nil && s.ValueValidation.MinItems != nil && *s.ValueValidation.MinItems > 0 {
+			// The wording of the API server's schema validator.
+			bad(field.Invalid(p, 0, fmt.Sprintf("%s in body should have at least %d items", p, *s.ValueValidation.MinItems)))
+		}
+		if s.Items != nil {
+			for i, e := range x {
+				walkAsWritten(s.Items, e, p.Index(i), bad)
+			}
+		}
+	}
 }

@@ -611,20 +611,20 @@ func (l *loader) decodeObject(pos Position, j []byte, items []objectLines) error
 	case group == "gateway.networking.k8s.io" && (tm.APIVersion == "gateway.networking.k8s.io/v1" || tm.APIVersion == "gateway.networking.k8s.io/v1beta1"):
 		switch tm.Kind {
 		case "HTTPRoute":
-			decodeInto(l, pos, j, tm, &l.in.Routes)
+			decodeGatewayAPI(l, pos, j, tm, &l.in.Routes)
 			return nil
 		case "Gateway":
-			decodeInto(l, pos, j, tm, &l.in.Gateways)
+			decodeGatewayAPI(l, pos, j, tm, &l.in.Gateways)
 			return nil
 		case "GatewayClass":
-			decodeInto(l, pos, j, tm, &l.in.GatewayClasses)
+			decodeGatewayAPI(l, pos, j, tm, &l.in.GatewayClasses)
 			return nil
 		case "ReferenceGrant":
 			decodeInto(l, pos, j, tm, &l.in.ReferenceGrants)
 			return nil
 		}
 	case tm.APIVersion == translate.ConnectionTimeoutPolicyAPIVersion && tm.Kind == translate.ConnectionTimeoutPolicyKind:
-		decodeInto(l, pos, j, tm, &l.in.ConnectionTimeoutPolicies)
+		decodeRequired(l, pos, j, tm, &l.in.ConnectionTimeoutPolicies, policyAbsentRequired(pos, tm, j))
 		return nil
 	case tm.APIVersion == "v1" && tm.Kind == "Service":
 		decodeInto(l, pos, j, tm, &l.in.Services)
@@ -707,6 +707,28 @@ func decodeInto[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Ob
 		return
 	}
 	*dst = append(*dst, Object[T]{Pos: pos, Obj: obj})
+}
+
+// decodeGatewayAPI is decodeInto for the kinds gwretry validates with the
+// Gateway API's CRDs: an object that lacks a property its CRD requires is
+// refused here, as the API server does, since the Go types cannot tell an
+// absent value from an empty one (absentRequired).
+func decodeGatewayAPI[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Object[T]) {
+	object := ObjectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
+	decodeRequired(l, pos, j, tm, dst, gatewayAPIAbsentRequired(pos, tm.Kind, object, j))
+}
+
+// decodeRequired is decodeInto unless absent (the errors of properties the
+// object's CRD requires and it lacks) is not empty: then those errors and
+// any of strict decoding are the object's.
+func decodeRequired[T any](l *loader, pos Position, j []byte, tm typeMeta, dst *[]Object[T], absent ErrorList) {
+	object := ObjectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
+	if errs := absent; len(errs) > 0 {
+		l.errs = append(l.errs, errs...)
+		l.errs = append(l.errs, decodeStrict(pos, object, j, new(T))...)
+		return
+	}
+	decodeInto(l, pos, j, tm, dst)
 }
 
 // readBefore reports whether the object was read before. Read twice with

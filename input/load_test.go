@@ -276,7 +276,7 @@ func TestLoadKeepsWhatDecoded(t *testing.T) {
 
 func TestInputFound(t *testing.T) {
 	content := "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n---\n" +
-		"apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec: {gatewayClassName: x, listeners: []}\n---\n" +
+		"apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec: {gatewayClassName: x, listeners: [{name: http, port: 80, protocol: HTTP}]}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
 	in, err := Load([]string{writeInput(t, "in.yaml", content)}, nil, DefaultLimits())
 	if err != nil {

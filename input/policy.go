@@ -32,7 +32,7 @@ func policyKinds() []policyKind {
 	return []policyKind{
 		{apiVersion: "gwretry.io/v1alpha1", kind: "RetryPolicy", plural: "RetryPolicies",
 			add: func(l *loader, pos Position, j []byte, tm typeMeta) {
-				decodeInto(l, pos, j, tm, &l.in.Policies.Retry)
+				decodeRequired(l, pos, j, tm, &l.in.Policies.Retry, policyAbsentRequired(pos, tm, j))
 			},
 			count: func(in *Input) int { return len(in.Policies.Retry) }},
 		{apiVersion: "gateway.envoyproxy.io/v1alpha1", kind: "BackendTrafficPolicy", plural: "BackendTrafficPolicies",
@@ -104,6 +104,21 @@ var policyValidators = sync.OnceValues(func() (map[string]*crdValidator, error) 
 	}
 	return out, nil
 })
+
+// policyAbsentRequired is absentRequired for one of gwretry's own kinds,
+// with its CRD (config/crd).
+func policyAbsentRequired(pos Position, tm typeMeta, j []byte) ErrorList {
+	object := ObjectName(tm.Kind, tm.Metadata.Namespace, tm.Metadata.Name)
+	vs, err := policyValidators()
+	if err != nil {
+		return ErrorList{{Pos: pos, Object: object, Msg: "internal error: validation: " + err.Error()}}
+	}
+	v := vs[tm.APIVersion+"/"+tm.Kind]
+	if v == nil {
+		return nil
+	}
+	return absentRequired(v.structural, pos, object, j, "invalid per the "+tm.Kind+" CRD: ")
+}
 
 // validatePolicies checks every policy object: gwretry's own kinds with
 // their CRD as the API server would, then the retry and timeouts parts

@@ -24,42 +24,46 @@ spec:
 ` + rule
 }
 
+// validationRejects are inputs gwretry refuses, with the field and the
+// message it names; TestAPIServerAgrees also sends them to the API server
+// (some are refused by gwretry's own checks only, not by the API).
+var validationRejects = []struct {
+	name, input string
+	field, msg  string
+}{
+	{"duration syntax", routeWithRule("    timeouts:\n      request: 1.5s\n"), "spec.rules[0].timeouts.request", "should match '^([0-9]{1,5}(h|m|s|ms)){1,4}$'"},
+	{"duration unit", routeWithRule("    timeouts:\n      backendRequest: 1d\n"), "spec.rules[0].timeouts.backendRequest", "should match"},
+	{"backoff syntax", routeWithRule("    retry:\n      backoff: -1s\n"), "spec.rules[0].retry.backoff", "should match"},
+	{"backendRequest above request", routeWithRule("    timeouts:\n      request: 1s\n      backendRequest: 2s\n"), "spec.rules[0].timeouts", "cannot be longer than request timeout"},
+	{"negative attempts", routeWithRule("    retry:\n      attempts: -1\n"), "spec.rules[0].retry.attempts", "greater than or equal to 0"},
+	{"code below 400", routeWithRule("    retry:\n      codes: [399]\n"), "spec.rules[0].retry.codes[0]", "greater than or equal to 400"},
+	{"code above 599", routeWithRule("    retry:\n      codes: [500, 600]\n"), "spec.rules[0].retry.codes[1]", "less than or equal to 599"},
+	{"duplicate codes", routeWithRule("    retry:\n      codes: [500, 500]\n"), "spec.rules[0].retry.codes[1]", "Duplicate value: 500"},
+	{"route name", strings.Replace(routeWithRule(""), "name: r\n", "name: R_1\n", 1), "metadata.name", "RFC 1123 subdomain"},
+	{"namespace", strings.Replace(routeWithRule(""), "namespace: ns", "namespace: a.b", 1), "metadata.namespace", "must not contain dots"},
+	{"hostname", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [Foo.example.com]\n", 1), "spec.hostnames[0]", "should match"},
+	{"hostname IP", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [10.0.0.1]\n", 1), "spec.hostnames[0]", "IP addresses"},
+	{"path without slash", routeWithRule("    matches:\n    - path: {type: PathPrefix, value: api}\n"), "spec.rules[0].matches[0].path", "start with '/'"},
+	{"path with //", routeWithRule("    matches:\n    - path: {type: Exact, value: /a//b}\n"), "spec.rules[0].matches[0].path", "'//'"},
+	{"path with %2f", routeWithRule("    matches:\n    - path: {value: /a%2Fb}\n"), "spec.rules[0].matches[0].path", "%2F"},
+	{"path with injection", routeWithRule("    matches:\n    - path: {value: \"/a;b{\"}\n"), "spec.rules[0].matches[0].path", "must only contain valid characters"},
+	{"bad regex", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: \"/a(\"}\n"), "spec.rules[0].matches[0].path.value", "regular expression"},
+	{"regex with backslash", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: '/a\\d'}\n"), "spec.rules[0].matches[0].path.value", "no backslash"},
+	{"header name", routeWithRule("    matches:\n    - headers: [{name: \"a b\", value: x}]\n"), "spec.rules[0].matches[0].headers[0].name", "should match"},
+	{"header value", routeWithRule("    matches:\n    - headers: [{name: x, value: \"a`b\"}]\n"), "spec.rules[0].matches[0].headers[0].value", "gwretry does not write the header value \"a`b\" into a generated configuration because"},
+	{"duplicate header", routeWithRule("    matches:\n    - headers: [{name: x, value: a}, {name: X, value: b}]\n"), "spec.rules[0].matches[0].headers[1].name", "twice"},
+	{"query name", routeWithRule("    matches:\n    - queryParams: [{name: \"a;b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "should match"},
+	{"query name the API allows", routeWithRule("    matches:\n    - queryParams: [{name: \"a!b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "gwretry does not write the query parameter name \"a!b\" into a generated configuration"},
+	{"method", routeWithRule("    matches:\n    - method: get\n"), "spec.rules[0].matches[0].method", "supported values"},
+	{"duplicate rule names", strings.Replace(routeWithRule("  - name: a\n    backendRefs: [{name: svc, port: 8080}]\n"), "  - backendRefs:", "  - name: a\n    backendRefs:", 1), "spec.rules", "Rule name must be unique within the route"},
+	{"backend port", routeWithRule("  - backendRefs: [{name: svc}]\n"), "spec.rules[1].backendRefs[0]", "Must have port for Service reference"},
+	{"backend weight", routeWithRule("  - backendRefs: [{name: svc, port: 1, weight: -1}]\n"), "spec.rules[1].backendRefs[0].weight", "greater than or equal to 0"},
+	{"parent port", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, port: 70000}]\n", 1), "spec.parentRefs[0].port", "less than or equal to 65535"},
+	{"gateway listener port", routeWithRule("") + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 0, protocol: HTTP}]\n", "spec.listeners[0].port", "greater than or equal to 1"},
+}
+
 func TestValidationRejects(t *testing.T) {
-	tests := []struct {
-		name, input string
-		field, msg  string
-	}{
-		{"duration syntax", routeWithRule("    timeouts:\n      request: 1.5s\n"), "spec.rules[0].timeouts.request", "should match '^([0-9]{1,5}(h|m|s|ms)){1,4}$'"},
-		{"duration unit", routeWithRule("    timeouts:\n      backendRequest: 1d\n"), "spec.rules[0].timeouts.backendRequest", "should match"},
-		{"backoff syntax", routeWithRule("    retry:\n      backoff: -1s\n"), "spec.rules[0].retry.backoff", "should match"},
-		{"backendRequest above request", routeWithRule("    timeouts:\n      request: 1s\n      backendRequest: 2s\n"), "spec.rules[0].timeouts", "cannot be longer than request timeout"},
-		{"negative attempts", routeWithRule("    retry:\n      attempts: -1\n"), "spec.rules[0].retry.attempts", "greater than or equal to 0"},
-		{"code below 400", routeWithRule("    retry:\n      codes: [399]\n"), "spec.rules[0].retry.codes[0]", "greater than or equal to 400"},
-		{"code above 599", routeWithRule("    retry:\n      codes: [500, 600]\n"), "spec.rules[0].retry.codes[1]", "less than or equal to 599"},
-		{"duplicate codes", routeWithRule("    retry:\n      codes: [500, 500]\n"), "spec.rules[0].retry.codes[1]", "Duplicate value: 500"},
-		{"route name", strings.Replace(routeWithRule(""), "name: r\n", "name: R_1\n", 1), "metadata.name", "RFC 1123 subdomain"},
-		{"namespace", strings.Replace(routeWithRule(""), "namespace: ns", "namespace: a.b", 1), "metadata.namespace", "must not contain dots"},
-		{"hostname", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [Foo.example.com]\n", 1), "spec.hostnames[0]", "should match"},
-		{"hostname IP", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  hostnames: [10.0.0.1]\n", 1), "spec.hostnames[0]", "IP addresses"},
-		{"path without slash", routeWithRule("    matches:\n    - path: {type: PathPrefix, value: api}\n"), "spec.rules[0].matches[0].path", "start with '/'"},
-		{"path with //", routeWithRule("    matches:\n    - path: {type: Exact, value: /a//b}\n"), "spec.rules[0].matches[0].path", "'//'"},
-		{"path with %2f", routeWithRule("    matches:\n    - path: {value: /a%2Fb}\n"), "spec.rules[0].matches[0].path", "%2F"},
-		{"path with injection", routeWithRule("    matches:\n    - path: {value: \"/a;b{\"}\n"), "spec.rules[0].matches[0].path", "must only contain valid characters"},
-		{"bad regex", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: \"/a(\"}\n"), "spec.rules[0].matches[0].path.value", "regular expression"},
-		{"regex with backslash", routeWithRule("    matches:\n    - path: {type: RegularExpression, value: '/a\\d'}\n"), "spec.rules[0].matches[0].path.value", "no backslash"},
-		{"header name", routeWithRule("    matches:\n    - headers: [{name: \"a b\", value: x}]\n"), "spec.rules[0].matches[0].headers[0].name", "should match"},
-		{"header value", routeWithRule("    matches:\n    - headers: [{name: x, value: \"a`b\"}]\n"), "spec.rules[0].matches[0].headers[0].value", "gwretry does not write the header value \"a`b\" into a generated configuration because"},
-		{"duplicate header", routeWithRule("    matches:\n    - headers: [{name: x, value: a}, {name: X, value: b}]\n"), "spec.rules[0].matches[0].headers[1].name", "twice"},
-		{"query name", routeWithRule("    matches:\n    - queryParams: [{name: \"a;b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "should match"},
-		{"query name the API allows", routeWithRule("    matches:\n    - queryParams: [{name: \"a!b\", value: x}]\n"), "spec.rules[0].matches[0].queryParams[0].name", "gwretry does not write the query parameter name \"a!b\" into a generated configuration"},
-		{"method", routeWithRule("    matches:\n    - method: get\n"), "spec.rules[0].matches[0].method", "supported values"},
-		{"duplicate rule names", strings.Replace(routeWithRule("  - name: a\n    backendRefs: [{name: svc, port: 8080}]\n"), "  - backendRefs:", "  - name: a\n    backendRefs:", 1), "spec.rules[1].name", "unique"},
-		{"backend port", routeWithRule("  - backendRefs: [{name: svc}]\n"), "spec.rules[1].backendRefs[0]", "Must have port for Service reference"},
-		{"backend weight", routeWithRule("  - backendRefs: [{name: svc, port: 1, weight: -1}]\n"), "spec.rules[1].backendRefs[0].weight", "greater than or equal to 0"},
-		{"parent port", strings.Replace(routeWithRule(""), "spec:\n", "spec:\n  parentRefs: [{name: gw, port: 70000}]\n", 1), "spec.parentRefs[0].port", "less than or equal to 65535"},
-		{"gateway listener port", routeWithRule("") + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: ns}\nspec:\n  gatewayClassName: x\n  listeners: [{name: http, port: 0, protocol: HTTP}]\n", "spec.listeners[0].port", "greater than or equal to 1"},
-	}
-	for _, tt := range tests {
+	for _, tt := range validationRejects {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeInput(t, "bad.yaml", tt.input)
 			in, err := Load([]string{p}, nil, DefaultLimits())
@@ -94,13 +98,16 @@ func TestValidationReportsAllErrors(t *testing.T) {
 	}
 }
 
+// validationAccepts are rules gwretry accepts (each in routeWithRule).
+var validationAccepts = []string{
+	"    timeouts:\n      request: 0s\n      backendRequest: 10s\n",
+	"    timeouts:\n      request: 10s\n      backendRequest: 10s\n",
+	"    retry:\n      attempts: 0\n      codes: [400, 599]\n      backoff: 1ms\n",
+	"    matches:\n    - path: {type: RegularExpression, value: \"^/api/v[0-9]+/.*$\"}\n      headers: [{type: RegularExpression, name: x-env, value: \"^(a|b)$\"}]\n      queryParams: [{name: q, value: \"1\"}]\n      method: POST\n",
+}
+
 func TestValidationAccepts(t *testing.T) {
-	for _, rule := range []string{
-		"    timeouts:\n      request: 0s\n      backendRequest: 10s\n",
-		"    timeouts:\n      request: 10s\n      backendRequest: 10s\n",
-		"    retry:\n      attempts: 0\n      codes: [400, 599]\n      backoff: 1ms\n",
-		"    matches:\n    - path: {type: RegularExpression, value: \"^/api/v[0-9]+/.*$\"}\n      headers: [{type: RegularExpression, name: x-env, value: \"^(a|b)$\"}]\n      queryParams: [{name: q, value: \"1\"}]\n      method: POST\n",
-	} {
+	for _, rule := range validationAccepts {
 		p := writeInput(t, "ok.yaml", routeWithRule(rule))
 		in, err := Load([]string{p}, nil, DefaultLimits())
 		if err == nil {

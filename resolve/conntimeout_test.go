@@ -88,7 +88,7 @@ func TestConnectionTimeoutPolicyErrors(t *testing.T) {
 		{"number not string", "spec:\n" + gw + "  serverTimeout: 5\n", "spec.serverTimeout"},
 		{"unknown field", "spec:\n" + gw + "  connectTimeout: 5s\n", "unknown field"},
 		{"route target", "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]\n  clientTimeout: 5s\n", "spec.targetRefs[0]: targets group"},
-		{"no target", "spec:\n  clientTimeout: 5s\n", "spec.targetRefs: required"},
+		{"no target", "spec:\n  clientTimeout: 5s\n", "spec.targetRefs: invalid per the ConnectionTimeoutPolicy CRD: Required value"},
 		{"nothing set", "spec:\n" + gw, "sets no timeout"},
 		{"a Gateway twice", "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}, {group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  serverTimeout: 5s\n", "spec.targetRefs[1]: repeats spec.targetRefs[0]: each targetRef must be unique"},
 	} {

@@ -94,7 +94,7 @@ add('ExternalAuth filter in experimental', route([rule(filters=[{'type':'Externa
 add('sessionPersistence in standard', route([rule(sessionPersistence={'absoluteTimeout':'1h'})]), ['spec.rules[0].sessionPersistence'], ['experimental-channel field'], ['standard'])
 add('header value with a newline in experimental', route([rule(matches=[{'headers':[{'name':'h','value':'a\nb'}]}])]), ['spec.rules[0].matches[0].headers[0].value'], ['should match'], ['experimental'])
 # Gateway
-add('Gateway without gatewayClassName', gw([L()], gatewayClassName=None) , ['spec.gatewayClassName'], ['at least 1 chars long'])
+add('Gateway without gatewayClassName', gw([L()], gatewayClassName=None) , ['spec.gatewayClassName'], ['Required value'])
 add('Gateway 64 listeners', gw([L('l%d'%i,1000+i) for i in range(64)]))
 add('Gateway 65 listeners', gw([L('l%d'%i,1000+i) for i in range(65)]), ['spec.listeners'], ['must have at most 64 items'])
 add('Gateway no listeners', gw([]), ['spec.listeners'], ['should have at least 1 items'])
