@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -54,7 +55,22 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 					out.retry[fieldBackoff] = layerValue{value: string(*b.BaseInterval)}
 				}
 				if b.MaxInterval != nil {
-					lost("spec.retry.perRetry.backOff.maxInterval %s: the Gateway API's backoff is a base interval; the curve and its cap are each target's own", *b.MaxInterval)
+					d, err := translate.ParseDuration(string(*b.MaxInterval))
+					var base time.Duration
+					if b.BaseInterval != nil {
+						base, _ = translate.ParseDuration(string(*b.BaseInterval))
+					}
+					switch {
+					case err == nil && b.BaseInterval != nil && d >= base && d > 0:
+						// Envoy's retry_back_off max_interval, as Envoy
+						// Gateway writes it.
+						on.MaxInterval = &translate.Duration{Text: string(*b.MaxInterval), Value: d}
+						out.envoyOnly = append(out.envoyOnly, fmt.Sprintf("spec.retry.perRetry.backOff.maxInterval %s: Envoy's retry_back_off max_interval; the Gateway API's backoff is a base interval, the curve and its cap are each other target's own", *b.MaxInterval))
+					default:
+						// Envoy requires a base_interval beside it, and no
+						// larger.
+						lost("spec.retry.perRetry.backOff.maxInterval %s: without a baseInterval no longer than it, Envoy's retry_back_off cannot take it; the Gateway API's backoff is a base interval", *b.MaxInterval)
+					}
 				}
 			}
 		}

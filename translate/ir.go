@@ -128,6 +128,7 @@ type IRRetryOn struct {
 	StatusCodes []int     `json:"statusCodes" yaml:"statusCodes,flow"`
 	ConnErrors  ConnRetry `json:"connectionErrors" yaml:"connectionErrors"`
 	Timeouts    bool      `json:"timeoutsRetried" yaml:"timeoutsRetried"`
+	MaxInterval string    `json:"maxInterval,omitempty" yaml:"maxInterval,omitempty"`
 }
 
 // IRTimeouts is a Timeouts; "" is unset, "0s" disables.
@@ -419,7 +420,7 @@ func irRule(r *Rule) IRRule {
 	if r.Retry != nil {
 		out.Retry = &IRRetry{Attempts: r.Retry.Attempts, Codes: r.Retry.Codes, Backoff: durationText(r.Retry.Backoff)}
 		if on := r.Retry.On; on != nil {
-			out.Retry.On = &IRRetryOn{Policy: on.Policy, Triggers: on.Triggers, StatusCodes: on.StatusCodes, ConnErrors: on.ConnErrors, Timeouts: on.Timeouts}
+			out.Retry.On = &IRRetryOn{Policy: on.Policy, Triggers: on.Triggers, StatusCodes: on.StatusCodes, ConnErrors: on.ConnErrors, Timeouts: on.Timeouts, MaxInterval: durationText(on.MaxInterval)}
 			if out.Retry.On.StatusCodes == nil {
 				out.Retry.On.StatusCodes = []int{}
 			}

@@ -410,6 +410,9 @@ type RetryOn struct {
 	// Timeouts: a try cut by backendRequest (Envoy's per_try_timeout) is
 	// retried.
 	Timeouts bool
+	// MaxInterval is the policy's perRetry.backOff.maxInterval (Envoy's
+	// retry_back_off max_interval) beside its baseInterval; nil when unset.
+	MaxInterval *Duration
 }
 
 // ConnRetried is which connection failures the retry asks to retry: all

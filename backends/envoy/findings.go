@@ -153,7 +153,11 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 		if !retrying {
 			return disabled
 		}
-		d := configured("retry_back_off base_interval " + formatDuration(backoffBase(rt.Backoff)))
+		fact := "retry_back_off base_interval " + formatDuration(backoffBase(rt.Backoff))
+		if rt.On != nil && rt.On.MaxInterval != nil {
+			fact += " max_interval " + formatDuration(rt.On.MaxInterval.Value)
+		}
+		d := configured(fact)
 		if rt.Backoff.IsZero() {
 			// base_interval 1ms, Envoy's minimum.
 			return d

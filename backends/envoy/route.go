@@ -259,6 +259,10 @@ func (g *generator) retryPolicy(r *translate.Rule, p plan, mode retryMode) (*rou
 	}
 	if rt.Backoff != nil {
 		rp.RetryBackOff = &routev3.RetryPolicy_RetryBackOff{BaseInterval: durationpb.New(backoffBase(rt.Backoff))}
+		if rt.On != nil && rt.On.MaxInterval != nil {
+			// The policy's maxInterval, as Envoy Gateway writes it.
+			rp.RetryBackOff.MaxInterval = durationpb.New(rt.On.MaxInterval.Value)
+		}
 	}
 	return rp, nil
 }
