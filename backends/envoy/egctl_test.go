@@ -157,7 +157,7 @@ var egctlCases = []struct {
 
 // egctlKnown are the cases where gwretry differs from egctl on purpose;
 // each is still run, and the finding it reports is asserted
-// (egctlFindings). docs/mapping.md ("Envoy Gateway's BackendTrafficPolicy")
+// (egctlFindings). docs/usage.md ("Policies: RetryPolicy and BackendTrafficPolicy")
 // documents them.
 var egctlKnown = map[string]string{
 	// Envoy Gateway's processRouteRetry gives an HTTPRoute retry without
