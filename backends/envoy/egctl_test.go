@@ -180,6 +180,15 @@ var egctlFindings = map[string]string{
 	"two policies on the route: the oldest wins": "BackendTrafficPolicy default/new: Conflicted: default/r rule 0: not applied, BackendTrafficPolicy default/old targets the same place and is older (creationTimestamp)",
 }
 
+// egctlRefuses are the cases egctl cannot translate (Envoy's own
+// validation refuses what Envoy Gateway writes): egctl's error must hold
+// the first text, gwretry's notes the second (what it does instead).
+var egctlRefuses = map[string][2]string{
+	// Envoy Gateway writes retry_back_off with max_interval alone;
+	// Envoy requires base_interval. gwretry leaves maxInterval out.
+	"maxInterval without baseInterval": {"RetryBackOff.BaseInterval: value is required", "not carried to any target: spec.retry.perRetry.backOff.maxInterval 2s"},
+}
+
 // egRoute is what the comparison reads of an Envoy route.
 type egRoute struct {
 	Name           string   `json:"-"`
@@ -339,6 +348,17 @@ func TestEgctlBTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(egctl, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", p)
+			if refused, ok := egctlRefuses[tc.name]; ok {
+				out, err := cmd.CombinedOutput()
+				if err == nil || !strings.Contains(string(out), refused[0]) {
+					t.Fatalf("egctl: %v, want its refusal %q:\n%s", err, refused[0], out)
+				}
+				m := egModel(t, p)
+				if notes := translate.NotesText(m.Notes); !strings.Contains(notes, refused[1]) {
+					t.Errorf("egctl refuses it (%s), but gwretry's notes lack %q:\n%s", refused[0], refused[1], notes)
+				}
+				return
+			}
 			raw, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("egctl: %v\n%s", err, raw)
@@ -350,14 +370,7 @@ func TestEgctlBTP(t *testing.T) {
 			eg := map[string]egRoute{}
 			readRoutes(t, ej, eg)
 
-			in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := resolve.Build(in, translate.ResolveOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := egModel(t, p)
 			_, bs := generate(t, m, translate.Options{})
 			gj, err := protojson.Marshal(bs)
 			if err != nil {
@@ -389,6 +402,20 @@ func TestEgctlBTP(t *testing.T) {
 			compareRoutes(t, eg, gw, m, notes)
 		})
 	}
+}
+
+// egModel reads the case's file into gwretry's model.
+func egModel(t *testing.T, p string) *translate.Model {
+	t.Helper()
+	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := resolve.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func keys[V any](m map[string]V) []string {
