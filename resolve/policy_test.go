@@ -528,3 +528,34 @@ func TestPolicyValuesNotApplied(t *testing.T) {
 		})
 	}
 }
+
+// TestBTPResetCarried: reset and 5xx are written into Envoy's retry_on
+// and retried (a reset after sending, a timed-out try) by every target:
+// no line says they are not carried.
+func TestBTPResetCarried(t *testing.T) {
+	for _, retry := range []string{"{retryOn: {triggers: [reset]}}", "{retryOn: {triggers: [5xx, connect-failure]}}"} {
+		var p translate.BackendTrafficPolicy
+		if err := yaml.UnmarshalStrict([]byte("spec: {retry: "+retry+"}"), &p); err != nil {
+			t.Fatal(err)
+		}
+		v := convertBTP(&p)
+		if len(v.notCarried) > 0 || len(v.envoyOnly) > 0 {
+			t.Errorf("retry %s: notCarried %q, envoyOnly %q; want none", retry, v.notCarried, v.envoyOnly)
+		}
+		on := v.retry[fieldRetryOn].value.(*translate.RetryOn)
+		if on.ConnErrors != translate.ConnRetryAll || !on.Timeouts {
+			t.Errorf("retry %s: %+v, want every connection failure and timed-out tries retried", retry, on)
+		}
+	}
+}
+
+// TestOlderOrder: policies at one place are ordered as Envoy Gateway's
+// controller sorts them: creationTimestamp, then namespace, then name
+// (not "namespace/name" as one string: "a" < "a-b" although "a/" > "a-").
+func TestOlderOrder(t *testing.T) {
+	a := &policySrc{key: "a/z"}
+	b := &policySrc{key: "a-b/a"}
+	if older(a, b) >= 0 {
+		t.Errorf("older(a/z, a-b/a) = %d, want namespace a first", older(a, b))
+	}
+}
