@@ -203,7 +203,7 @@ func btpCodes(on *translate.RetryOn, lost, envoyOnly func(string, ...any)) []int
 		}
 	}
 	if len(grpc) > 0 {
-		envoyOnly("spec.retry.retryOn.triggers %s: gRPC statuses, in Envoy's retry_on as Envoy Gateway writes them; no other target retries on a gRPC status", strings.Join(grpc, ","))
+		envoyOnly("spec.retry.retryOn.triggers %s: gRPC statuses, in Envoy's retry_on as Envoy Gateway writes them; the other targets do not carry them (the gRPC target retries UNAVAILABLE for connection failures, whatever the triggers)", strings.Join(grpc, ","))
 	}
 	if len(on.StatusCodes) > 0 && !slices.Contains(on.Triggers, "retriable-status-codes") {
 		lost("spec.retry.retryOn.httpStatusCodes %s: without the retriable-status-codes trigger Envoy Gateway writes them but Envoy retries none of them, and so do the targets", intsText(on.StatusCodes))
