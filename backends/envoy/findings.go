@@ -47,6 +47,14 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 	// onlyExempt: every request the rule matches gets the policy of
 	// POST, PATCH and LOCK (routes.modeFor), which is what is written.
 	onlyExempt := r.OnlyNonIdempotent() && !g.retryNonIdempotent
+	if onlyExempt && retrying && len(g.safeTokens(rt)) == 0 {
+		// modeFor: the policy's triggers retry no failure before the
+		// request was sent, so no route of the rule retries.
+		if f.IsRetry() {
+			return report.Decide(report.ReasonOnlyExemptMethods, "methods", strings.Join(nonIdempotentMethods(), ", "))
+		}
+		retrying = false
+	}
 	disabled := report.Decide(report.ReasonRetriesDisabled)
 	configured := func(fact string) report.Decision { return report.Decide(report.ReasonConfigured).Set(fact) }
 	defaultTimeout := report.NewCaveat(report.CaveatDefaultRouteTimeout, "timeout", formatDuration(g.cap.defaultRouteTimeout))
