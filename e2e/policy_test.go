@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/gwretry/gwretry/internal/flaky"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/prove"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -137,6 +139,116 @@ func TestPolicyRetriesLive(t *testing.T) {
 				}
 				if resp.StatusCode != http.StatusServiceUnavailable {
 					t.Errorf("%s: status %s, want 503 after the last try", c.path, resp.Status)
+				}
+			}
+		})
+	}
+}
+
+// btpManifest has a BackendTrafficPolicy whose retry retries only failed
+// connections before the request was sent and 503
+// ([connect-failure, retriable-status-codes], as Envoy Gateway writes it:
+// no reset), twice.
+const btpManifest = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: e2e}
+spec:
+  gatewayClassName: gwretry
+  listeners: [{name: http, port: 8080, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, namespace: e2e}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /shop}}]
+    backendRefs: [{name: shop, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ready, namespace: e2e}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /ready}}]
+    backendRefs: [{name: ready, port: 8080}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: narrow, namespace: e2e}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: shop}]
+  retry:
+    numRetries: 2
+    retryOn: {triggers: [connect-failure, retriable-status-codes], httpStatusCodes: [503]}
+`
+
+// TestBTPRetryOnLive: a BackendTrafficPolicy's triggers without reset
+// retry no connection the backend closed after it got the request.
+// HAProxy writes the policy's condition (retry-on conn-failure 503: one
+// try, ConnErrorsAsPolicy), Traefik retries only requests never sent
+// anyway (one try), and nginx, whose proxy_next_upstream error cannot
+// tell before from after sending, retries it (three tries) and says so
+// (RetriesMoreThanPolicy). 503 is retried twice where the version can.
+func TestBTPRetryOnLive(t *testing.T) {
+	for _, tg := range liveTargets() {
+		want := map[string]struct {
+			closed, status int
+			reason         report.Reason
+			caveat         report.Reason
+		}{
+			"haproxy": {1, 3, report.ReasonConnErrorsAsPolicy, ""},
+			"traefik": {1, 1, report.ReasonConfigured, ""}, // 3.6: no status retry (CodesNeedLaterVersion)
+			"nginx":   {3, 3, report.ReasonConfigured, report.CaveatRetriesMoreThanPolicy},
+		}[tg.name]
+		if want.closed == 0 {
+			continue
+		}
+		t.Run(tg.name, func(t *testing.T) {
+			bin := proxytest.Require(t, tg.name)
+			version, _ := tg.version(t, bin)
+			dir := t.TempDir()
+			shop, ready := flaky.New(t, "shop"), flaky.New(t, "ready")
+			shop.Handle("/shop/closed", flaky.CloseAlways())
+			shop.Handle("/shop/503", flaky.AlwaysFail(503))
+			listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
+			rep := generateManifest(t, dir, btpManifest, tg.name+"@"+version, listen, []string{
+				fmt.Sprintf("shop.%s:8080=%s", prove.Namespace, shop.Addr()),
+				fmt.Sprintf("ready.%s:8080=%s", prove.Namespace, ready.Addr())})
+			var found bool
+			for _, f := range rep.Findings {
+				if f.Target != tg.name || f.Route != prove.Namespace+"/shop" || f.Feature != translate.FeatureRetryConnectionErrors {
+					continue
+				}
+				found = true
+				if f.Reason != want.reason {
+					t.Errorf("retry.connectionErrors: reason %s, want %s (%+v)", f.Reason, want.reason, f.Decision)
+				}
+				has := slices.ContainsFunc(f.Caveats, func(c report.Caveat) bool { return c.Reason == report.CaveatRetriesMoreThanPolicy })
+				if has != (want.caveat != "") {
+					t.Errorf("retry.connectionErrors: RetriesMoreThanPolicy %v, want %v (%+v)", has, want.caveat != "", f.Caveats)
+				}
+			}
+			if !found {
+				t.Fatal("no retry.connectionErrors finding for e2e/shop")
+			}
+			addr := tg.start(t, filepath.Join(dir, "out"), listen)
+			waitReadyT(t, addr)
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			for _, c := range []struct {
+				path  string
+				tries int
+			}{{"/shop/closed", want.closed}, {"/shop/503", want.status}} {
+				resp, err := client.Get("http://" + addr + c.path)
+				if err != nil {
+					t.Fatalf("%s: %v", c.path, err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				shop.WaitIdle(5 * time.Second)
+				if got := len(shop.Hits(c.path)); got != c.tries {
+					t.Errorf("%s: the backend saw %d tries, want %d (status %s)", c.path, got, c.tries, resp.Status)
 				}
 			}
 		})

@@ -42,6 +42,24 @@ const (
 	CaveatServerTimerRunsDuringUpload     Reason = "ServerTimerRunsDuringUpload"
 )
 
+// A BackendTrafficPolicy's retryOn decides which failures its retry
+// retries, which can be fewer than the Gateway API's retry.
+const (
+	// ReasonConnErrorsAsPolicy: the data plane retries the connection
+	// failures the policy's triggers name, as Envoy Gateway writes them.
+	ReasonConnErrorsAsPolicy Reason = "ConnErrorsAsPolicy"
+	// ReasonTimeoutNotRetriedAsPolicy: a try the per-try timeout cut is
+	// not retried, as the policy's triggers (as Envoy Gateway writes
+	// them) ask.
+	ReasonTimeoutNotRetriedAsPolicy Reason = "TimeoutNotRetriedAsPolicy"
+	// CaveatRetriesMoreThanPolicy: the data plane cannot narrow its retry
+	// to the policy's triggers.
+	CaveatRetriesMoreThanPolicy Reason = "RetriesMoreThanPolicy"
+	// CaveatCodesBeyondGatewayAPI: codes below 400 the policy lists are
+	// retried too.
+	CaveatCodesBeyondGatewayAPI Reason = "CodesBeyondGatewayAPI"
+)
+
 // CaveatUpgradedConnectionIdle: a timeout's timer also ends upgraded
 // (WebSocket) connections that stay idle that long.
 const CaveatUpgradedConnectionIdle Reason = "UpgradedConnectionIdle"
@@ -76,6 +94,11 @@ func findingReasons() []Entry {
 			Text: "the rule is not translated (see the warning)"},
 		{Reason: ReasonPolicyBlocked, Status: Unsupported,
 			Text: "the policy's value cannot take effect on this target (see the message)"},
+
+		{Reason: ReasonConnErrorsAsPolicy, Status: Honoured, Params: []string{"policy", "triggers", "retried"},
+			Text: "retries {retried}, as {policy} asks (its retryOn as Envoy Gateway writes it: {triggers}), not all as the Gateway API's retry would"},
+		{Reason: ReasonTimeoutNotRetriedAsPolicy, Status: Honoured, Params: []string{"policy", "triggers"},
+			Text: "a try the per-try timeout cuts is not retried, as {policy} asks: its retryOn as Envoy Gateway writes it ({triggers}) has none of reset, 5xx, gateway-error"},
 
 		{Reason: ReasonInvalidBackendsUnweighted, Status: Honoured, Text: "the backendRefs that cannot receive traffic have weight 0: no request is meant for them"},
 
@@ -134,6 +157,10 @@ func caveats() []Entry {
 			Text: "version {version} also times the backend while the client still sends its body: a stalled upload gets 504"},
 		{Reason: CaveatUpgradedConnectionIdle, Params: []string{"timeout"},
 			Text: "the timer also closes an upgraded (WebSocket) connection idle both ways for {timeout}"},
+		{Reason: CaveatRetriesMoreThanPolicy, Params: []string{"policy", "triggers", "asks"},
+			Text: "{policy}'s retryOn ({triggers}) asks for {asks}; the data plane cannot narrow its retry so and retries as the Gateway API's retry does, wider than Envoy Gateway"},
+		{Reason: CaveatCodesBeyondGatewayAPI, Params: []string{"codes"},
+			Text: "{codes} are retried too, as the policy lists them; the Gateway API retries codes 400-599 only"},
 		{Reason: CaveatSourceOnly,
 			Text: "the claim rests on the project's documentation and source: gwretry's tests do not run this data plane"},
 	}

@@ -177,7 +177,7 @@ func TestRunJudgesHonouredClaims(t *testing.T) {
 	breaks := map[string]func(b *translate.Behaviour){
 		"retries 1 times, not 2":           func(b *translate.Behaviour) { b.Retries = 1 },
 		"retries codes":                    func(b *translate.Behaviour) { b.Codes = nil },
-		"not all of them":                  func(b *translate.Behaviour) { b.ConnErrors = translate.ConnRetryUnsent },
+		`"unsent", not "all"`:              func(b *translate.Behaviour) { b.ConnErrors = translate.ConnRetryUnsent },
 		"pause of only":                    func(b *translate.Behaviour) { b.MinGap = 0 },
 		"cuts each try by idle":            func(b *translate.Behaviour) { b.TryTimeout.Kind = translate.TimerIdle },
 		"does not retry a try cut":         func(b *translate.Behaviour) { b.TimeoutRetried = false },
@@ -199,6 +199,31 @@ func TestRunJudgesHonouredClaims(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &ie) {
 			t.Errorf("%s: Run error %v", want, err)
 		}
+	}
+	// A BackendTrafficPolicy's retry condition is the intent: fewer
+	// failures retried is exact, more is a contradiction.
+	for _, r := range m.Rules {
+		r.Retry.On = &translate.RetryOn{Policy: "BackendTrafficPolicy ns/p", Triggers: []string{"connect-failure"}, ConnErrors: translate.ConnRetryUnsent}
+	}
+	narrow := func(r *translate.Rule) translate.Behaviour {
+		b := exact(r)
+		b.ConnErrors, b.TimeoutRetried = translate.ConnRetryUnsent, false
+		return b
+	}
+	if err := run(narrow); err != nil {
+		t.Errorf("the policy's narrower retry rejected: %v", err)
+	}
+	for want, mutate := range map[string]func(b *translate.Behaviour){
+		`retries connection failures "all", not "unsent"`:   func(b *translate.Behaviour) { b.ConnErrors = translate.ConnRetryAll },
+		"which the rule's retry condition does not ask for": func(b *translate.Behaviour) { b.TimeoutRetried = true },
+	} {
+		err := run(func(r *translate.Rule) translate.Behaviour { b := narrow(r); mutate(&b); return b })
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Run error %v", want, err)
+		}
+	}
+	for _, r := range m.Rules {
+		r.Retry.On = nil
 	}
 	// Observing only one method class of a rule that matches both fails.
 	_, err := translate.Run(m, []translate.Target{{Backend: partialJudge{judgingBackend{fakeBackend{name: "fake", out: honourAll}, exact}}, Version: "1.0"}}, false)

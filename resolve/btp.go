@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -21,9 +22,9 @@ type btpValues struct {
 	// notCarried says, per field path, why it is not carried to any
 	// target, sorted.
 	notCarried []string
-	// wider says what the targets do beyond what Envoy Gateway
-	// configures, sorted.
-	wider []string
+	// envoyOnly says what only the Envoy target carries (Envoy's own
+	// retry conditions), sorted.
+	envoyOnly []string
 }
 
 // convertBTP maps a BackendTrafficPolicy onto HTTPRoute fields, as Envoy
@@ -39,15 +40,12 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 		} else {
 			out.retry[fieldAttempts] = layerValue{value: 2, apiDefault: true}
 		}
-		codes, apiDefault := btpCodes(r.RetryOn, lost)
-		if codes != nil {
-			out.retry[fieldCodes] = layerValue{value: codes, apiDefault: apiDefault}
-		}
-		if r.NumRetries == nil || *r.NumRetries > 0 {
-			btpRetriedFailures(r, lost, func(format string, args ...any) {
-				out.wider = append(out.wider, fmt.Sprintf(format, args...))
-			})
-		}
+		on := btpRetryOn(r.RetryOn)
+		codes := btpCodes(on, lost, func(format string, args ...any) {
+			out.envoyOnly = append(out.envoyOnly, fmt.Sprintf(format, args...))
+		})
+		out.retry[fieldCodes] = layerValue{value: codes, apiDefault: r.RetryOn == nil || r.RetryOn.Triggers == nil && r.RetryOn.HTTPStatusCodes == nil}
+		out.retry[fieldRetryOn] = layerValue{value: on}
 		if pr := r.PerRetry; pr != nil {
 			if pr.Timeout != nil {
 				out.retry[fieldBackendRequest] = layerValue{value: string(*pr.Timeout)}
@@ -57,7 +55,22 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 					out.retry[fieldBackoff] = layerValue{value: string(*b.BaseInterval)}
 				}
 				if b.MaxInterval != nil {
-					lost("spec.retry.perRetry.backOff.maxInterval %s: the Gateway API's backoff is a base interval; the curve and its cap are each target's own", *b.MaxInterval)
+					d, err := translate.ParseDuration(string(*b.MaxInterval))
+					var base time.Duration
+					if b.BaseInterval != nil {
+						base, _ = translate.ParseDuration(string(*b.BaseInterval))
+					}
+					switch {
+					case err == nil && b.BaseInterval != nil && d >= base && d > 0:
+						// Envoy's retry_back_off max_interval, as Envoy
+						// Gateway writes it.
+						on.MaxInterval = &translate.Duration{Text: string(*b.MaxInterval), Value: d}
+						out.envoyOnly = append(out.envoyOnly, fmt.Sprintf("spec.retry.perRetry.backOff.maxInterval %s: Envoy's retry_back_off max_interval; the Gateway API's backoff is a base interval, the curve and its cap are each other target's own", *b.MaxInterval))
+					default:
+						// Envoy requires a base_interval beside it, and no
+						// larger.
+						lost("spec.retry.perRetry.backOff.maxInterval %s: without a baseInterval no longer than it, Envoy's retry_back_off cannot take it; the Gateway API's backoff is a base interval", *b.MaxInterval)
+					}
 				}
 			}
 		}
@@ -103,107 +116,106 @@ func convertBTP(p *translate.BackendTrafficPolicy) btpValues {
 		}
 	}
 	slices.Sort(out.notCarried)
-	slices.Sort(out.wider)
+	slices.Sort(out.envoyOnly)
 	return out
 }
 
-// btpRetriedFailures says what the Gateway API's retry does that the
-// policy's triggers do not (Envoy's retry_on, reference envoy.md): it
-// retries a failed connection whenever attempts > 0, which Envoy does only
-// with connect-failure, reset-before-request, reset, 5xx or gateway-error;
-// and the targets retry a try that backendRequest cut, which Envoy does
-// only with reset, 5xx or gateway-error.
-func btpRetriedFailures(r *translate.BTPRetry, lost, wider func(string, ...any)) {
-	triggers := btpTriggers(r.RetryOn)
-	has := func(ts ...string) bool {
-		return slices.ContainsFunc(ts, func(t string) bool { return slices.Contains(triggers, t) })
-	}
-	if !has("connect-failure", "reset-before-request", "reset", "5xx", "gateway-error") {
-		lost("spec.retry.retryOn.triggers: none retries a failed connection (connect-failure, reset-before-request, reset, 5xx or gateway-error), but the Gateway API retries connection errors whenever attempts > 0, and so do the targets (each retry.connectionErrors finding says how far)")
-	}
-	if !has("reset", "5xx", "gateway-error") {
-		// The Gateway API retry the policy becomes retries a connection
-		// reset after the request was sent (Envoy: retry_on reset), and
-		// retries a try its backendRequest cut, on every target.
-		wider("spec.retry.retryOn.triggers %s: none of reset, 5xx or gateway-error is among them, so Envoy Gateway retries neither a connection reset after the request was sent nor a try its per-try timeout cut, but the Gateway API retry they become retries both on every target (Envoy: retry_on connect-failure,refused-stream,reset)", strings.Join(triggers, ","))
-	}
-}
-
 // egDefaultTriggers are Envoy Gateway's retry_on when a policy's retryOn
-// lists no triggers (internal/xds/translator/route.go, retryDefaultRetryOn).
+// lists no triggers (internal/xds/translator/route.go,
+// retryDefaultRetryOn), in its order.
 var egDefaultTriggers = []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"}
 
-// btpTriggers are the triggers Envoy Gateway writes for retryOn: its
-// default when retryOn is unset or lists none (httpStatusCodes alone keep
-// the default triggers), else the policy's.
-func btpTriggers(on *translate.BTPRetryOn) []string {
-	if on == nil || len(on.Triggers) == 0 {
-		return egDefaultTriggers
+// Envoy's retry_on triggers by the failures they retry (Envoy's
+// retry_state_impl.cc; reference envoy.md).
+var (
+	// resetTriggers retry a reset after the request was sent, and a try
+	// per_try_timeout cut.
+	resetTriggers = []string{"reset", "5xx", "gateway-error"}
+	// unsentTriggers retry only failures before the request was sent.
+	unsentTriggers = []string{"connect-failure", "refused-stream", "reset-before-request"}
+	// grpcTriggers retry on a gRPC status.
+	grpcTriggers = []string{"cancelled", "deadline-exceeded", "internal", "resource-exhausted", "unavailable"}
+)
+
+// btpRetryOn is the retry condition Envoy Gateway v1.9 writes for a
+// policy's retryOn (gatewayapi buildRetry, translator buildRetryPolicy):
+// retryOn unset or empty keeps its default triggers and code 503; a
+// retryOn that lists something replaces the codes with its
+// httpStatusCodes (possibly none) and, when it lists triggers, the
+// triggers with them, sorted and unique.
+func btpRetryOn(on *translate.BTPRetryOn) *translate.RetryOn {
+	out := &translate.RetryOn{Triggers: slices.Clone(egDefaultTriggers), StatusCodes: []int{503}}
+	if on != nil && (on.Triggers != nil || on.HTTPStatusCodes != nil) {
+		out.StatusCodes = slices.Compact(slices.Sorted(slices.Values(on.HTTPStatusCodes)))
+		if out.StatusCodes == nil {
+			out.StatusCodes = []int{}
+		}
+		if len(on.Triggers) > 0 {
+			out.Triggers = slices.Compact(slices.Sorted(slices.Values(on.Triggers)))
+		}
 	}
-	return on.Triggers
+	has := func(set []string) bool {
+		return slices.ContainsFunc(out.Triggers, func(t string) bool { return slices.Contains(set, t) })
+	}
+	switch {
+	case has(resetTriggers):
+		out.ConnErrors = translate.ConnRetryAll
+	case has(unsentTriggers):
+		out.ConnErrors = translate.ConnRetryUnsent
+	default:
+		out.ConnErrors = translate.ConnRetryNone
+	}
+	out.Timeouts = has(resetTriggers)
+	return out
 }
 
-// btpCodes maps retryOn to the Gateway API's codes: the status codes it
-// retries, sorted. Connection failures need no code (the Gateway API
-// always retries them); what has no equivalent goes to lost. apiDefault
-// is true when retryOn is unset and Envoy Gateway's default applies.
-func btpCodes(on *translate.BTPRetryOn, lost func(string, ...any)) (codes []int, apiDefault bool) {
-	if on == nil || (len(on.Triggers) == 0 && len(on.HTTPStatusCodes) == 0) {
-		// connect-failure, refused-stream, unavailable, cancelled,
-		// retriable-status-codes with 503 (Envoy Gateway's buildRetry
-		// leaves an empty retryOn unset).
-		lost("spec.retry.retryOn (unset): Envoy Gateway's default triggers unavailable and cancelled are gRPC statuses, which no target retries on")
-		return []int{503}, true
-	}
-	if len(on.Triggers) == 0 {
-		// httpStatusCodes alone: Envoy Gateway keeps its default
-		// triggers, retriable-status-codes among them, with these codes.
-		lost("spec.retry.retryOn.triggers (unset): Envoy Gateway's default triggers unavailable and cancelled are gRPC statuses, which no target retries on")
-	}
-	triggers := btpTriggers(on)
+// btpCodes are the status codes the condition retries, sorted: the
+// Gateway API's codes of the policy's retry. Envoy retries them as its
+// triggers say (5xx: 500-599, gateway-error: 502-504, retriable-4xx: 409,
+// retriable-status-codes: the listed codes); what only Envoy can retry
+// on (a gRPC status, a code below 400) goes to envoyOnly.
+func btpCodes(on *translate.RetryOn, lost, envoyOnly func(string, ...any)) []int {
+	codes := []int{}
 	add := func(from, to int) {
 		for c := from; c <= to; c++ {
 			codes = append(codes, c)
 		}
 	}
-	statusCodes := false
-	for _, t := range triggers {
-		switch t {
-		case "5xx":
+	var grpc []string
+	for _, t := range on.Triggers {
+		switch {
+		case t == "5xx":
 			add(500, 599)
-			lost("spec.retry.retryOn.triggers 5xx: Envoy also retries a reset after the request was sent, which the Gateway API says not to; only its status codes 500-599 are carried")
-		case "gateway-error":
-			codes = append(codes, 502, 503, 504)
-		case "retriable-4xx":
+		case t == "gateway-error":
+			add(502, 504)
+		case t == "retriable-4xx":
 			codes = append(codes, 409)
-		case "connect-failure", "refused-stream", "reset-before-request", "unavailable", "cancelled":
-			// The Gateway API retries connection errors whenever attempts > 0;
-			// unavailable and cancelled (gRPC statuses) were said above when
-			// they are Envoy Gateway's default.
-			if (t == "unavailable" || t == "cancelled") && len(on.Triggers) > 0 {
-				lost("spec.retry.retryOn.triggers %s: no Gateway API retry condition matches it", t)
+		case t == "retriable-status-codes":
+			for _, c := range on.StatusCodes {
+				if c < 400 || c > 599 {
+					envoyOnly("spec.retry.retryOn.httpStatusCodes %d: Envoy retries it (retriable_status_codes), but the Gateway API retries codes 400-599 only, so no other target does", c)
+					continue
+				}
+				codes = append(codes, c)
 			}
-		case "retriable-status-codes":
-			statusCodes = true
-		default: // reset, deadline-exceeded, internal, resource-exhausted
-			lost("spec.retry.retryOn.triggers %s: no Gateway API retry condition matches it", t)
+		case slices.Contains(grpcTriggers, t):
+			grpc = append(grpc, t)
 		}
 	}
-	if statusCodes {
-		for _, c := range on.HTTPStatusCodes {
-			if c < 400 || c > 599 {
-				lost("spec.retry.retryOn.httpStatusCodes %d: the Gateway API retries codes 400-599 only", c)
-				continue
-			}
-			codes = append(codes, c)
-		}
-	} else if len(on.HTTPStatusCodes) > 0 {
-		lost("spec.retry.retryOn.httpStatusCodes: ignored by Envoy Gateway without the retriable-status-codes trigger, and so by gwretry")
+	if len(grpc) > 0 {
+		envoyOnly("spec.retry.retryOn.triggers %s: gRPC statuses, in Envoy's retry_on as Envoy Gateway writes them; the other targets do not carry them (the gRPC target retries UNAVAILABLE for connection failures, whatever the triggers)", strings.Join(grpc, ","))
+	}
+	if len(on.StatusCodes) > 0 && !slices.Contains(on.Triggers, "retriable-status-codes") {
+		lost("spec.retry.retryOn.httpStatusCodes %s: without the retriable-status-codes trigger Envoy Gateway writes them but Envoy retries none of them, and so do the targets", intsText(on.StatusCodes))
 	}
 	slices.Sort(codes)
-	codes = slices.Compact(codes)
-	if codes == nil {
-		codes = []int{}
+	return slices.Compact(codes)
+}
+
+func intsText(cs []int) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = fmt.Sprint(c)
 	}
-	return codes, false
+	return strings.Join(s, ",")
 }

@@ -22,6 +22,9 @@ const (
 	fieldBackoff        = string(translate.FeatureRetryBackoff)
 	fieldRequest        = string(translate.FeatureRequestTimeout)
 	fieldBackendRequest = string(translate.FeatureBackendRequestTimeout)
+	// fieldRetryOn is a BackendTrafficPolicy's retry condition
+	// (*translate.RetryOn), which only its retry sets.
+	fieldRetryOn = "retryOn"
 )
 
 // mergeFields are the fields merged one by one, in report order.
@@ -102,10 +105,13 @@ type policyTargetRef struct {
 
 func (p *policySrc) object() string { return p.kind + " " + p.key }
 
-// older orders policies at one place as GEP-713 does: the oldest
-// creationTimestamp first, then namespace/name alphabetically.
+// older orders policies at one place as GEP-713 and Envoy Gateway's
+// controller (gatewayapi/resource Resources.Sort) do: the oldest
+// creationTimestamp first, then by namespace, then by name.
 func older(a, b *policySrc) int {
-	return cmp.Or(a.created.Time.Compare(b.created.Time), cmp.Compare(a.key, b.key))
+	an, aname, _ := strings.Cut(a.key, "/")
+	bn, bname, _ := strings.Cut(b.key, "/")
+	return cmp.Or(a.created.Time.Compare(b.created.Time), cmp.Compare(an, bn), cmp.Compare(aname, bname))
 }
 
 // policyState indexes the policies by the place they target and collects
@@ -145,7 +151,7 @@ func newPolicyState(in *input.Input) *policyState {
 		src := &policySrc{kind: "BackendTrafficPolicy", key: nsOrDefault(p.Namespace) + "/" + p.Name, created: p.CreationTimestamp, btp: &v, btpSpec: &p.Spec}
 		s.add(src, p.Namespace, p.Targets())
 		src.report.NotCarried = v.notCarried
-		src.report.Wider = v.wider
+		src.report.EnvoyOnly = v.envoyOnly
 	}
 	for _, ps := range s.at {
 		slices.SortFunc(ps, older)
@@ -425,8 +431,11 @@ func (s *policyState) merge(sc ruleScope, rule gwv1.HTTPRouteRule, ruleLabel str
 	for _, p := range others {
 		reached[p] = true
 		why := "targets the rule more specifically"
-		if sameTier[p] {
-			why = "targets the same place and is older (or has the same creationTimestamp and comes first by namespace/name)"
+		switch {
+		case sameTier[p] && p.created.Time.Equal(chosen.created.Time):
+			why = "targets the same place, has the same creationTimestamp and comes first by namespace, then name"
+		case sameTier[p]:
+			why = "targets the same place and is older (creationTimestamp)"
 		}
 		p.conflict(fmt.Sprintf("%s: not applied, %s %s (Envoy Gateway applies the one BackendTrafficPolicy that wins, whole)", ruleLabel, chosen.object(), why))
 	}
@@ -487,6 +496,7 @@ var btpFields = map[string]string{
 	fieldBackoff:        "spec.retry.perRetry.backOff.baseInterval",
 	fieldBackendRequest: "spec.retry.perRetry.timeout",
 	fieldRequest:        "spec.timeout.http.requestTimeout",
+	fieldRetryOn:        "spec.retry.retryOn",
 }
 
 // applyBTP fills the fields of vals that the rule and its RetryPolicies
@@ -494,7 +504,7 @@ var btpFields = map[string]string{
 // policy that a rule or RetryPolicy value beats gets a note naming the
 // winner, so that it is not dropped without a word.
 func applyBTP(p *policySrc, bl *layer, from map[string]layerValue, vals map[string]winner, ruleLabel string) {
-	for _, f := range mergeFields {
+	for _, f := range append(slices.Clone(mergeFields), fieldRetryOn) {
 		v, ok := from[f]
 		if !ok {
 			continue
@@ -580,6 +590,8 @@ func valueText(v any) string {
 		return "[" + strings.Join(s, ", ") + "]"
 	case string:
 		return x
+	case *translate.RetryOn:
+		return "retry_on " + strings.Join(x.Triggers, ",")
 	}
 	return fmt.Sprint(v)
 }
@@ -713,8 +725,8 @@ func (s *policyState) finish(found func(key string) bool) ([]translate.PolicyRep
 		for _, n := range rep.NotCarried {
 			notes = append(notes, translate.Warning(p.object(), "not carried to any target: %s", n))
 		}
-		for _, n := range rep.Wider {
-			notes = append(notes, translate.Warning(p.object(), "carried wider than Envoy Gateway configures it: %s", n))
+		for _, n := range rep.EnvoyOnly {
+			notes = append(notes, translate.Info(p.object(), "carried to the Envoy target only: %s", n))
 		}
 		for _, side := range p.empty {
 			notes = append(notes, translate.Warning(p.object(), "%s sets no field (neither retry nor timeouts.request or timeouts.backendRequest): it changes no rule", side))

@@ -3,7 +3,6 @@ package resolve
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -275,9 +274,9 @@ func TestBackendTrafficPolicy(t *testing.T) {
 		{"perRetry.backOff", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [connect-failure]}, perRetry: {backOff: {baseInterval: 100ms, maxInterval: 2s}}}\n"),
 			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.backoff=100ms <BackendTrafficPolicy shop/p>", "maxInterval 2s"},
 		{"perRetry.timeout", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [connect-failure]}, perRetry: {timeout: 250ms}}\n"),
-			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=250ms <BackendTrafficPolicy shop/p>", "carried wider than Envoy Gateway configures it: spec.retry.retryOn.triggers connect-failure: none of reset"},
+			"retry.attempts=1 <BackendTrafficPolicy shop/p>\ntimeouts.backendRequest=250ms <BackendTrafficPolicy shop/p>", ""},
 		{"httpStatusCodes without triggers keep Envoy Gateway's default triggers", "", btp("p", "", "  retry: {retryOn: {httpStatusCodes: [429, 502]}}\n"),
-			"retry.attempts=2 <BackendTrafficPolicy shop/p (API default)>\nretry.codes=[429 502] <BackendTrafficPolicy shop/p>", "triggers (unset): Envoy Gateway's default triggers"},
+			"retry.attempts=2 <BackendTrafficPolicy shop/p (API default)>\nretry.codes=[429 502] <BackendTrafficPolicy shop/p>", "carried to the Envoy target only: spec.retry.retryOn.triggers unavailable,cancelled: gRPC statuses"},
 		{"an empty retryOn is Envoy Gateway's default", "", btp("p", "", "  retry: {retryOn: {}}\n"),
 			"retry.attempts=2 <BackendTrafficPolicy shop/p (API default)>\nretry.codes=[503] <BackendTrafficPolicy shop/p (API default)>", "gRPC statuses"},
 		{"a rule's backendRequest without a retry is the route timeout beside a policy's retry", "    timeouts: {request: 9s, backendRequest: 4s}\n",
@@ -290,7 +289,7 @@ func TestBackendTrafficPolicy(t *testing.T) {
 			btp("p", "", "  mergeType: StrategicMerge\n  retry: {retryOn: {triggers: [reset], httpStatusCodes: [502]}}\n") + btp("g", "Gateway gw", "  retry: {numRetries: 5, retryOn: {triggers: [connect-failure]}, perRetry: {timeout: 2s}}\n  timeout: {http: {requestTimeout: 7s}}\n"),
 			"retry.attempts=2 <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.backendRequest=2s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>\ntimeouts.request=7s <BackendTrafficPolicy shop/p merged into BackendTrafficPolicy infra/g>", "merged with BackendTrafficPolicy shop/p"},
 		{"triggers that retry no failed connection", "", btp("p", "", "  retry: {numRetries: 1, retryOn: {triggers: [retriable-4xx]}}\n"),
-			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.codes=[409] <BackendTrafficPolicy shop/p>", "none retries a failed connection"},
+			"retry.attempts=1 <BackendTrafficPolicy shop/p>\nretry.codes=[409] <BackendTrafficPolicy shop/p>", ""},
 		{"timeout.http.requestTimeout", "", btp("p", "", "  timeout: {http: {requestTimeout: 3s}}\n"),
 			"timeouts.request=3s <BackendTrafficPolicy shop/p>", ""},
 		{"timeout.tcp.connectTimeout is not carried", "", btp("p", "", "  timeout: {tcp: {connectTimeout: 3s}}\n"),
@@ -323,34 +322,38 @@ func TestBackendTrafficPolicy(t *testing.T) {
 	}
 }
 
-// TestBTPRetriedFailures: what the Gateway API retries that the policy's
-// triggers do not is said, and only then.
-func TestBTPRetriedFailures(t *testing.T) {
-	conn, timer := "none retries a failed connection", "none of reset, 5xx or gateway-error"
+// TestBTPRetryOn: the retry condition is Envoy Gateway v1.9's
+// (gatewayapi buildRetry, translator buildRetryPolicy): its default for an
+// unset or empty retryOn, else the policy's triggers sorted and its codes,
+// never widened; and which failures it retries follows Envoy's retry_on.
+func TestBTPRetryOn(t *testing.T) {
 	for _, tc := range []struct {
-		retry string
-		want  []string
+		retry, triggers, codes string
+		conn                   translate.ConnRetry
+		timeouts               bool
 	}{
-		{"{}", []string{timer}}, // Envoy Gateway's default triggers have connect-failure, not reset
-		{"{retryOn: {triggers: [connect-failure]}}", []string{timer}},
-		{"{retryOn: {triggers: [reset]}}", nil},
-		{"{retryOn: {triggers: [retriable-status-codes], httpStatusCodes: [503]}}", []string{conn, timer}},
-		{"{numRetries: 0, retryOn: {triggers: [retriable-4xx]}}", nil}, // no retry at all
-		{"{retryOn: {triggers: [gateway-error]}, perRetry: {timeout: 1s}}", nil},
-		{"{retryOn: {triggers: [reset-before-request]}, perRetry: {timeout: 1s}}", []string{timer}},
-		{"{perRetry: {timeout: 1s}}", []string{timer}},
-		{"{retryOn: {triggers: [retriable-4xx]}, perRetry: {timeout: 1s}}", []string{conn, timer}},
+		{"{}", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes", "503", translate.ConnRetryUnsent, false},
+		{"{retryOn: {}}", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes", "503", translate.ConnRetryUnsent, false},
+		{"{retryOn: {httpStatusCodes: [503, 429, 429]}}", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes", "429,503", translate.ConnRetryUnsent, false},
+		{"{retryOn: {triggers: [retriable-status-codes, connect-failure], httpStatusCodes: [503]}}", "connect-failure,retriable-status-codes", "503", translate.ConnRetryUnsent, false},
+		{"{retryOn: {triggers: [reset-before-request]}}", "reset-before-request", "", translate.ConnRetryUnsent, false},
+		{"{retryOn: {triggers: [reset]}}", "reset", "", translate.ConnRetryAll, true},
+		{"{retryOn: {triggers: [retriable-4xx]}}", "retriable-4xx", "", translate.ConnRetryNone, false},
+		{"{retryOn: {triggers: [gateway-error, gateway-error]}}", "gateway-error", "", translate.ConnRetryAll, true},
 	} {
 		var p translate.BackendTrafficPolicy
 		if err := yaml.UnmarshalStrict([]byte("spec: {retry: "+tc.retry+"}"), &p); err != nil {
 			t.Fatal(err)
 		}
-		v := convertBTP(&p)
-		all := strings.Join(append(v.notCarried, v.wider...), "\n")
-		for _, s := range []string{conn, timer} {
-			if want := slices.Contains(tc.want, s); strings.Contains(all, s) != want {
-				t.Errorf("retry %s: notCarried has %q: %v, want %v\n%s", tc.retry, s, !want, want, all)
-			}
+		on := btpRetryOn(p.Spec.Retry.RetryOn)
+		if got := strings.Join(on.Triggers, ","); got != tc.triggers {
+			t.Errorf("retry %s: triggers %s, want %s", tc.retry, got, tc.triggers)
+		}
+		if got := intsText(on.StatusCodes); got != tc.codes {
+			t.Errorf("retry %s: codes %s, want %s", tc.retry, got, tc.codes)
+		}
+		if on.ConnErrors != tc.conn || on.Timeouts != tc.timeouts {
+			t.Errorf("retry %s: connection errors %s, timeouts retried %v; want %s, %v", tc.retry, on.ConnErrors, on.Timeouts, tc.conn, tc.timeouts)
 		}
 	}
 }
@@ -523,5 +526,36 @@ func TestPolicyValuesNotApplied(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBTPResetCarried: reset and 5xx are written into Envoy's retry_on
+// and retried (a reset after sending, a timed-out try) by every target:
+// no line says they are not carried.
+func TestBTPResetCarried(t *testing.T) {
+	for _, retry := range []string{"{retryOn: {triggers: [reset]}}", "{retryOn: {triggers: [5xx, connect-failure]}}"} {
+		var p translate.BackendTrafficPolicy
+		if err := yaml.UnmarshalStrict([]byte("spec: {retry: "+retry+"}"), &p); err != nil {
+			t.Fatal(err)
+		}
+		v := convertBTP(&p)
+		if len(v.notCarried) > 0 || len(v.envoyOnly) > 0 {
+			t.Errorf("retry %s: notCarried %q, envoyOnly %q; want none", retry, v.notCarried, v.envoyOnly)
+		}
+		on := v.retry[fieldRetryOn].value.(*translate.RetryOn)
+		if on.ConnErrors != translate.ConnRetryAll || !on.Timeouts {
+			t.Errorf("retry %s: %+v, want every connection failure and timed-out tries retried", retry, on)
+		}
+	}
+}
+
+// TestOlderOrder: policies at one place are ordered as Envoy Gateway's
+// controller sorts them: creationTimestamp, then namespace, then name
+// (not "namespace/name" as one string: "a" < "a-b" although "a/" > "a-").
+func TestOlderOrder(t *testing.T) {
+	a := &policySrc{key: "a/z"}
+	b := &policySrc{key: "a-b/a"}
+	if older(a, b) >= 0 {
+		t.Errorf("older(a/z, a-b/a) = %d, want namespace a first", older(a, b))
 	}
 }

@@ -501,6 +501,13 @@ func (r *resolver) route(o input.Object[gwv1.HTTPRoute]) {
 		// intent is read (policy_merge.go).
 		merged := r.mergePolicies(key, i, ruleName, atts, backends, rule)
 		retry, timeouts := r.intent(f, field, merged.mergedRule(rule), key, i)
+		if w, ok := merged.values[fieldRetryOn]; ok && retry != nil {
+			// The BackendTrafficPolicy's retry: its retryOn decides which
+			// failures are retried.
+			on := *w.value.(*translate.RetryOn)
+			on.Policy = w.layer.source
+			retry.On = &on
+		}
 		merged.checkTimeouts(f, field, timeouts)
 		r.bakePolicies(key, rt, i, merged, rule)
 		r.errs = append(r.errs, f.Errs...)

@@ -1,6 +1,10 @@
 package translate
 
-import "github.com/gwretry/gwretry/report"
+import (
+	"strings"
+
+	"github.com/gwretry/gwretry/report"
+)
 
 // Record returns the finding of feature f of rule r that decision d
 // records; its status follows from d, and its words are rendered from the
@@ -26,6 +30,16 @@ type Decisions struct {
 	// Feature decides backendRefs, and the retry and timeout features of
 	// a rule that forwards.
 	Feature func(f Feature) report.Decision
+	// RetryOn: the target writes the retry condition of a
+	// BackendTrafficPolicy's retry (Retry.On) as it is, and its Feature
+	// says so. Otherwise Assess adds RetriesMoreThanPolicy to
+	// retry.connectionErrors and retry.backendTimeout where the condition
+	// asks for less than the Gateway API's retry.
+	RetryOn bool
+	// Retried says which connection failures the target retries for the
+	// rule and whether it retries a try its backendRequest timer cut, as
+	// planned; nil: as the Gateway API's retry (all of them, yes).
+	Retried func() (conn ConnRetry, timeouts bool)
 }
 
 // Assess returns one finding per feature rule r sets (Rule.Features), in
@@ -68,5 +82,40 @@ func decide(r *Rule, f Feature, d Decisions) report.Decision {
 	case d.Feature == nil:
 		return report.Decide(report.ReasonNotTranslated)
 	}
-	return d.Feature(f)
+	x := d.Feature(f)
+	if !d.RetryOn {
+		x = widerThanPolicy(r, f, x, d.Retried)
+	}
+	return x
+}
+
+// widerThanPolicy adds RetriesMoreThanPolicy to a retry decision of a
+// target that retries more failures (conn, timeouts) than the rule's
+// BackendTrafficPolicy asks for.
+func widerThanPolicy(r *Rule, f Feature, x report.Decision, retried func() (ConnRetry, bool)) report.Decision {
+	rt := r.Retry
+	if rt == nil || rt.On == nil || rt.Attempts == 0 || x.Reason == report.ReasonRetriesDisabled || x.Reason == report.ReasonTimeoutDisabled {
+		return x
+	}
+	if st := x.Status(); st != Honoured && st != Approximated {
+		return x
+	}
+	conn, timeouts := ConnRetryAll, true
+	if retried != nil {
+		conn, timeouts = retried()
+	}
+	var asks string
+	switch {
+	case f == FeatureRetryConnectionErrors && connRank(conn) <= connRank(rt.On.ConnErrors):
+		return x
+	case f == FeatureRetryConnectionErrors && rt.On.ConnErrors == ConnRetryUnsent:
+		asks = "only the connection failures before the request was sent"
+	case f == FeatureRetryConnectionErrors && rt.On.ConnErrors == ConnRetryNone:
+		asks = "no connection failure"
+	case f == FeatureRetryBackendTimeout && timeouts && !rt.On.Timeouts:
+		asks = "no retry of a try the per-try timeout cut"
+	default:
+		return x
+	}
+	return x.With(report.NewCaveat(report.CaveatRetriesMoreThanPolicy, "policy", rt.On.Policy, "triggers", strings.Join(rt.On.Triggers, ","), "asks", asks))
 }

@@ -116,6 +116,19 @@ type IRRetry struct {
 	Attempts int    `json:"attempts" yaml:"attempts"`
 	Codes    []int  `json:"codes,omitempty" yaml:"codes,omitempty,flow"`
 	Backoff  string `json:"backoff,omitempty" yaml:"backoff,omitempty"`
+	// On is the BackendTrafficPolicy's retry condition, when the retry
+	// came from one.
+	On *IRRetryOn `json:"retryOn,omitempty" yaml:"retryOn,omitempty"`
+}
+
+// IRRetryOn is a RetryOn.
+type IRRetryOn struct {
+	Policy      string    `json:"policy" yaml:"policy"`
+	Triggers    []string  `json:"triggers" yaml:"triggers,flow"`
+	StatusCodes []int     `json:"statusCodes" yaml:"statusCodes,flow"`
+	ConnErrors  ConnRetry `json:"connectionErrors" yaml:"connectionErrors"`
+	Timeouts    bool      `json:"timeoutsRetried" yaml:"timeoutsRetried"`
+	MaxInterval string    `json:"maxInterval,omitempty" yaml:"maxInterval,omitempty"`
 }
 
 // IRTimeouts is a Timeouts; "" is unset, "0s" disables.
@@ -280,6 +293,7 @@ type IRPolicy struct {
 	Lost       []string `json:"lost,omitempty" yaml:"lost,omitempty"`
 	Notes      []string `json:"notes,omitempty" yaml:"notes,omitempty"`
 	NotCarried []string `json:"notCarried,omitempty" yaml:"notCarried,omitempty"`
+	EnvoyOnly  []string `json:"envoyOnly,omitempty" yaml:"envoyOnly,omitempty"`
 }
 
 // IRSkipped is a SkippedRule.
@@ -355,7 +369,7 @@ func (m *Model) IR() IR {
 	}
 	for _, p := range m.Policies {
 		ir.Policies = append(ir.Policies, IRPolicy{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name, Status: string(p.Status),
-			Targets: p.Targets, NotFound: p.NotFound, Reached: p.Reached, Lost: p.Lost, Notes: p.Notes, NotCarried: p.NotCarried})
+			Targets: p.Targets, NotFound: p.NotFound, Reached: p.Reached, Lost: p.Lost, Notes: p.Notes, NotCarried: p.NotCarried, EnvoyOnly: p.EnvoyOnly})
 	}
 	for _, s := range m.Skipped {
 		ir.Skipped = append(ir.Skipped, IRSkipped{Route: s.Route, Index: s.Index, RuleName: s.RuleName,
@@ -405,6 +419,12 @@ func irRule(r *Rule) IRRule {
 		GatewayUnattached: r.GatewayUnattached}
 	if r.Retry != nil {
 		out.Retry = &IRRetry{Attempts: r.Retry.Attempts, Codes: r.Retry.Codes, Backoff: durationText(r.Retry.Backoff)}
+		if on := r.Retry.On; on != nil {
+			out.Retry.On = &IRRetryOn{Policy: on.Policy, Triggers: on.Triggers, StatusCodes: on.StatusCodes, ConnErrors: on.ConnErrors, Timeouts: on.Timeouts, MaxInterval: durationText(on.MaxInterval)}
+			if out.Retry.On.StatusCodes == nil {
+				out.Retry.On.StatusCodes = []int{}
+			}
+		}
 	}
 	if r.Timeouts.Request != nil || r.Timeouts.BackendRequest != nil {
 		out.Timeouts = &IRTimeouts{Request: durationText(r.Timeouts.Request), BackendRequest: durationText(r.Timeouts.BackendRequest)}

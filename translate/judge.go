@@ -73,6 +73,17 @@ const (
 	ConnRetryAll ConnRetry = "all"
 )
 
+// connRank orders ConnRetry from none to all.
+func connRank(c ConnRetry) int {
+	switch c {
+	case ConnRetryAll:
+		return 2
+	case ConnRetryUnsent:
+		return 1
+	}
+	return 0
+}
+
 // Behaviour is what a data plane, as configured, does with the requests of
 // one rule in one method class.
 type Behaviour struct {
@@ -257,10 +268,11 @@ func contradiction(r *Rule, f Feature, b Behaviour, wantTLS map[string]Certifica
 		if why := retriesExactly(); why != "" || attempts == 0 {
 			return why
 		}
-		if b.ConnErrors != ConnRetryAll {
+		if want := r.Retry.ConnRetried(); connRank(b.ConnErrors) < connRank(want) {
 			// Connection failures are the retry condition every rule
-			// has; retrying only requests never sent is not the count.
-			return fmt.Sprintf("retries only %q connection failures, so a request that was sent and failed is not retried %d times", b.ConnErrors, attempts)
+			// has (those its policy's retryOn names); retrying fewer is
+			// not the count.
+			return fmt.Sprintf("retries only %q connection failures, not %q, so a request whose connection failed is not retried %d times", b.ConnErrors, want, attempts)
 		}
 	case FeatureRetryCodes:
 		if why := retriesExactly(); why != "" || attempts == 0 {
@@ -273,8 +285,8 @@ func contradiction(r *Rule, f Feature, b Behaviour, wantTLS map[string]Certifica
 		if why := retriesExactly(); why != "" || attempts == 0 {
 			return why
 		}
-		if b.ConnErrors != ConnRetryAll {
-			return fmt.Sprintf("retries connection failures %q, not all of them", b.ConnErrors)
+		if want := r.Retry.ConnRetried(); b.ConnErrors != want {
+			return fmt.Sprintf("retries connection failures %q, not %q", b.ConnErrors, want)
 		}
 	case FeatureRetryBackoff:
 		if attempts == 0 {
@@ -294,8 +306,11 @@ func contradiction(r *Rule, f Feature, b Behaviour, wantTLS map[string]Certifica
 		if attempts == 0 {
 			return retriesExactly()
 		}
-		if !b.TimeoutRetried {
+		switch want := r.Retry.TimeoutRetried(); {
+		case want && !b.TimeoutRetried:
 			return "does not retry a try cut by its timer"
+		case !want && b.TimeoutRetried:
+			return "retries a try cut by its timer, which the rule's retry condition does not ask for"
 		}
 		return retriesExactly()
 	case FeatureBackendRequestTimeout:

@@ -386,6 +386,55 @@ type Retry struct {
 	Codes []int
 	// Backoff is the base interval between tries; nil when unset.
 	Backoff *Duration
+	// On, when set, narrows which failures are retried: the retry came
+	// from an Envoy Gateway BackendTrafficPolicy, whose retryOn decides
+	// it. nil is the Gateway API's retry (every connection error and every
+	// try backendRequest cut, besides Codes).
+	On *RetryOn
+}
+
+// RetryOn is the retry condition of a BackendTrafficPolicy's retry, as
+// Envoy Gateway writes it, and which failures it retries in the model's
+// terms.
+type RetryOn struct {
+	// Policy is the object it came from ("BackendTrafficPolicy ns/name").
+	Policy string
+	// Triggers are Envoy's retry_on tokens as Envoy Gateway writes them
+	// (its default, or the policy's triggers sorted and unique).
+	Triggers []string
+	// StatusCodes are Envoy's retriable_status_codes as Envoy Gateway
+	// writes them (sorted and unique; may be empty).
+	StatusCodes []int
+	// ConnErrors is which connection failures the triggers retry.
+	ConnErrors ConnRetry
+	// Timeouts: a try cut by backendRequest (Envoy's per_try_timeout) is
+	// retried.
+	Timeouts bool
+	// MaxInterval is the policy's perRetry.backOff.maxInterval (Envoy's
+	// retry_back_off max_interval) beside its baseInterval; nil when unset.
+	MaxInterval *Duration
+}
+
+// ConnRetried is which connection failures the retry asks to retry: all
+// of them for the Gateway API's retry, the policy's for a
+// BackendTrafficPolicy's.
+func (rt *Retry) ConnRetried() ConnRetry {
+	if rt == nil || rt.Attempts == 0 {
+		return ConnRetryNone
+	}
+	if rt.On != nil {
+		return rt.On.ConnErrors
+	}
+	return ConnRetryAll
+}
+
+// TimeoutRetried reports whether the retry asks to retry a try that
+// backendRequest cut: always for the Gateway API's retry.
+func (rt *Retry) TimeoutRetried() bool {
+	if rt == nil || rt.Attempts == 0 {
+		return false
+	}
+	return rt.On == nil || rt.On.Timeouts
 }
 
 // Timeouts is a rule's timeout intent. A nil field is unset; a zero

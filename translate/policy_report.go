@@ -60,10 +60,11 @@ type PolicyReport struct {
 	// NotCarried lists what the policy sets that no HTTPRoute field can
 	// carry, so that no target gets it.
 	NotCarried []string `json:"notCarried,omitempty"`
-	// Wider lists what the targets do beyond what Envoy Gateway
-	// configures for a BackendTrafficPolicy (its triggers, carried as a
-	// Gateway API retry, retry more failures).
-	Wider []string `json:"wider,omitempty"`
+	// EnvoyOnly lists what a BackendTrafficPolicy sets that only the
+	// Envoy target carries (a gRPC status among its triggers, a code
+	// below 400): Envoy's own retry conditions, which the Gateway API has
+	// not.
+	EnvoyOnly []string `json:"envoyOnly,omitempty"`
 }
 
 // PolicyConflict is a field of a rule on which the policies of its

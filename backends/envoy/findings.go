@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ func (g *generator) findings(r *translate.Rule) []translate.Finding {
 			return report.Decision{}, false
 		},
 		Feature: func(f translate.Feature) report.Decision { return g.assess(r, f) },
+		RetryOn: true,
 	})
 }
 
@@ -45,6 +47,14 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 	// onlyExempt: every request the rule matches gets the policy of
 	// POST, PATCH and LOCK (routes.modeFor), which is what is written.
 	onlyExempt := r.OnlyNonIdempotent() && !g.retryNonIdempotent
+	if onlyExempt && retrying && len(g.safeTokens(rt)) == 0 {
+		// modeFor: the policy's triggers retry no failure before the
+		// request was sent, so no route of the rule retries.
+		if f.IsRetry() {
+			return report.Decide(report.ReasonOnlyExemptMethods, "methods", strings.Join(nonIdempotentMethods(), ", "))
+		}
+		retrying = false
+	}
 	disabled := report.Decide(report.ReasonRetriesDisabled)
 	configured := func(fact string) report.Decision { return report.Decide(report.ReasonConfigured).Set(fact) }
 	defaultTimeout := report.NewCaveat(report.CaveatDefaultRouteTimeout, "timeout", formatDuration(g.cap.defaultRouteTimeout))
@@ -90,20 +100,41 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 		}
 		return d
 	case translate.FeatureRetryBackendTimeout:
+		retryPerTry := perTry
+		if on := rt.On; on != nil && !on.Timeouts {
+			// trap 6: Envoy retries a try per_try_timeout cut only with
+			// reset, 5xx or gateway-error; the policy's triggers, as
+			// Envoy Gateway writes them, have none.
+			retryPerTry = func() report.Decision {
+				return report.Decide(report.ReasonTimeoutNotRetriedAsPolicy, "policy", on.Policy, "triggers", joinTokens(on.Triggers)).Set("per_try_timeout " + formatDuration(be.Value))
+			}
+		}
 		switch {
 		case !retrying:
 			return disabled
 		case be.IsZero():
 			return report.Decide(report.ReasonTimeoutDisabled).With(exempt()...)
 		case defaultCutsTry:
-			return perTry().With(cutsTry...).With(exempt()...)
+			return retryPerTry().With(cutsTry...).With(exempt()...)
 		}
-		return perTry().With(g.headersCaveats(r)...).With(exempt()...)
+		return retryPerTry().With(g.headersCaveats(r)...).With(exempt()...)
 	case translate.FeatureRetryCodes:
 		if !retrying {
 			return disabled
 		}
 		d := configured("retriable_status_codes " + codesText(rt.Codes))
+		if on := rt.On; on != nil {
+			d = configured("retry_on " + joinTokens(on.Triggers) + ", retriable_status_codes " + codesText(on.StatusCodes))
+			var below []string
+			for _, c := range on.StatusCodes {
+				if c < 400 && slices.Contains(on.Triggers, g.cap.statusCodesToken) {
+					below = append(below, fmt.Sprint(c))
+				}
+			}
+			if len(below) > 0 {
+				d = d.With(report.NewCaveat(report.CaveatCodesBeyondGatewayAPI, "codes", strings.Join(below, ", ")))
+			}
+		}
 		if onlyExempt {
 			// Every route of the rule has the policy of requests never
 			// sent, which lists no codes.
@@ -114,16 +145,27 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 		if !retrying {
 			return disabled
 		}
-		tokens := g.cap.retryOn
 		if onlyExempt {
-			tokens = g.cap.safeRetryOn
+			return configured("retry_on " + joinTokens(g.safeTokens(rt))).With(exempt()...)
 		}
-		return configured("retry_on " + joinTokens(tokens)).With(exempt()...)
+		on := rt.On
+		if on == nil {
+			return configured("retry_on " + joinTokens(g.cap.retryOn)).With(exempt()...)
+		}
+		fact := "retry_on " + joinTokens(on.Triggers)
+		if on.ConnErrors != translate.ConnRetryAll {
+			return report.Decide(report.ReasonConnErrorsAsPolicy, "policy", on.Policy, "triggers", joinTokens(on.Triggers), "retried", connRetriedText(on.ConnErrors)).Set(fact).With(exempt()...)
+		}
+		return configured(fact).With(exempt()...)
 	case translate.FeatureRetryBackoff:
 		if !retrying {
 			return disabled
 		}
-		d := configured("retry_back_off base_interval " + formatDuration(backoffBase(rt.Backoff)))
+		fact := "retry_back_off base_interval " + formatDuration(backoffBase(rt.Backoff))
+		if rt.On != nil && rt.On.MaxInterval != nil {
+			fact += " max_interval " + formatDuration(rt.On.MaxInterval.Value)
+		}
+		d := configured(fact)
 		if rt.Backoff.IsZero() {
 			// base_interval 1ms, Envoy's minimum.
 			return d
@@ -211,6 +253,17 @@ func (g *generator) worstCase(rt *translate.Retry, perTry time.Duration) time.Du
 		interval = min(2*interval, maxInterval)
 	}
 	return total
+}
+
+// connRetriedText names which connection failures are retried.
+func connRetriedText(c translate.ConnRetry) string {
+	switch c {
+	case translate.ConnRetryUnsent:
+		return "only the connection failures before the request was sent"
+	case translate.ConnRetryAll:
+		return "every connection failure"
+	}
+	return "no connection failure"
 }
 
 func codesText(codes []int) string {

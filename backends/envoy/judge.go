@@ -365,6 +365,8 @@ var (
 	unsentTokens = []string{"connect-failure", "refused-stream", "reset-before-request"}
 	// codeTokens retry responses.
 	codeTokens = []string{"retriable-status-codes", "retriable-4xx", "retriable-headers", "envoy-ratelimited"}
+	// grpcTokens retry a gRPC status (grpc-status of the response).
+	grpcTokens = []string{"cancelled", "deadline-exceeded", "internal", "resource-exhausted", "unavailable"}
 )
 
 // behaviour derives what Envoy does with one route's requests.
@@ -451,7 +453,7 @@ func (j *judge) behaviour(r *translate.Rule, rt *routev3.Route, env routeEnv) (t
 	has := func(set []string) bool {
 		return slices.ContainsFunc(tokens, func(t string) bool { return slices.Contains(set, t) })
 	}
-	known := slices.Concat(resetTokens, unsentTokens, codeTokens)
+	known := slices.Concat(resetTokens, unsentTokens, codeTokens, grpcTokens)
 	if policy != nil && has(known) {
 		b.Retries = 1 // Envoy's default num_retries
 		if n := policy.GetNumRetries(); n != nil {

@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,11 @@ func (g *generator) modeFor(r *translate.Rule, method string) retryMode {
 	case !retries(r):
 		return noRetry
 	case !g.retryNonIdempotent && isNonIdempotent(method):
+		if len(g.safeTokens(r.Retry)) == 0 {
+			// The policy's retry condition retries no failure before
+			// the request was sent: nothing to retry safely.
+			return noRetry
+		}
 		return safeRetry
 	}
 	return fullRetry
@@ -93,7 +99,7 @@ func (g *generator) routes(rm *translate.RouteMatch) ([]*routev3.Route, error) {
 				}},
 			}},
 		})
-		twin, err := g.route(r.Name+twinSuffix, m, rm.Match, action, r, safeRetry)
+		twin, err := g.route(r.Name+twinSuffix, m, rm.Match, action, r, g.modeFor(r, nonIdempotentMethods()[0]))
 		if err != nil {
 			return nil, err
 		}
@@ -215,13 +221,21 @@ func (g *generator) numRetries(attempts int) uint32 {
 // retryPolicy builds the policy of a retrying route.
 func (g *generator) retryPolicy(r *translate.Rule, p plan, mode retryMode) (*routev3.RetryPolicy, error) {
 	rt := r.Retry
-	tokens := append([]string(nil), g.cap.retryOn...)
+	tokens := g.fullTokens(rt)
 	if mode == safeRetry {
-		tokens = append([]string(nil), g.cap.safeRetryOn...)
+		tokens = g.safeTokens(rt)
 	}
 	var codes []uint32
-	if mode == fullRetry && len(rt.Codes) > 0 {
-		tokens = append(tokens, g.cap.statusCodesToken)
+	switch {
+	case mode != fullRetry:
+	case rt.On != nil:
+		// A BackendTrafficPolicy's retry: its codes as Envoy Gateway
+		// writes them, listed even without retriable-status-codes.
+		codes = []uint32{}
+		for _, c := range rt.On.StatusCodes {
+			codes = append(codes, uint32(c))
+		}
+	default:
 		for _, c := range rt.Codes {
 			codes = append(codes, uint32(c))
 		}
@@ -245,8 +259,43 @@ func (g *generator) retryPolicy(r *translate.Rule, p plan, mode retryMode) (*rou
 	}
 	if rt.Backoff != nil {
 		rp.RetryBackOff = &routev3.RetryPolicy_RetryBackOff{BaseInterval: durationpb.New(backoffBase(rt.Backoff))}
+		if rt.On != nil && rt.On.MaxInterval != nil {
+			// The policy's maxInterval, as Envoy Gateway writes it.
+			rp.RetryBackOff.MaxInterval = durationpb.New(rt.On.MaxInterval.Value)
+		}
 	}
 	return rp, nil
+}
+
+// fullTokens are the retry_on tokens of a rule's retrying route: those of
+// a BackendTrafficPolicy's retry as Envoy Gateway writes them, else the
+// Gateway API's retry (every connection failure and reset, a try the
+// per-try timeout cut, with the status codes token when it lists codes).
+func (g *generator) fullTokens(rt *translate.Retry) []string {
+	if rt.On != nil {
+		return slices.Clone(rt.On.Triggers)
+	}
+	tokens := slices.Clone(g.cap.retryOn)
+	if len(rt.Codes) > 0 {
+		tokens = append(tokens, g.cap.statusCodesToken)
+	}
+	return tokens
+}
+
+// safeTokens are the retry_on tokens of the route for POST, PATCH and
+// LOCK: failures before the request was sent, as far as the rule's retry
+// retries them (a BackendTrafficPolicy's triggers may name fewer, or none).
+func (g *generator) safeTokens(rt *translate.Retry) []string {
+	if rt == nil || rt.On == nil || rt.On.ConnErrors == translate.ConnRetryAll {
+		return slices.Clone(g.cap.safeRetryOn)
+	}
+	var out []string
+	for _, t := range rt.On.Triggers {
+		if slices.Contains(g.cap.safeRetryOn, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // backoffBase is the base_interval for a backoff: Envoy requires it to be

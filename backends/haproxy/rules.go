@@ -2,6 +2,7 @@ package haproxy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,10 +108,11 @@ func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts tra
 	supported, _ := r.Retry.SplitCodes(vs.RetryCodes)
 	if attempts > 0 {
 		b.retries = min(int64(attempts), vs.MaxRetries)
-		b.retryOn = connectionRetryOn
+		tokens := []string{failureRetryOn(r.Retry, supported)}
 		for _, c := range supported {
-			b.retryOn += " " + strconv.Itoa(c)
+			tokens = append(tokens, strconv.Itoa(c))
 		}
+		b.retryOn = strings.TrimSpace(strings.Join(tokens, " "))
 		b.bufferRequest = true
 		b.redispatch = active > 1
 		b.disableUnsafe = !opts.RetryNonIdempotent
@@ -118,6 +120,36 @@ func planRule(m *translate.Model, r *translate.Rule, vs versionSupport, opts tra
 		b.retryOn = "none"
 	}
 	return b
+}
+
+// failureRetryOn are the retry-on conditions of failed tries the rule's
+// retry asks for: every failure and a try timeout server cut
+// (connectionRetryOn), or, for a BackendTrafficPolicy's retry condition
+// that asks for fewer, conn-failure alone (failures before the request was
+// sent) or nothing but the codes. A condition that retries nothing HAProxy
+// can see (no codes, no connection failure) keeps conn-failure, so that
+// attempts still counts something; its finding says it is wider.
+func failureRetryOn(rt *translate.Retry, codes []int) string {
+	switch {
+	case rt.On == nil || rt.On.ConnErrors == translate.ConnRetryAll:
+		return connectionRetryOn
+	case rt.On.ConnErrors == translate.ConnRetryNone && len(codes) > 0:
+		return ""
+	}
+	return "conn-failure"
+}
+
+// failuresRetried are which connection failures the retry-on conditions
+// retry, and whether a try timeout server cut is retried.
+func failuresRetried(retryOn string) (translate.ConnRetry, bool) {
+	tokens := strings.Fields(retryOn)
+	switch {
+	case slices.Contains(tokens, "empty-response"):
+		return translate.ConnRetryAll, slices.Contains(tokens, "response-timeout")
+	case slices.Contains(tokens, "conn-failure"):
+		return translate.ConnRetryUnsent, slices.Contains(tokens, "response-timeout")
+	}
+	return translate.ConnRetryNone, slices.Contains(tokens, "response-timeout")
 }
 
 // invalidShare returns the weight of the rule's invalid backendRefs and the
@@ -201,6 +233,7 @@ func decisions(m *translate.Model, r *translate.Rule, vs versionSupport, opts tr
 			return filterDecision(r, feat, b.filters)
 		},
 		Feature: func(feat translate.Feature) report.Decision { return ruleDecision(r, feat, vs, opts, b) },
+		Retried: func() (translate.ConnRetry, bool) { return failuresRetried(b.retryOn) },
 	}
 }
 
@@ -246,7 +279,15 @@ func ruleDecision(r *translate.Rule, feat translate.Feature, vs versionSupport, 
 		if attempts == 0 {
 			return noRetry("retry-on none")
 		}
-		return report.Decide(report.ReasonConfigured).Set("retry-on " + connectionRetryOn).With(ex.caveats(true)...)
+		fact := "retry-on " + failureRetryOn(r.Retry, nil)
+		if on := r.Retry.On; on != nil && on.ConnErrors != translate.ConnRetryAll {
+			if conn, _ := failuresRetried(b.retryOn); conn == on.ConnErrors {
+				// The policy's narrower condition, as written.
+				return report.Decide(report.ReasonConnErrorsAsPolicy, "policy", on.Policy, "triggers", strings.Join(on.Triggers, ","), "retried", connRetriedText(conn)).
+					Set("retry-on " + b.retryOn).With(ex.caveats(true)...)
+			}
+		}
+		return report.Decide(report.ReasonConfigured).Set(fact).With(ex.caveats(true)...)
 	case translate.FeatureRetryBackoff:
 		if attempts == 0 {
 			return noRetry("")
@@ -336,9 +377,27 @@ func backendTimeoutRetryDecision(r *translate.Rule, attempts int, t timeoutPlan,
 		return report.Decide(report.ReasonTimeoutDisabled).Set("retry-on response-timeout, " + server).
 			With(ex.caveats(false)...).With(largestTimeoutCaveat())
 	}
+	if on := r.Retry.On; on != nil && !on.Timeouts {
+		// The policy's condition retries no timed-out try: retry-on has
+		// no response-timeout, and the try ends with 504.
+		return report.Decide(report.ReasonTimeoutNotRetriedAsPolicy, "policy", on.Policy, "triggers", strings.Join(on.Triggers, ",")).Set(server).
+			With(ex.caveats(false)...).With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)).
+			With(clampCaveats(t)...)
+	}
 	return report.Decide(report.ReasonConfigured).Set("retry-on response-timeout, "+server).
 		With(ex.caveats(false)...).With(report.NewCaveat(report.CaveatIdleTimer), report.NewCaveat(report.CaveatNoAnswerAfterHeaders)).
 		With(clampCaveats(t)...)
+}
+
+// connRetriedText names which connection failures are retried.
+func connRetriedText(c translate.ConnRetry) string {
+	switch c {
+	case translate.ConnRetryUnsent:
+		return "only the connection failures before the request was sent"
+	case translate.ConnRetryAll:
+		return "every connection failure"
+	}
+	return "no connection failure"
 }
 
 // backendRequestDecision decides timeouts.backendRequest: timeout server

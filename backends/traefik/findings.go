@@ -33,6 +33,17 @@ func findings(r *translate.Rule, sup support, opts translate.Options, sites []si
 			return filterDecision(r, f, sites)
 		},
 		Feature: func(f translate.Feature) report.Decision { return assess(r, f, sup, opts, reads) },
+		Retried: func() (translate.ConnRetry, bool) {
+			// Only a request that could not be sent, unless 3.7 retries
+			// the 502 of a failed one; a try cut by responseHeaderTimeout
+			// only as 3.7's 504 (assess says each).
+			rt := r.Retry
+			conn := translate.ConnRetryUnsent
+			if sup.StatusRetry && slices.Contains(rt.Codes, 502) {
+				conn = translate.ConnRetryAll
+			}
+			return conn, sup.StatusRetry && slices.Contains(rt.Codes, 504)
+		},
 	})
 }
 
