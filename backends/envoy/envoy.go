@@ -117,6 +117,10 @@ func (*Backend) Name() string { return "envoy" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser: protobuf carries every string, and
+// Envoy compiles regular expressions with RE2.
+func (*Backend) Expresses(kind, s string) bool { return translate.RE2Expresses(kind, s) }
+
 func (*Backend) Versions() []string { return versions(capabilities()) }
 
 // Generate writes envoy/envoy.yaml for m and one finding per feature per

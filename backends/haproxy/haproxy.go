@@ -34,6 +34,12 @@ func (*Backend) Name() string { return "haproxy" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser: the writer puts each value in the
+// configuration as it is, so it writes only the values every format
+// holds literally (translate.Portable); a rule with another is answered
+// 500 here, and written by the other targets.
+func (*Backend) Expresses(kind, s string) bool { return translate.Portable(kind, s) }
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(supportTable(), func(s versionSupport) string { return s.Version })
 }
@@ -44,7 +50,7 @@ func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
+	if err := m.CheckWith(translate.CheckPortable); err != nil {
 		return nil, err
 	}
 	var ck tokenChecker

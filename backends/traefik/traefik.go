@@ -69,6 +69,12 @@ func (*Backend) Name() string { return "traefik" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser: the writer puts each value in the
+// configuration as it is, so it writes only the values every format
+// holds literally (translate.Portable); a rule with another is answered
+// 500 here, and written by the other targets.
+func (*Backend) Expresses(kind, s string) bool { return translate.Portable(kind, s) }
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(s support) string { return s.Version })
 }
@@ -80,7 +86,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
+	if err := m.CheckWith(translate.CheckPortable); err != nil {
 		return nil, err
 	}
 	st, err := buildStatic(m, b.file())
