@@ -307,7 +307,7 @@ func TestProtobufCarriesAPIValues(t *testing.T) {
 
 func TestHostileValuesRejected(t *testing.T) {
 	cases := map[string]func(m *translate.Model){
-		"quote in path": func(m *translate.Model) { m.Listeners[0].VirtualHosts[0].Routes[0].Match.Path = "/a\"b" },
+		"quote in path":          func(m *translate.Model) { m.Listeners[0].VirtualHosts[0].Routes[0].Match.Path = "/a\"b" },
 		"space in listener name": func(m *translate.Model) { m.Listeners[0].Name = "http 8080" },
 		"hash in hostname":       func(m *translate.Model) { m.Listeners[0].VirtualHosts[0].Hostname = "#a.example.com" },
 		"injected endpoint":      func(m *translate.Model) { m.Rules[0].Backends[0].Endpoints[0].Host = "1.2.3.4\"}]" },
