@@ -19,6 +19,22 @@ type Expresser interface {
 	Expresses(kind, s string) bool
 }
 
+// CheckExpressed is the grammar of Model.CheckWith for a target e: what
+// the Gateway API accepts (CheckValue) and e writes (Expresses). A target
+// checks its model with it before it writes: ForTarget left out every
+// rule with another value.
+func CheckExpressed(e Expresser) func(kind, s string) error {
+	return func(kind, s string) error {
+		if err := CheckValue(kind, s); err != nil {
+			return err
+		}
+		if !e.Expresses(kind, s) {
+			return fmt.Errorf("%s %s cannot be written in this target's format", kind, QuoteShort(s))
+		}
+		return nil
+	}
+}
+
 // Unexpressed is why a target does not write a rule: the first value of
 // the rule, in the order of its matches and then its filters, that the
 // target cannot write.

@@ -45,12 +45,12 @@ func (*Backend) Versions() []string {
 }
 
 // Generate writes haproxy.cfg for m and one finding per feature per rule.
-func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	vs, err := lookupVersion(opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckWith(translate.CheckPortable); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	var ck tokenChecker

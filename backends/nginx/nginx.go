@@ -120,7 +120,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckWith(translate.CheckPortable); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	if err := checkRegexes(m); err != nil {

@@ -16,6 +16,7 @@ package traefik
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -69,11 +70,25 @@ func (*Backend) Name() string { return "traefik" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
-// Expresses is translate.Expresser: the writer puts each value in the
-// configuration as it is, so it writes only the values every format
-// holds literally (translate.Portable); a rule with another is answered
-// 500 here, and written by the other targets.
-func (*Backend) Expresses(kind, s string) bool { return translate.Portable(kind, s) }
+// Expresses is translate.Expresser. The values of a match are written in
+// the router rule, each a backtick string, which Traefik's rule parser
+// (go/scanner's raw string) reads as it is: anything but a backtick and a
+// control character, and no "{{" or "}}" (the file provider runs
+// dynamic.yaml through text/template); checkRuleValue is that grammar. A
+// regular expression must also compile (Traefik's are Go's). Query
+// parameter names and the values filters write keep translate.Portable.
+// A rule with a value outside is answered 500 here, and written by the
+// other targets.
+func (*Backend) Expresses(kind, s string) bool {
+	switch kind {
+	case translate.KindPath, translate.KindHeaderValue, translate.KindHeaderName:
+		return checkRuleValue(s) == nil
+	case translate.KindRegex:
+		_, err := regexp.Compile(s)
+		return err == nil && checkRuleValue(s) == nil
+	}
+	return translate.Portable(kind, s)
+}
 
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(s support) string { return s.Version })
@@ -86,7 +101,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckWith(translate.CheckPortable); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	st, err := buildStatic(m, b.file())
