@@ -25,6 +25,8 @@ var quotedRules = [][3]string{
 	{"digits", `[{path: {type: PathPrefix, value: /h}, headers: [{type: RegularExpression, name: x-id, value: '\d+'}]}]`, ""},
 	{"twice", `[{path: {type: PathPrefix, value: /twice}, headers: [{name: x-t, value: a}, {name: X-T, value: b}]}]`, ""},
 	{"noslash", `[{path: {type: Exact, value: /rw}}]`, `[{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: foo}}}]`},
+	{"exactvalue", `[{path: {type: PathPrefix, value: /v}, headers: [{name: x-v, value: 'a "b'' \c^ {d};#'}]}]`, ""},
+	{"escapes", `[{path: {type: PathPrefix, value: /e}, headers: [{type: RegularExpression, name: x-e, value: '\"\d+\\\'''}]}]`, ""},
 	{"fallback", `[{path: {type: PathPrefix, value: /}}]`, ""},
 	{"ready", `[{path: {type: PathPrefix, value: ` + prove.ReadyPath + `}}]`, ""},
 }
@@ -54,10 +56,14 @@ func TestQuotedValuesLive(t *testing.T) {
 	}{
 		{"/a'b;c", nil, 0},
 		{"/h/x", map[string]string{"x-id": "123"}, 1},
-		{"/h/x", map[string]string{"x-id": "abc"}, 4},
+		{"/h/x", map[string]string{"x-id": "abc"}, 6},
 		{"/twice", map[string]string{"x-t": "a"}, 2},
-		{"/twice", map[string]string{"x-t": "b"}, 4},
+		{"/twice", map[string]string{"x-t": "b"}, 6},
 		{"/rw", nil, 3},
+		{"/v", map[string]string{"x-v": `a "b' \c^ {d};#`}, 4},
+		{"/v", map[string]string{"x-v": `a "b' \c^ {d};`}, 6},
+		{"/e", map[string]string{"x-e": `"42\'`}, 5},
+		{"/e", map[string]string{"x-e": `"42'`}, 6},
 	}
 	for _, tg := range liveTargets() {
 		t.Run(tg.name, func(t *testing.T) {
