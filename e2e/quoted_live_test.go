@@ -31,14 +31,17 @@ var quotedRules = [][3]string{
 	{"ready", `[{path: {type: PathPrefix, value: ` + prove.ReadyPath + `}}]`, ""},
 }
 
-// TestQuotedValuesLive: each target's data plane does with these rules what
-// its report says. A rule a target writes is reached by the requests it
-// matches: the path with "'" and ";" (Traefik's backtick strings and
-// Envoy's protobuf hold it), the header regex \d+, the first of a header
-// matched twice (v1.7.0: the second is ignored). A match a target reports
-// MatchNotExpressible is not there (its requests reach the fallback), and
-// a rule it reports ValueNotExpressible answers 500, as the rewrite to a
-// path without a leading slash does on every target.
+// TestQuotedValuesLive: each proxy writes rules whose values its format
+// must quote (nginx through crossplane, HAProxy's strong quotes, Traefik's
+// backtick strings, Envoy's protobuf), and its data plane does with them
+// what its report says: the path with "'" and ";", the header regex \d+,
+// an exact value with quotes, a backslash, '^', braces, ';' and '#', a
+// regex with the escapes \" \\ \', and the first of a header matched
+// twice (v1.7.0: the second is ignored) are each reached by the request
+// they match and not by a near miss. A rule reported ValueNotExpressible
+// answers 500, as the rewrite to a path without a leading slash does on
+// every target (a MatchNotExpressible match would send its requests to the
+// fallback).
 func TestQuotedValuesLive(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: quoted\n  namespace: %s\nspec:\n  parentRefs: [{name: same-namespace}]\n  rules:\n", prove.Namespace)
@@ -90,6 +93,12 @@ func TestQuotedValuesLive(t *testing.T) {
 			}
 			if got := reason(3); got != report.ReasonValueNotExpressible {
 				t.Errorf("rewrite to a path without '/': %q, want ValueNotExpressible", got)
+			}
+			// Every proxy's format quotes these: each writes them.
+			for _, i := range []int{0, 1, 2, 4, 5} {
+				if got := reason(i); got != "" {
+					t.Errorf("rule %s: %s, want it written", quotedRules[i][0], got)
+				}
 			}
 			addr := tg.start(t, filepath.Join(dir, "out"), listen)
 			waitReadyT(t, addr)

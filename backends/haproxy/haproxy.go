@@ -12,6 +12,7 @@ package haproxy
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -34,11 +35,26 @@ func (*Backend) Name() string { return "haproxy" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
-// Expresses is translate.Expresser: the writer puts each value in the
-// configuration as it is, so it writes only the values every format
-// holds literally (translate.Portable); a rule with another is answered
-// 500 here, and written by the other targets.
-func (*Backend) Expresses(kind, s string) bool { return translate.Portable(kind, s) }
+// Expresses is translate.Expresser. A match's path, value or regular
+// expression is an ACL pattern, written in HAProxy's strong quotes when it
+// is not a plain word (tokenChecker.quoted): printable ASCII without two
+// spaces in a row (checkQuotable); a regular expression must also compile
+// (HAProxy's PCRE2 reads RE2's syntax alike for what compiles in both).
+// The names and the values filters write keep translate.Portable. A rule
+// with a value outside is answered 500 here, and written by the other
+// targets.
+func (*Backend) Expresses(kind, s string) bool {
+	switch kind {
+	case translate.KindPath:
+		return checkQuotable(s) == nil
+	case translate.KindHeaderValue:
+		return s == "" || checkQuotable(s) == nil // "": -m len 0
+	case translate.KindRegex:
+		_, err := regexp.Compile(s)
+		return err == nil && checkQuotable(anchored(s)) == nil
+	}
+	return translate.Portable(kind, s)
+}
 
 func (*Backend) Versions() []string {
 	return translate.VersionNames(supportTable(), func(s versionSupport) string { return s.Version })

@@ -130,7 +130,7 @@ func (*Backend) Expresses(kind, s string) bool {
 				return false
 			}
 		}
-		return s != ""
+		return true // "" too: conditions says nginx cannot tell it from a missing header
 	case translate.KindRegex:
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] > 0x7e {
