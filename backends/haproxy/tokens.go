@@ -42,8 +42,9 @@ func (c *tokenChecker) pattern(where, s string) string {
 // quoted returns s as one word of haproxy.cfg for an ACL pattern: as it
 // is when it is a plain word (checkWord), else in HAProxy's strong quotes
 // ('...': "inside single quotes, nothing is interpreted, it's the efficient
-// way to quote regexes"), a single quote written '\” (closed, escaped,
-// reopened: HAProxy concatenates the pieces), which readWord reads back.
+// way to quote regexes"); a single quote in s closes them, is escaped
+// (\') and reopens them (HAProxy concatenates the pieces), which readWord
+// reads back.
 // Only printable ASCII is quoted (checkQuotable).
 func (c *tokenChecker) quoted(where, s string) string {
 	if checkWord(s) == nil {
