@@ -426,7 +426,7 @@ func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, observed 
 	}
 	if len(unwritten) > 0 {
 		out.Findings = unwrittenFindings(m, scope, out.Findings, unwritten)
-		out.Notes = append(out.Notes, unwrittenNotes(m, unwritten)...)
+		out.Notes = append(unwrittenDropped(out.Notes, unwritten), unwrittenNotes(m, unwritten)...)
 		if err := checkFindings(m, out.Findings, scope, unwritten); err != nil {
 			return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}

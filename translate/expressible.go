@@ -46,6 +46,9 @@ type Unexpressed struct {
 	// Match is true when the value is one of the rule's matches: the
 	// target cannot select the requests it matches.
 	Match bool
+	// HTTP is true when HTTP itself cannot carry the value
+	// (HTTPExpresses), whatever the target.
+	HTTP bool
 }
 
 // Decision is the record of every feature of a rule that a target does
@@ -173,7 +176,7 @@ func unexpressed(r *Rule, matches []Match, ok func(kind, s string) bool) *Unexpr
 			if ok(kind, s) {
 				return true
 			}
-			u = &Unexpressed{Field: field, Value: s, Match: match}
+			u = &Unexpressed{Field: field, Value: s, Match: match, HTTP: !HTTPExpresses(kind, s)}
 			return false
 		}
 	}
@@ -363,6 +366,23 @@ func unwrittenFeatures(r *Rule) []Feature {
 	return fs
 }
 
+// unwrittenDropped drops the target's notes about the rules it did not
+// write: they speak of the dead copy ForTarget made ("it has no
+// backendRefs"), not of the rule; unwrittenNotes says what became of it.
+func unwrittenDropped(notes []Note, unwritten map[*Rule]*Unexpressed) []Note {
+	objects := map[string]bool{}
+	for r := range unwritten {
+		objects[RuleObject(r)] = true
+	}
+	out := notes[:0:0]
+	for _, n := range notes {
+		if !objects[n.Object] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // unwrittenNotes warn of each rule a target did not write, in the order
 // of the model's rules.
 func unwrittenNotes(m *Model, unwritten map[*Rule]*Unexpressed) []Note {
@@ -372,9 +392,13 @@ func unwrittenNotes(m *Model, unwritten map[*Rule]*Unexpressed) []Note {
 			if u, ok := unwritten[r]; ok {
 				what := "the requests it matches are answered 500"
 				if u.Match {
-					what = "that match is left out, and the rule's other matches are answered 500"
+					what = "that match is left out (its requests reach the rules after it), and the rule's other matches, if any, are answered 500"
 				}
-				out = append(out, Warning(RuleObject(r), "the target cannot carry the %s %s: %s", u.Field, QuoteShort(u.Value), what))
+				who := "the target's format"
+				if u.HTTP {
+					who = "HTTP"
+				}
+				out = append(out, Warning(RuleObject(r), "%s cannot carry the %s %s: %s", who, u.Field, QuoteShort(u.Value), what))
 			}
 		}
 	}

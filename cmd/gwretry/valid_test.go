@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/translate"
 )
 
 // celCase is one case of testdata/cel/*.yaml (input/cel_test.go reads the
@@ -52,7 +57,7 @@ func validCELCases(t *testing.T) []celCase {
 // translated: the Gateways its parentRefs name (listeners for their
 // sectionNames and ports, routes from every namespace), the Services its
 // backendRefs name, and for a Gateway a route attached to it.
-func celWorld(t *testing.T, obj map[string]any) string {
+func celWorld(t *testing.T, obj map[string]any) (string, []string) {
 	t.Helper()
 	var docs []any
 	ns := func(m map[string]any, def string) string {
@@ -196,10 +201,12 @@ func celWorld(t *testing.T, obj map[string]any) string {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"/"+a[1], b[0]+"/"+b[1]) })
+	var endpoints []string
 	for _, k := range keys {
 		var ports []any
 		for _, p := range services[k] {
 			ports = append(ports, map[string]any{"name": fmt.Sprintf("p%d", p), "port": p})
+			endpoints = append(endpoints, "--endpoint", fmt.Sprintf("%s.%s:%d=127.0.0.1:9", k[1], k[0], p))
 		}
 		docs = append(docs, map[string]any{
 			"apiVersion": "v1", "kind": "Service",
@@ -216,7 +223,7 @@ func celWorld(t *testing.T, obj map[string]any) string {
 		buf.WriteString("---\n")
 		buf.Write(data)
 	}
-	return buf.String()
+	return buf.String(), endpoints
 }
 
 // TestValidRoutesTranslate translates every case of testdata/cel that the
@@ -229,17 +236,98 @@ func TestValidRoutesTranslate(t *testing.T) {
 		for _, ch := range c.Channels {
 			t.Run(ch+"/"+c.Name, func(t *testing.T) {
 				in := filepath.Join(t.TempDir(), "in.yaml")
-				if err := os.WriteFile(in, []byte(celWorld(t, c.Object)), 0o644); err != nil {
+				world, endpoints := celWorld(t, c.Object)
+				if err := os.WriteFile(in, []byte(world), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				out := t.TempDir()
-				args := []string{"translate", in, "--target", "all", "--channel", ch, "--output-dir", out, "--report", "none", "-q", "--assume-reference-grants"}
+				args := append([]string{"translate", in, "--target", "all", "--channel", ch, "--output-dir", out, "--report", "none", "-q", "--assume-reference-grants"}, endpoints...)
 				var stderr bytes.Buffer
 				if code := run(args, nil, &bytes.Buffer{}, &stderr); code != exitOK {
 					data, _ := os.ReadFile(in)
 					t.Fatalf("exit %d\n%s\ninput:\n%s", code, stderr.String(), data)
 				}
+				files := readTree(t, out)
+				checkUnwritten(t, c, files["report.json"])
+				if !testing.Short() && ch == "standard" && quotedCase(c) {
+					checkWithDataPlanes(t, files)
+				}
 			})
 		}
 	}
+}
+
+// unwrittenWant is what the report of a valid case says of the rules a
+// target does not write: a rewrite or redirect path without a leading '/'
+// (no HTTP request or Location can carry it) on every gateway target
+// (ValueNotExpressible), and the path of
+// TestHTTPPathMatch/valid_path_with_some_special_characters on nginx,
+// whose %0A nginx decodes to a line break before it matches
+// (MatchNotExpressible). Every other rule of every case is written by
+// every target.
+func unwrittenWant(c celCase) map[string]report.Decision {
+	want := map[string]report.Decision{}
+	if strings.HasSuffix(c.Name, "valid_path_with_some_special_characters") {
+		want["nginx"] = report.Decide(report.ReasonMatchNotExpressible, "field", "path", "value", "/abc/123'/a-b-c/d@gmail/%0A")
+	}
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(e, k)
+			}
+			if f, ok := x["type"].(string); ok && (f == "RequestRedirect" || f == "URLRewrite") {
+				what := map[string]string{"RequestRedirect": "requestRedirect", "URLRewrite": "urlRewrite"}[f]
+				body, _ := x[what].(map[string]any)
+				path, _ := body["path"].(map[string]any)
+				for _, k := range []string{"replaceFullPath", "replacePrefixMatch"} {
+					if p, ok := path[k].(string); ok && p != "" && !strings.HasPrefix(p, "/") {
+						d := report.Decide(report.ReasonValueNotExpressible, "field", what+" path", "value", p)
+						for _, tg := range []string{"envoy", "grpc", "haproxy", "nginx", "traefik"} {
+							want[tg] = d
+						}
+					}
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, key)
+			}
+		}
+	}
+	walk(c.Object, "")
+	return want
+}
+
+// checkUnwritten compares the report's MatchNotExpressible and
+// ValueNotExpressible findings with unwrittenWant, target by target.
+func checkUnwritten(t *testing.T, c celCase, data []byte) {
+	t.Helper()
+	var rep translate.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	want := unwrittenWant(c)
+	got := map[string]report.Decision{}
+	for _, f := range rep.Findings {
+		if f.Reason == report.ReasonMatchNotExpressible || f.Reason == report.ReasonValueNotExpressible {
+			// A backendRef's filter is named "backendRef NS/NAME ...".
+			field := f.Params["field"]
+			if rest, ok := strings.CutPrefix(field, "backendRef "); ok {
+				_, field, _ = strings.Cut(rest, " ")
+			}
+			got[f.Target] = report.Decide(f.Reason, "field", field, "value", f.Params["value"])
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rules not written (-want +got):\n%s", diff)
+	}
+}
+
+// quotedCase reports whether a case has a value some format must quote
+// or cannot carry: its outputs also go through the real data planes.
+func quotedCase(c celCase) bool {
+	data, _ := json.Marshal(c.Object)
+	return strings.ContainsAny(string(data), "'\\%") || strings.Contains(string(data), "replace") || strings.Contains(string(data), "RegularExpression")
 }
