@@ -250,3 +250,27 @@ func TestJudgeDoesNotTrustUnreadFeatures(t *testing.T) {
 		t.Errorf("an unsupported finding claims nothing: %v", errs)
 	}
 }
+
+// TestMatchedTwiceKeepsTheFirst: "If multiple entries specify equivalent
+// header names, only the first entry with an equivalent name MUST be
+// considered for a match" (v1.7.0); the API server accepts X-A beside x-a
+// (its list-map key is case-sensitive). Query parameter names compare
+// exactly: q and Q are two.
+func TestMatchedTwiceKeepsTheFirst(t *testing.T) {
+	m := build(t, routeWithRule("    matches:\n    - headers: [{name: x-a, value: one}, {name: X-A, value: two}, {name: x-b, value: three}]\n      queryParams: [{name: q, value: '1'}, {name: Q, value: '2'}]\n"), translate.ResolveOptions{})
+	var got translate.Match
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rm := range vh.Routes {
+				if rm.Rule.Index == 0 {
+					got = rm.Match
+				}
+			}
+		}
+	}
+	wantH := []translate.ValueMatch{{Type: translate.StringExact, Name: "x-a", Value: "one"}, {Type: translate.StringExact, Name: "x-b", Value: "three"}}
+	wantQ := []translate.ValueMatch{{Type: translate.StringExact, Name: "q", Value: "1"}, {Type: translate.StringExact, Name: "Q", Value: "2"}}
+	if !reflect.DeepEqual(got.Headers, wantH) || !reflect.DeepEqual(got.Query, wantQ) {
+		t.Errorf("headers %v, query %v; want %v, %v", got.Headers, got.Query, wantH, wantQ)
+	}
+}
