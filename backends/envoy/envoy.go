@@ -125,8 +125,8 @@ func (*Backend) Versions() []string { return versions(capabilities()) }
 
 // Generate writes envoy/envoy.yaml for m and one finding per feature per
 // rule.
-func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
-	if err := m.Check(); err != nil {
+func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	c, err := lookup(opts.Version)

@@ -61,12 +61,12 @@ func (*Backend) Versions() []string {
 }
 
 // Generate writes haproxy.cfg for m and one finding per feature per rule.
-func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+func (be *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	vs, err := lookupVersion(opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(be)); err != nil {
 		return nil, err
 	}
 	var ck tokenChecker
