@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +13,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	parser "github.com/haproxytech/client-native/v5/config-parser"
+	cpoptions "github.com/haproxytech/client-native/v5/config-parser/options"
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -248,6 +255,7 @@ func TestValidRoutesTranslate(t *testing.T) {
 					t.Fatalf("exit %d\n%s\ninput:\n%s", code, stderr.String(), data)
 				}
 				files := readTree(t, out)
+				parseBack(t, files)
 				checkUnwritten(t, c, files["report.json"])
 				if !testing.Short() && ch == "standard" && quotedCase(c) {
 					checkWithDataPlanes(t, files)
@@ -330,4 +338,50 @@ func checkUnwritten(t *testing.T, c celCase, data []byte) {
 func quotedCase(c celCase) bool {
 	data, _ := json.Marshal(c.Object)
 	return strings.ContainsAny(string(data), "'\\%") || strings.Contains(string(data), "replace") || strings.Contains(string(data), "RegularExpression")
+}
+
+// parseBack reads every output back with its format's library, beside
+// the backends' own parse-back and judges that translate ran: Envoy's
+// protos, crossplane, config-parser, YAML (every document) and JSON.
+func parseBack(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	for name, data := range files {
+		var err error
+		switch {
+		case name == "envoy/envoy.yaml":
+			_, err = envoy.ReadBootstrap(data)
+		case name == "nginx/nginx.conf":
+			var payload *crossplane.Payload
+			payload, err = crossplane.Parse(name, &crossplane.ParseOptions{
+				Open:               func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
+				SingleFile:         true,
+				StopParsingOnError: true,
+			})
+			if err == nil && len(payload.Errors) > 0 {
+				err = payload.Errors[0].Error
+			}
+		case name == "haproxy/haproxy.cfg":
+			_, err = parser.New(cpoptions.String(string(data)), cpoptions.NoNamedDefaultsFrom)
+		case strings.HasSuffix(name, ".json"):
+			if !json.Valid(data) {
+				err = fmt.Errorf("not JSON")
+			}
+		case strings.HasSuffix(name, ".yaml"):
+			dec := yamlv3.NewDecoder(bytes.NewReader(data))
+			for {
+				var doc any
+				if err = dec.Decode(&doc); err != nil {
+					break
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+		default:
+			err = fmt.Errorf("no parser for this file")
+		}
+		if err != nil {
+			t.Errorf("%s does not read back: %v", name, err)
+		}
+	}
 }
