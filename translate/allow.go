@@ -71,7 +71,8 @@ func CheckValue(kind, s string) error {
 	case KindPath:
 		ok = len(s) <= 1024 && apiPathRE.MatchString(s) && !strings.Contains(s, "//")
 	case KindRegex:
-		ok = len(s) <= 1024 && utf8.ValidString(s)
+		// A path is at most 1024 bytes, a header or query value 4096.
+		ok = len(s) <= 4096 && utf8.ValidString(s)
 	case KindHeaderName, KindQueryName:
 		ok = apiTokenRE.MatchString(s)
 	case KindHeaderValue:

@@ -118,8 +118,15 @@ func (*Backend) Name() string { return "envoy" }
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
 // Expresses is translate.Expresser: protobuf carries every string, and
-// Envoy compiles regular expressions with RE2.
-func (*Backend) Expresses(kind, s string) bool { return translate.RE2Expresses(kind, s) }
+// Envoy compiles regular expressions with RE2. A path a rewrite writes
+// goes into a regex_rewrite substitution, whose '$' the reader refuses to
+// evaluate (capture groups): not written.
+func (*Backend) Expresses(kind, s string) bool {
+	if kind == translate.KindFilterPath && strings.Contains(s, "$") {
+		return false
+	}
+	return translate.RE2Expresses(kind, s)
+}
 
 func (*Backend) Versions() []string { return versions(capabilities()) }
 

@@ -137,8 +137,9 @@ func (*Backend) Expresses(kind, s string) bool {
 				return false // checkArg: written as it is, it must be printable ASCII
 			}
 		}
+		// checkRegexes: a brace only in a repetition count.
 		_, err := regexp.Compile(s)
-		return err == nil && !strings.Contains(s, "${")
+		return err == nil && !strings.Contains(s, "${") && !strings.ContainsAny(quantifierRE.ReplaceAllString(s, ""), "{}")
 	}
 	return translate.Portable(kind, s)
 }

@@ -17,6 +17,7 @@ package traefik
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -86,6 +87,9 @@ func (*Backend) Expresses(kind, s string) bool {
 	case translate.KindRegex:
 		_, err := regexp.Compile(s)
 		return err == nil && checkRuleValue(s) == nil
+	case translate.KindFilterHeaderValue:
+		// dynamic.yaml goes through text/template: no template action.
+		return translate.Portable(kind, s) && !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
 	}
 	return translate.Portable(kind, s)
 }

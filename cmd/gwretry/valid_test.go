@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/backends/envoy"
+	"github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -382,6 +383,84 @@ func parseBack(t *testing.T, files map[string][]byte) {
 		}
 		if err != nil {
 			t.Errorf("%s does not read back: %v", name, err)
+		}
+	}
+}
+
+// TestNoValueStopsTranslation puts values some format would read as
+// something else (internal/hostile's, and regex escapes, braces, quotes,
+// non-ASCII) in every match and filter field of one rule beside a plain
+// one, and translates for every target: the input is valid (exit 0) or
+// the Gateway API refuses it (exit 1, saying so); a value no target can
+// write never ends in an internal error, and the plain rule is written by
+// every target.
+func TestNoValueStopsTranslation(t *testing.T) {
+	values := []string{`\d+`, `a\\b`, `\"q\'`, `\p{L}+`, "{", "}", "a{{b}}", "café", "a\tb", "`x`", "#x", "$1", "a b  c", "a(", "%[src]", strings.Repeat("long-", 400)}
+	if !testing.Short() {
+		values = append(values, hostile.HeaderValues()...)
+	}
+	fields := []string{
+		"matches: [{path: {type: Exact, value: %s}}]",
+		"matches: [{path: {type: RegularExpression, value: %s}}]",
+		"matches: [{headers: [{name: x-a, value: %s}]}]",
+		"matches: [{headers: [{type: RegularExpression, name: x-a, value: %s}]}]",
+		"matches: [{queryParams: [{name: q, value: %s}]}]",
+		"matches: [{queryParams: [{type: RegularExpression, name: q, value: %s}]}]",
+		"filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-s, value: %s}]}}]",
+		"filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: %s}}}]",
+	}
+	for _, field := range fields {
+		for _, v := range values {
+			if strings.Contains(field, "path: {type: Exact") || strings.Contains(field, "replaceFullPath") {
+				v = "/" + v
+			}
+			q, _ := json.Marshal(v)
+			route := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - %s
+    backendRefs: [{name: svc, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /plain}}]
+    backendRefs: [{name: svc, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: default}
+spec: {ports: [{port: 8080}]}
+`, fmt.Sprintf(field, q))
+			out := t.TempDir()
+			code, _, stderr := gwretry(t, route, "translate", "-", "--target", "all", "--output-dir", out, "--report", "none", "-q",
+				"--endpoint", "svc.default:8080=127.0.0.1:9")
+			switch {
+			case code == exitInput && strings.Contains(stderr, "Gateway API"):
+				continue
+			case code != exitOK:
+				t.Errorf("%s: exit %d\n%s", fmt.Sprintf(field, q), code, stderr)
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(out, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep translate.Report
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Findings {
+				if f.Rule == 1 && f.Status == translate.Unsupported {
+					t.Errorf("%s: the plain rule is %s on %s", fmt.Sprintf(field, q), f.Reason, f.Target)
+				}
+			}
 		}
 	}
 }
