@@ -94,6 +94,12 @@ func TestAPIServerAgrees(t *testing.T) {
 					agreesWithAPIServerDocs(t, s, translate.ChannelStandard, valid, docs)
 				})
 			}
+			for _, tt := range validationQuoted {
+				t.Run("TestValidationAcceptsWhatTargetsCannotQuote/"+tt.name, func(t *testing.T) {
+					ensureNamespace(t, s, namespaces, []byte(tt.input))
+					agreesWithAPIServer(t, s, translate.ChannelStandard, true, []byte(tt.input))
+				})
+			}
 			for i, rule := range validationAccepts {
 				t.Run(fmt.Sprintf("TestValidationAccepts/%d", i), func(t *testing.T) {
 					doc := routeWithRule(rule)

@@ -2,7 +2,6 @@ package input
 
 import (
 	"fmt"
-	"net/netip"
 	"regexp"
 	"strings"
 
@@ -61,11 +60,10 @@ func (f *FieldErrors) CheckNamespace(field, ns string) {
 func (f *FieldErrors) CheckHostname(field, h string) {
 	if len(h) > 253 || !routeHostnameRE.MatchString(h) {
 		f.Add(field, "%s is not a valid hostname: a lower-case DNS name, optionally starting with '*.'", translate.QuoteShort(h))
-		return
 	}
-	if _, err := netip.ParseAddr(h); err == nil {
-		f.Add(field, "%s: IP addresses are not allowed as hostnames", translate.QuoteShort(h))
-	}
+	// An IP address passes the API's hostname pattern, and the API server
+	// accepts it (its documentation says IPs are not allowed, which no
+	// validation enforces): it is matched as a name, like any other.
 }
 
 // DurationField parses an optional duration and checks GEP-2257 and the
@@ -222,15 +220,8 @@ func validateMatch(f *FieldErrors, field string, m gwv1.HTTPRouteMatch) {
 				strings.Contains(strings.ToLower(v), "%2f") || strings.Contains(v, "#") ||
 				strings.HasSuffix(v, "/..") || strings.HasSuffix(v, "/."):
 				f.Add(pf, "%s must not contain '//', '/./', '/../', '%%2f' or '#', nor end with '/.' or '/..'", translate.QuoteShort(v))
-			default:
-				if err := translate.CheckValue(translate.KindPath, v); err != nil {
-					f.Add(pf, "%v", err)
-				}
 			}
 		case gwv1.PathMatchRegularExpression:
-			if err := translate.CheckValue(translate.KindRegex, v); err != nil {
-				f.Add(pf, "%v", err)
-			}
 		default:
 			f.Add(field+".path.type", "%q is not one of Exact, PathPrefix, RegularExpression", t)
 		}
@@ -238,36 +229,21 @@ func validateMatch(f *FieldErrors, field string, m gwv1.HTTPRouteMatch) {
 	if n := len(m.Headers); n > maxHeaders {
 		f.Add(field+".headers", "%d header matches, at most %d allowed", n, maxHeaders)
 	}
-	seen := map[string]bool{}
 	for i, h := range m.Headers {
 		hf := fmt.Sprintf("%s.headers[%d]", field, i)
-		name := strings.ToLower(string(h.Name))
 		if !headerTokenRE.MatchString(string(h.Name)) || len(h.Name) > 256 {
 			f.Add(hf+".name", "%s is invalid: the Gateway API requires a header name of letters, digits and !#$%%&'*+-.^_`|~, at most 256", translate.QuoteShort(string(h.Name)))
-		} else if err := translate.CheckValue(translate.KindHeaderName, string(h.Name)); err != nil {
-			f.Add(hf+".name", "%v", err)
 		}
-		if seen[name] {
-			f.Add(hf+".name", "header %q is matched twice in this match; the Gateway API ignores the second, so remove it", h.Name)
-		}
-		seen[name] = true
 		validateValueMatch(f, hf, h.Type == nil || *h.Type == gwv1.HeaderMatchExact, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression, h.Value)
 	}
 	if n := len(m.QueryParams); n > maxHeaders {
 		f.Add(field+".queryParams", "%d query parameter matches, at most %d allowed", n, maxHeaders)
 	}
-	seenQ := map[string]bool{}
 	for i, q := range m.QueryParams {
 		qf := fmt.Sprintf("%s.queryParams[%d]", field, i)
 		if !headerTokenRE.MatchString(string(q.Name)) || len(q.Name) > 256 {
 			f.Add(qf+".name", "%s is invalid: the Gateway API requires a query parameter name of letters, digits and !#$%%&'*+-.^_`|~, at most 256", translate.QuoteShort(string(q.Name)))
-		} else if err := translate.CheckValue(translate.KindQueryName, string(q.Name)); err != nil {
-			f.Add(qf+".name", "%v", err)
 		}
-		if seenQ[string(q.Name)] {
-			f.Add(qf+".name", "query parameter %q is matched twice in this match; the Gateway API ignores the second, so remove it", q.Name)
-		}
-		seenQ[string(q.Name)] = true
 		validateValueMatch(f, qf, q.Type == nil || *q.Type == gwv1.QueryParamMatchExact, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression, q.Value)
 	}
 	if m.Method != nil {
@@ -285,13 +261,8 @@ func validateValueMatch(f *FieldErrors, field string, exact, regex bool, value s
 	case exact:
 		if value == "" {
 			f.Add(field+".value", "required")
-		} else if err := translate.CheckValue(translate.KindHeaderValue, value); err != nil {
-			f.Add(field+".value", "%v", err)
 		}
 	case regex:
-		if err := translate.CheckValue(translate.KindRegex, value); err != nil {
-			f.Add(field+".value", "%v", err)
-		}
 	default:
 		f.Add(field+".type", "must be Exact or RegularExpression")
 	}

@@ -9,6 +9,8 @@ const (
 	ReasonRuleForwardsNothing             Reason = "RuleForwardsNothing"
 	ReasonNotTranslated                   Reason = "NotTranslated"
 	ReasonNotExpressible                  Reason = "NotExpressible"
+	ReasonValueNotExpressible             Reason = "ValueNotExpressible"
+	ReasonMatchNotExpressible             Reason = "MatchNotExpressible"
 	ReasonNoBackoff                       Reason = "NoBackoff"
 	ReasonCodesNotRetryable               Reason = "CodesNotRetryable"
 	ReasonListenerNotGenerated            Reason = "ListenerNotGenerated"
@@ -84,6 +86,10 @@ func findingReasons() []Entry {
 			Text: "gwretry does not translate this for the target; requests are served without it"},
 		{Reason: ReasonNotExpressible, Status: Unsupported,
 			Text: "the data plane has no setting that does this"},
+		{Reason: ReasonValueNotExpressible, Status: Unsupported, Params: []string{"field", "value"},
+			Text: "the target's format (or HTTP) cannot carry the rule's {field} \"{value}\": the rule is not written, and the requests it matches are answered 500"},
+		{Reason: ReasonMatchNotExpressible, Status: Unsupported, Params: []string{"field", "value"},
+			Text: "the target's format cannot carry the rule's match {field} \"{value}\": that match is not written, so its requests reach the rules after it; the rule's other matches are answered 500"},
 		{Reason: ReasonNoBackoff, Status: Unsupported,
 			Text: "the data plane has no delay between tries: retries are immediate"},
 		{Reason: ReasonCodesNotRetryable, Status: Unsupported, Params: []string{"codes"},

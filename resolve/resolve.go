@@ -642,12 +642,24 @@ func toMatch(m gwv1.HTTPRouteMatch) translate.Match {
 		if h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression {
 			t = translate.StringRegex
 		}
-		out.Headers = append(out.Headers, translate.ValueMatch{Type: t, Name: strings.ToLower(string(h.Name)), Value: h.Value})
+		name := strings.ToLower(string(h.Name))
+		// "If multiple entries specify equivalent header names, only the
+		// first entry with an equivalent name MUST be considered for a
+		// match" (v1.7.0): the others are dropped.
+		if slices.ContainsFunc(out.Headers, func(v translate.ValueMatch) bool { return v.Name == name }) {
+			continue
+		}
+		out.Headers = append(out.Headers, translate.ValueMatch{Type: t, Name: name, Value: h.Value})
 	}
 	for _, q := range m.QueryParams {
 		t := translate.StringExact
 		if q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression {
 			t = translate.StringRegex
+		}
+		// As for headers, the first of one name only (names compare
+		// exactly: query parameter names are case-sensitive).
+		if slices.ContainsFunc(out.Query, func(v translate.ValueMatch) bool { return v.Name == string(q.Name) }) {
+			continue
 		}
 		out.Query = append(out.Query, translate.ValueMatch{Type: t, Name: string(q.Name), Value: q.Value})
 	}

@@ -6,15 +6,22 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
-// The allowlists below are deliberately narrower than the Gateway API: every
-// string in a Model ends up inside an nginx, HAProxy, Envoy or Traefik
-// configuration, and each of those formats has its own quoting traps (a
-// trailing backslash in crossplane, a newline in config-parser, a backtick in
-// a Traefik rule). A value outside these grammars is rejected with an error
-// rather than escaped.
+// Two grammars per value kind. CheckValue is what a Model may hold: what
+// the Gateway API accepts (every value the API server accepts is
+// translated, never refused). Portable is narrower: every string it allows
+// can be written literally by every target's format without escaping (a
+// trailing backslash in crossplane, a quote or newline in config-parser, a
+// backtick in a Traefik rule). A target whose writer relies on it declares
+// so (Expresser), and a rule with a value outside its grammar is not
+// written by that target (ForTarget), on that target only.
 var (
+	// The API's grammars, for what CheckValue allows beyond Portable.
+	apiPathRE  = regexp.MustCompile(`^/[-A-Za-z0-9/._~!$&'()*+,;=:@%]*$`)
+	apiTokenRE = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+\\-.^_`|~]{1,256}$")
+
 	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$`)
 	dnsNameRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 	pathRE        = regexp.MustCompile(`^/[A-Za-z0-9._~!$&()*+,=:@%/-]*$`)
@@ -59,6 +66,35 @@ const (
 // check the Gateway API's own rules first, so that a value the API refuses
 // is reported as invalid input.
 func CheckValue(kind, s string) error {
+	ok := false
+	switch kind {
+	case KindPath:
+		ok = len(s) <= 1024 && apiPathRE.MatchString(s) && !strings.Contains(s, "//")
+	case KindRegex:
+		// A path is at most 1024 bytes, a header or query value 4096.
+		ok = len(s) <= 4096 && utf8.ValidString(s)
+	case KindHeaderName, KindQueryName:
+		ok = apiTokenRE.MatchString(s)
+	case KindHeaderValue:
+		ok = len(s) <= 4096 && utf8.ValidString(s)
+	case KindFilterPath:
+		ok = len(s) <= 1024 && utf8.ValidString(s)
+	case KindFilterHeaderValue:
+		ok = s != "" && len(s) <= 4096 && utf8.ValidString(s)
+	default:
+		return checkPortable(kind, s)
+	}
+	if !ok {
+		return fmt.Errorf("%s %s is not one the Gateway API accepts", kind, QuoteShort(s))
+	}
+	return nil
+}
+
+// Portable reports whether every target's format can hold s, a value of
+// the given kind, written literally (see CheckValue).
+func Portable(kind, s string) bool { return checkPortable(kind, s) == nil }
+
+func checkPortable(kind, s string) error {
 	ok := false
 	switch kind {
 	case KindName:
@@ -146,10 +182,19 @@ func QuoteShort(s string) string {
 // Check re-validates every string in the model against the allowlists. Every
 // backend calls it before it writes anything, so a Model built by hand (or by
 // a future input path) cannot inject into a configuration.
-func (m *Model) Check() error {
+func (m *Model) Check() error { return m.CheckWith(CheckValue) }
+
+// CheckPortable is CheckValue for a target whose writer relies on the
+// Portable grammar: its error names the value no format of gwretry's
+// quotes.
+func CheckPortable(kind, s string) error { return checkPortable(kind, s) }
+
+// CheckWith is Check with another grammar: a target that writes values
+// literally passes CheckPortable, and gets a model ForTarget made.
+func (m *Model) CheckWith(value func(kind, s string) error) error {
 	var errs []string
 	check := func(where, kind, s string) {
-		if err := CheckValue(kind, s); err != nil {
+		if err := value(kind, s); err != nil {
 			errs = append(errs, where+": "+err.Error())
 		}
 	}

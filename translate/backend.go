@@ -405,21 +405,31 @@ func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, observed 
 		}
 	}()
 	opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent}
-	out, err := t.Backend.Generate(m, opts)
+	// The target writes its own model: the rules with a value its format
+	// cannot carry are dead there (ForTarget), and their findings say so.
+	tm, unwritten := ForTarget(m, t.Backend)
+	out, err := t.Backend.Generate(tm, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	scope := t.Backend.Scope()
-	if err := checkFindings(m, out.Findings, scope); err != nil {
+	if err := checkFindings(tm, out.Findings, scope); err != nil {
 		return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 	}
 	if j, ok := t.Backend.(Judge); ok {
-		if observed, err = observeChecked(j, m, opts, out, scope); err != nil {
+		if observed, err = observeChecked(j, tm, opts, out, scope); err != nil {
 			return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
 	}
-	if err := checkConnectionClaims(t.Backend, m, opts, out); err != nil {
+	if err := checkConnectionClaims(t.Backend, tm, opts, out); err != nil {
 		return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+	}
+	if len(unwritten) > 0 {
+		out.Findings = unwrittenFindings(m, scope, out.Findings, unwritten)
+		out.Notes = append(unwrittenDropped(out.Notes, unwritten), unwrittenNotes(m, unwritten)...)
+		if err := checkFindings(m, out.Findings, scope, unwritten); err != nil {
+			return nil, nil, &InternalError{Err: fmt.Errorf("%s: %w", name, err)}
+		}
 	}
 	for i := range out.Files {
 		out.Files[i].Parsed = nil
@@ -458,7 +468,7 @@ func Parallel(n int, f func(i int)) {
 // checkFindings verifies that every feature each rule in scope sets has
 // exactly one finding, and each connection timeout when the scope has
 // them, and that nothing else has one.
-func checkFindings(m *Model, fs []Finding, scope Scope) error {
+func checkFindings(m *Model, fs []Finding, scope Scope, unwritten ...map[*Rule]*Unexpressed) error {
 	type key struct {
 		gateway string
 		route   string
@@ -474,7 +484,13 @@ func checkFindings(m *Model, fs []Finding, scope Scope) error {
 		}
 	}
 	for _, r := range scope.rules(m) {
-		for _, f := range r.Features() {
+		fs := r.Features()
+		for _, u := range unwritten {
+			if _, ok := u[r]; ok {
+				fs = unwrittenFeatures(r)
+			}
+		}
+		for _, f := range fs {
 			want[key{route: r.Route, rule: r.Index, feature: f}] = true
 		}
 	}

@@ -117,12 +117,23 @@ func (*Backend) Name() string { return "envoy" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser: protobuf carries every string, and
+// Envoy compiles regular expressions with RE2. A path a rewrite writes
+// goes into a regex_rewrite substitution, whose '$' the reader refuses to
+// evaluate (capture groups): not written.
+func (*Backend) Expresses(kind, s string) bool {
+	if kind == translate.KindFilterPath && strings.Contains(s, "$") {
+		return false
+	}
+	return translate.RE2Expresses(kind, s)
+}
+
 func (*Backend) Versions() []string { return versions(capabilities()) }
 
 // Generate writes envoy/envoy.yaml for m and one finding per feature per
 // rule.
-func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
-	if err := m.Check(); err != nil {
+func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	c, err := lookup(opts.Version)

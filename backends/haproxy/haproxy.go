@@ -12,6 +12,7 @@ package haproxy
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -34,17 +35,38 @@ func (*Backend) Name() string { return "haproxy" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser. A match's path, value or regular
+// expression is an ACL pattern, written in HAProxy's strong quotes when it
+// is not a plain word (tokenChecker.quoted): printable ASCII without two
+// spaces in a row (checkQuotable); a regular expression must also compile
+// (HAProxy's PCRE2 reads RE2's syntax alike for what compiles in both).
+// The names and the values filters write keep translate.Portable. A rule
+// with a value outside is answered 500 here, and written by the other
+// targets.
+func (*Backend) Expresses(kind, s string) bool {
+	switch kind {
+	case translate.KindPath:
+		return checkQuotable(s) == nil
+	case translate.KindHeaderValue:
+		return s == "" || checkQuotable(s) == nil // "": -m len 0
+	case translate.KindRegex:
+		_, err := regexp.Compile(s)
+		return err == nil && checkQuotable(anchored(s)) == nil
+	}
+	return translate.Portable(kind, s)
+}
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(supportTable(), func(s versionSupport) string { return s.Version })
 }
 
 // Generate writes haproxy.cfg for m and one finding per feature per rule.
-func (*Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
+func (be *Backend) Generate(m *translate.Model, opts translate.Options) (*translate.Output, error) {
 	vs, err := lookupVersion(opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(be)); err != nil {
 		return nil, err
 	}
 	var ck tokenChecker

@@ -37,6 +37,46 @@ var hostileFields = map[string]func(m *translate.Model, v string){
 	"endpoint host":    func(m *translate.Model, v string) { m.Rules[0].Backends[0].Endpoints[0].Host = v },
 }
 
+// matchKinds are the kinds of the hostile fields that are ACL patterns,
+// which HAProxy writes in strong quotes when they are not plain words.
+var matchKinds = map[string]string{"exact path": translate.KindPath, "exact path /": translate.KindPath, "prefix path": translate.KindPath,
+	"regex path": translate.KindRegex, "header value": translate.KindHeaderValue, "header regex": translate.KindRegex,
+	"query value": translate.KindHeaderValue, "query regex": translate.KindRegex}
+
+// fieldValue is the value a hostile field gets for v.
+func fieldValue(field, v string) string {
+	if field == "exact path /" || field == "prefix path" {
+		return "/" + v
+	}
+	return v
+}
+
+// TestACLPatternsQuoted: ACL patterns the Gateway API accepts that are not
+// plain words (a quote, ';', '#', a space, a backslash) are written in
+// HAProxy's strong quotes, and read back (readWord, as HAProxy's tokenizer
+// reads a word) as they were. e2e TestQuotedValuesLive proves them on the
+// real HAProxy.
+func TestACLPatternsQuoted(t *testing.T) {
+	m := fullModel()
+	match(m, 0).Path = "/a'b;c"
+	match(m, 0).Headers[0].Value = `a "b' \c^ {d};#`
+	match(m, 0).Headers[3].Value = `\"\d+\\\'`
+	out, err := New().Generate(m, translate.Options{Version: "3.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(out.Files[0].Data)
+	for _, want := range []string{"/a'b;c", `a "b' \c^ {d};#`, `^(\"\d+\\\')$`} {
+		q := quoteWord(want)
+		if !strings.Contains(cfg, " "+q+"\n") {
+			t.Errorf("haproxy.cfg has no ACL pattern %s", q)
+		}
+		if got, ok := readWord(q); !ok || got != want {
+			t.Errorf("readWord(%s) = %q, %v", q, got, ok)
+		}
+	}
+}
+
 func match(m *translate.Model, i int) *translate.Match {
 	return &m.Listeners[0].VirtualHosts[0].Routes[i].Match
 }
@@ -54,6 +94,9 @@ func TestHostileValues(t *testing.T) {
 					// Valid RE2 with a literal brace, written as one word
 					// ^(a{)$ that haproxy -c accepts: not an injection.
 					continue
+				}
+				if kind, ok := matchKinds[field]; ok && err == nil && translate.CheckValue(kind, fieldValue(field, v)) == nil && New().Expresses(kind, fieldValue(field, v)) {
+					continue // an ACL pattern in strong quotes: TestACLPatternsQuoted
 				}
 				if err == nil {
 					t.Errorf("%s = %q: Generate succeeded:\n%s", field, shorten(v), out.Files[0].Data)
@@ -82,6 +125,9 @@ func TestOwnWordCheck(t *testing.T) {
 			}
 			if (h == "{" || h == "}") && (field == "wildcard" || field == "exact path /" || field == "prefix path") {
 				continue // ".{" or "/{" is one plain word; Model.Check refuses it
+			}
+			if _, ok := matchKinds[field]; ok && checkQuotable(fieldValue(field, h)) == nil {
+				continue // written in strong quotes: TestACLPatternsQuoted
 			}
 			if ck.err == nil {
 				t.Errorf("%s = %q: own check passed", field, shorten(h))

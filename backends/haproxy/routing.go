@@ -105,7 +105,7 @@ func matchACLs(prefix string, m translate.Match, ck *tokenChecker) ([]types.ACL,
 	switch m.PathType {
 	case translate.PathExact:
 		n := prefix + "_path"
-		add(n, types.ACL{Name: n, Criterion: "path", Value: "-m str " + ck.word("path", m.Path)})
+		add(n, types.ACL{Name: n, Criterion: "path", Value: "-m str " + ck.quoted("path", m.Path)})
 	case translate.PathPrefix:
 		// Element-wise: "/a" matches /a and /a/..., not /ab. A trailing
 		// '/' in the prefix is ignored; "/" matches every path.
@@ -113,12 +113,12 @@ func matchACLs(prefix string, m translate.Match, ck *tokenChecker) ([]types.ACL,
 		if p != "" {
 			n := prefix + "_path"
 			add(n,
-				types.ACL{Name: n, Criterion: "path", Value: "-m str " + ck.word("path", p)},
-				types.ACL{Name: n, Criterion: "path", Value: "-m beg " + ck.word("path", p+"/")})
+				types.ACL{Name: n, Criterion: "path", Value: "-m str " + ck.quoted("path", p)},
+				types.ACL{Name: n, Criterion: "path", Value: "-m beg " + ck.quoted("path", p+"/")})
 		}
 	case translate.PathRegex:
 		n := prefix + "_path"
-		add(n, types.ACL{Name: n, Criterion: "path", Value: "-m reg " + anchored(ck.word("path regular expression", m.Path))})
+		add(n, types.ACL{Name: n, Criterion: "path", Value: "-m reg " + ck.quoted("path regular expression", anchored(m.Path))})
 	default:
 		ck.fail(fmt.Errorf("unknown path match type %q", m.PathType))
 	}
@@ -150,12 +150,12 @@ func valueMatch(name, fetch string, v translate.ValueMatch, ck *tokenChecker) ty
 		case v.Value == "":
 			a.Value = "-m len 0"
 		case strings.HasPrefix(v.Value, "-"):
-			a.Value = "-m str -- " + ck.pattern(v.Name+" value", v.Value)
+			a.Value = "-m str -- " + ck.quoted(v.Name+" value", v.Value)
 		default:
-			a.Value = "-m str " + ck.pattern(v.Name+" value", v.Value)
+			a.Value = "-m str " + ck.quoted(v.Name+" value", v.Value)
 		}
 	case translate.StringRegex:
-		a.Value = "-m reg " + anchored(ck.pattern(v.Name+" regular expression", v.Value))
+		a.Value = "-m reg " + ck.quoted(v.Name+" regular expression", anchored(v.Value))
 	default:
 		ck.fail(fmt.Errorf("%s: unknown match type %q", v.Name, v.Type))
 	}

@@ -39,6 +39,48 @@ func (c *tokenChecker) pattern(where, s string) string {
 	return s
 }
 
+// quoted returns s as one word of haproxy.cfg for an ACL pattern: as it
+// is when it is a plain word (checkWord), else in HAProxy's strong quotes
+// ('...': "inside single quotes, nothing is interpreted, it's the efficient
+// way to quote regexes"); a single quote in s closes them, is escaped
+// (\') and reopens them (HAProxy concatenates the pieces), which readWord
+// reads back.
+// Only printable ASCII is quoted (checkQuotable).
+func (c *tokenChecker) quoted(where, s string) string {
+	if checkWord(s) == nil {
+		return s
+	}
+	if err := checkQuotable(s); err != nil {
+		c.fail(fmt.Errorf("%s: %w", where, err))
+		return s
+	}
+	return quoteWord(s)
+}
+
+// quoteWord writes s in strong quotes.
+func quoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// checkQuotable accepts what quoteWord writes so that HAProxy and
+// config-parser read it back as it was: printable ASCII (spaces inside,
+// one at a time: config-parser splits a line on runs of blanks and joins
+// the words with one), at most maxTokenLen bytes.
+func checkQuotable(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("empty value")
+	case len(s) > maxTokenLen:
+		return fmt.Errorf("value of %d bytes is longer than %d", len(s), maxTokenLen)
+	case strings.Contains(s, "  "):
+		return fmt.Errorf("value %q has two spaces in a row", shorten(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return fmt.Errorf("value %q contains %q, which cannot be written safely", shorten(s), c)
+		}
+	}
+	return nil
+}
+
 // checkWord rejects what HAProxy's tokenizer or config-parser treat
 // specially: whitespace and control characters (word and line breaks),
 // quotes and backslashes (quoting and escaping), '#' (comments), a lone

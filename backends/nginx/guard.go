@@ -49,8 +49,14 @@ func checkArg(s string) error {
 			i++
 			continue
 		}
+		if s[i] == '\\' && i+1 < len(s) && !strings.ContainsRune("\"'nr", rune(s[i+1])) {
+			// A backslash nginx's tokenizer keeps with the character
+			// after it (a PCRE escape, \d or \x5c: nginxRegex).
+			i++
+			continue
+		}
 		if c := s[i]; c == '\\' || c < 0x20 || c >= 0x7f {
-			return fmt.Errorf("argument %q has a backslash, control or non-ASCII character", s)
+			return fmt.Errorf("argument %q has a backslash nginx would read as an escape, a control or a non-ASCII character", s)
 		}
 	}
 	return nil

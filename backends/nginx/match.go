@@ -91,7 +91,7 @@ func pathRegex(m translate.Match) (string, error) {
 		}
 		return "^" + literal(p) + "(?:/|$)", nil
 	case translate.PathRegex:
-		return "^(?:" + m.Path + ")$", nil
+		return "^(?:" + nginxRegex(m.Path) + ")$", nil
 	}
 	return "", fmt.Errorf("unknown path type %q", m.PathType)
 }
@@ -104,11 +104,70 @@ func valueRegex(v translate.ValueMatch, prefix string) (string, error) {
 		if v.Value == "" && prefix == "" {
 			return "", fmt.Errorf("nginx cannot tell an empty header from a missing one")
 		}
-		return "^" + prefix + literal(v.Value) + "$", nil
+		return "^" + prefix + valueLiteral(v.Value) + "$", nil
 	case translate.StringRegex:
-		return "^" + prefix + "(?:" + v.Value + ")$", nil
+		return "^" + prefix + "(?:" + nginxRegex(v.Value) + ")$", nil
 	}
 	return "", fmt.Errorf("unknown match type %q", v.Type)
+}
+
+// valueLiteral is literal for a header or query value, which may hold
+// any character: a backslash, '^', and every byte that is not printable
+// ASCII are written \xHH, which nginx's tokenizer keeps as it is (it reads
+// only \\, \", \', \t, \r and \n as escapes) and PCRE reads as that
+// byte.
+func valueLiteral(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' || c == '^' || c < 0x20 || c > 0x7e:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case strings.IndexByte(".$()*+?{}|[", c) >= 0:
+			b.WriteString("[" + string(c) + "]")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// nginxRegex writes a user's regular expression so that nginx hands PCRE
+// the same expression: nginx's tokenizer (and nginx-go-crossplane's
+// quoting, which writes a backslash as it is) would turn the escapes
+// \\, \", \', \t, \n and \r into characters, so they are written as the
+// \xHH escape or the character PCRE reads them as; every other escape
+// (\d, \w, \.) passes through unchanged. Expresses refuses "${", which
+// crossplane reads as a variable.
+func nginxRegex(re string) string {
+	if !strings.Contains(re, "\\") {
+		return re
+	}
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		c := re[i]
+		if c != '\\' || i+1 >= len(re) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch n := re[i]; n {
+		case '\\':
+			b.WriteString(`\x5c`)
+		case '"', '\'':
+			b.WriteByte(n)
+		case 't':
+			b.WriteString(`\x09`)
+		case 'n':
+			b.WriteString(`\x0a`)
+		case 'r':
+			b.WriteString(`\x0d`)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(n)
+		}
+	}
+	return b.String()
 }
 
 // literal writes s as a PCRE that matches s exactly, without backslashes

@@ -32,7 +32,9 @@ package nginx
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -103,6 +105,45 @@ func (*Backend) Name() string { return "nginx" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser. A match becomes PCREs in map keys,
+// which nginx-go-crossplane quotes when they hold a quote, space, ';' or
+// brace: a path the API accepts whose percent-escapes nginx decodes to
+// characters literal writes; any exact header or query value
+// (valueLiteral); a regular expression that compiles, with its escapes
+// rewritten (nginxRegex) and no "${" (a variable to crossplane). The
+// names and the values filters write keep translate.Portable. A rule with
+// a value outside is answered 500 here, and written by the other targets.
+func (*Backend) Expresses(kind, s string) bool {
+	switch kind {
+	case translate.KindPath:
+		// The portable paths include percent-escapes nginx does not
+		// decode to a character it matches: the routing leaves that
+		// match out itself, with a note (conditions).
+		_, err := decodePath(s)
+		return err == nil || translate.Portable(kind, s)
+	case translate.KindHeaderValue:
+		// valueLiteral writes any byte; one that is not ASCII would be a
+		// byte to nginx's PCRE (no UTF mode) but a character to RE2:
+		// not written, so that no reading of it is in doubt.
+		for i := 0; i < len(s); i++ {
+			if s[i] > 0x7e {
+				return false
+			}
+		}
+		return true // "" too: conditions says nginx cannot tell it from a missing header
+	case translate.KindRegex:
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] > 0x7e {
+				return false // checkArg: written as it is, it must be printable ASCII
+			}
+		}
+		// checkRegexes: a brace only in a repetition count.
+		_, err := regexp.Compile(s)
+		return err == nil && !strings.Contains(s, "${") && !strings.ContainsAny(quantifierRE.ReplaceAllString(s, ""), "{}")
+	}
+	return translate.Portable(kind, s)
+}
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(v version) string { return v.Name })
 }
@@ -114,7 +155,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	if err := checkRegexes(m); err != nil {

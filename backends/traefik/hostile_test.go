@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -36,25 +38,28 @@ func TestHostileValuesAreRejected(t *testing.T) {
 		name  string
 		regex bool
 		set   func(m *translate.Model, s string)
+		// kind is the value kind of a field of the router rule, whose
+		// backtick strings carry more than the other fields hold.
+		kind string
 	}{
-		{"listener name", false, func(m *translate.Model, s string) { m.Listeners[0].Name = s }},
-		{"listener address", false, func(m *translate.Model, s string) { m.Listeners[0].Address = s }},
-		{"virtual host name", false, func(m *translate.Model, s string) { m.Listeners[0].VirtualHosts[0].Name = s }},
-		{"hostname", false, func(m *translate.Model, s string) { m.Listeners[0].VirtualHosts[0].Hostname = s }},
-		{"wildcard hostname", false, func(m *translate.Model, s string) { m.Listeners[0].VirtualHosts[1].Hostname = "*." + s }},
-		{"exact path", false, func(m *translate.Model, s string) { route(m, 0, 0).Match.Path = "/" + s }},
-		{"prefix path", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Path = "/" + s }},
-		{"regex path", true, func(m *translate.Model, s string) { route(m, 1, 0).Match.Path = s }},
-		{"method", false, func(m *translate.Model, s string) { route(m, 0, 0).Match.Method = s }},
-		{"header name", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[0].Name = s }},
-		{"header value", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[0].Value = s }},
-		{"header regex", true, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[1].Value = s }},
-		{"query name", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Name = s }},
-		{"query value", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Value = s }},
-		{"query regex", true, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[1].Value = s }},
-		{"rule name", false, func(m *translate.Model, s string) { m.Rules[0].Name = s }},
-		{"backend name", false, func(m *translate.Model, s string) { m.Rules[0].Backends[0].Name = s }},
-		{"endpoint host", false, func(m *translate.Model, s string) { m.Rules[0].Backends[0].Endpoints[0].Host = s }},
+		{"listener name", false, func(m *translate.Model, s string) { m.Listeners[0].Name = s }, ""},
+		{"listener address", false, func(m *translate.Model, s string) { m.Listeners[0].Address = s }, ""},
+		{"virtual host name", false, func(m *translate.Model, s string) { m.Listeners[0].VirtualHosts[0].Name = s }, ""},
+		{"hostname", false, func(m *translate.Model, s string) { m.Listeners[0].VirtualHosts[0].Hostname = s }, ""},
+		{"wildcard hostname", false, func(m *translate.Model, s string) { m.Listeners[0].VirtualHosts[1].Hostname = "*." + s }, ""},
+		{"exact path", false, func(m *translate.Model, s string) { route(m, 0, 0).Match.Path = "/" + s }, translate.KindPath},
+		{"prefix path", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Path = "/" + s }, translate.KindPath},
+		{"regex path", true, func(m *translate.Model, s string) { route(m, 1, 0).Match.Path = s }, translate.KindRegex},
+		{"method", false, func(m *translate.Model, s string) { route(m, 0, 0).Match.Method = s }, ""},
+		{"header name", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[0].Name = s }, translate.KindHeaderName},
+		{"header value", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[0].Value = s }, translate.KindHeaderValue},
+		{"header regex", true, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[1].Value = s }, translate.KindRegex},
+		{"query name", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Name = s }, ""},
+		{"query value", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Value = s }, translate.KindHeaderValue},
+		{"query regex", true, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[1].Value = s }, translate.KindRegex},
+		{"rule name", false, func(m *translate.Model, s string) { m.Rules[0].Name = s }, ""},
+		{"backend name", false, func(m *translate.Model, s string) { m.Rules[0].Backends[0].Name = s }, ""},
+		{"endpoint host", false, func(m *translate.Model, s string) { m.Rules[0].Backends[0].Endpoints[0].Host = s }, ""},
 	}
 	for _, f := range fields {
 		values := hostile()
@@ -62,6 +67,9 @@ func TestHostileValuesAreRejected(t *testing.T) {
 			values = hostileRegex()
 		}
 		for _, s := range values {
+			if f.kind != "" && translate.CheckValue(f.kind, valueOf(f.kind, s)) == nil && New().Expresses(f.kind, valueOf(f.kind, s)) {
+				continue // carried: TestRuleCarriesQuotes
+			}
 			for _, row := range versionTable() {
 				m := richModel()
 				f.set(m, s)
@@ -72,6 +80,62 @@ func TestHostileValuesAreRejected(t *testing.T) {
 					t.Errorf("%s %q: output returned with an error", f.name, short(s))
 				}
 			}
+		}
+	}
+}
+
+// valueOf is the value a field of kind gets for hostile value s (paths
+// start with '/').
+func valueOf(kind, s string) string {
+	if kind == translate.KindPath {
+		return "/" + s
+	}
+	return s
+}
+
+// TestRuleCarriesQuotes: quotes, backslashes, spaces, ';' and '#' are
+// values the Gateway API accepts that a backtick string of the router rule
+// holds as they are; Traefik writes them and reads them back unchanged.
+func TestRuleCarriesQuotes(t *testing.T) {
+	m := richModel()
+	route(m, 0, 0).Match.Path = "/a'b;c"
+	route(m, 0, 1).Match.Headers[0].Value = `a b"c'd\e;#{}`
+	route(m, 0, 1).Match.Headers[1].Value = `\d+`
+	route(m, 1, 0).Match.Path = `/x/\w+'`
+	out, err := New().Generate(m, translate.Options{Version: "3.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dyn []byte
+	for _, f := range out.Files {
+		if strings.HasSuffix(f.Path, "dynamic.yaml") {
+			dyn = f.Data
+		}
+	}
+	var cfg dynamicConfig
+	if err := yaml.UnmarshalStrict(dyn, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]bool{}
+	var walk func(x expr)
+	walk = func(x expr) {
+		for _, a := range x.Args {
+			args[a] = true
+		}
+		for _, s := range x.Subs {
+			walk(s)
+		}
+	}
+	for _, r := range cfg.HTTP.Routers {
+		x, err := parseRule(r.Rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walk(x)
+	}
+	for _, want := range []string{"/a'b;c", `a b"c'd\e;#{}`, `^(?:\d+)$`, `^(?:/x/\w+')$`} {
+		if !args[want] {
+			t.Errorf("no router rule holds %q", want)
 		}
 	}
 }

@@ -43,15 +43,19 @@ func combine(op string, xs []expr) expr {
 
 // checkRuleValue rejects anything that could end a backtick string, change
 // the rule's structure, or start a Go template action: the file provider
-// runs dynamic.yaml through text/template before decoding it. The Model's
-// allowlists are narrower already; this is the backend's own guard.
+// runs dynamic.yaml through text/template before decoding it. Inside
+// backticks Traefik's rule parser (go/scanner's raw string) keeps every
+// other printable character as it is, quotes, backslashes and spaces
+// included; a carriage return it would drop, so control characters are
+// refused, and so is what is not ASCII. This is the backend's own guard,
+// and its grammar (Expresses).
 func checkRuleValue(s string) error {
 	if len(s) > 4096 {
 		return fmt.Errorf("rule value of %d bytes is too long", len(s))
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '`' || c == '\\' || c == '"' || c == '\'' {
+		if c < 0x20 || c > 0x7e || c == '`' {
 			return fmt.Errorf("rule value %q: character %q is not allowed in a Traefik rule", short(s), c)
 		}
 	}

@@ -16,6 +16,8 @@ package traefik
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -69,6 +71,29 @@ func (*Backend) Name() string { return "traefik" }
 // connection timeouts.
 func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
+// Expresses is translate.Expresser. The values of a match are written in
+// the router rule, each a backtick string, which Traefik's rule parser
+// (go/scanner's raw string) reads as it is: anything but a backtick and a
+// control character, and no "{{" or "}}" (the file provider runs
+// dynamic.yaml through text/template); checkRuleValue is that grammar. A
+// regular expression must also compile (Traefik's are Go's). Query
+// parameter names and the values filters write keep translate.Portable.
+// A rule with a value outside is answered 500 here, and written by the
+// other targets.
+func (*Backend) Expresses(kind, s string) bool {
+	switch kind {
+	case translate.KindPath, translate.KindHeaderValue, translate.KindHeaderName:
+		return checkRuleValue(s) == nil
+	case translate.KindRegex:
+		_, err := regexp.Compile(s)
+		return err == nil && checkRuleValue(s) == nil
+	case translate.KindFilterHeaderValue:
+		// dynamic.yaml goes through text/template: no template action.
+		return translate.Portable(kind, s) && !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
+	}
+	return translate.Portable(kind, s)
+}
+
 func (*Backend) Versions() []string {
 	return translate.VersionNames(versionTable(), func(s support) string { return s.Version })
 }
@@ -80,7 +105,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
+	if err := m.CheckWith(translate.CheckExpressed(b)); err != nil {
 		return nil, err
 	}
 	st, err := buildStatic(m, b.file())
