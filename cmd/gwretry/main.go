@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	autoMemoryLimit = true
 	stop := startProfiles(os.Stderr)
 	code := runAs(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

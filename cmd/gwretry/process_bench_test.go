@@ -39,6 +39,7 @@ func benchChild(args []string) int {
 		return 0
 	}
 	if len(args) > 0 && args[0] == "gwretry" {
+		autoMemoryLimit = true // as main does
 		return run(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	fmt.Fprintf(os.Stderr, "%s: want decode FILE or gwretry ARGS...\n", benchChildEnv)

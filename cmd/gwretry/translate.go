@@ -697,12 +697,18 @@ func assumedVersions(spec string, targets []translate.Target) []translate.Note {
 // half the CPU). memoryLimitBase plus memoryLimitPerRoute per route is
 // above the live heap measured at 1,000 and 10,000 routes
 // (docs/performance.md), so that the collector does not run constantly.
+//
+// Only the gwretry process sets it (main sets autoMemoryLimit): tests
+// that call run in their own process keep theirs.
 func setMemoryLimit(routes int) {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if !autoMemoryLimit || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetMemoryLimit(memoryLimitBase + int64(routes)*memoryLimitPerRoute)
 }
+
+// autoMemoryLimit is whether setMemoryLimit sets the limit.
+var autoMemoryLimit bool
 
 const (
 	memoryLimitBase     = 128 << 20
