@@ -26,7 +26,7 @@ export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 TARGETS      = $(shell $(GO) run ./tools/targets)
 LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
 
-.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx nginx-lua haproxy traefik versions sarif-schema chromium egctl kube-apiserver etcd gateway-api-crds fmt vet check-fmt clean
+.PHONY: all build run test fast unit e2e matrix docs bench bench-all corpus fuzz deps nginx nginx-lua haproxy traefik versions sarif-schema chromium egctl kube-apiserver etcd gateway-api-crds fmt vet check-fmt clean
 
 all: build
 
@@ -69,12 +69,18 @@ matrix: deps build
 docs:
 	$(GO) test -count=1 -run '^TestCLIDoc$$' ./cmd/gwretry/ -update
 
-## bench: speed and memory of loading, resolving and generating, on the
-## shipped examples and on generated corpora of ROUTES routes (default
-## 1000,10000; see docs/performance.md). BENCHTIME=1x runs each once.
+## bench: whole processes on generated corpora of ROUTES routes (default
+## 1000,10000): per size the decode-only baseline's wall and CPU seconds
+## and peak resident set, then `translate --target all --output-dir DIR`
+## and each target alone, each with its ratios to a decode run taken just
+## before it (BenchmarkProcess; see docs/performance.md). bench-all runs
+## every benchmark of every package (in-process stages, allocations).
 ROUTES    ?= 1000,10000
 BENCHTIME ?= 1x
 bench:
+	GWRETRY_BENCH_ROUTES=$(ROUTES) $(GO) test -run '^$$' -bench '^BenchmarkProcess$$' -benchtime $(BENCHTIME) -timeout 120m ./cmd/gwretry/
+
+bench-all:
 	GWRETRY_BENCH_ROUTES=$(ROUTES) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 120m ./...
 
 ## corpus: write the benchmark corpus of N routes (default 10000) to out/.

@@ -13,7 +13,7 @@ import (
 
 // decode reads the documents of httproutes.yaml strictly (unknown fields
 // and duplicate keys are errors) as gateway-api HTTPRoutes. Each document
-// goes to JSON through yamlchunk.YAMLToJSONStrict (yaml.v3's node tree,
+// goes to JSON through yamlchunk.YAMLToJSONStrict (yaml.v3's parser's events,
 // duplicate keys rejected, aliases, merge keys and tags other than the
 // core schema's refused): the same JSON value as sigs.k8s.io/yaml's
 // YAMLToJSONStrict for what encode writes (TestYAMLToJSONAsSigsYAML), at

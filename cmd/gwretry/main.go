@@ -16,7 +16,11 @@ import (
 )
 
 func main() {
-	os.Exit(runAs(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	autoMemoryLimit = true
+	stop := startProfiles(os.Stderr)
+	code := runAs(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // Exit codes.

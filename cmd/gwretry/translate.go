@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -327,6 +328,7 @@ func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.Resolv
 	if in == nil {
 		return nil, nil, inputError(loadErr)
 	}
+	setMemoryLimit(len(in.Routes))
 	if loadErr == nil && len(in.Routes) == 0 {
 		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), input.Found(in)))
 	}
@@ -685,3 +687,30 @@ func assumedVersions(spec string, targets []translate.Target) []translate.Note {
 	return []translate.Note{translate.Warning("", "no version given: assuming %s, the newest the live tests prove; pin the version you run with --target NAME@VERSION (e.g. --target %s)",
 		strings.Join(assumed, ", "), pin)}
 }
+
+// setMemoryLimit sets the collector's soft memory limit from the number
+// of routes, unless GOMEMLIMIT sets one: by default the heap grows to
+// twice what is live before the collector runs (GOGC=100), and the
+// resident set follows the heap, not what is live. With the limit the
+// collector runs earlier once the heap nears it: a soft limit, never an
+// error (over it, the collector runs more often, never with more than
+// half the CPU). memoryLimitBase plus memoryLimitPerRoute per route is
+// above the live heap measured at 1,000 and 10,000 routes
+// (docs/performance.md), so that the collector does not run constantly.
+//
+// Only the gwretry process sets it (main sets autoMemoryLimit): tests
+// that call run in their own process keep theirs.
+func setMemoryLimit(routes int) {
+	if !autoMemoryLimit || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(memoryLimitBase + int64(routes)*memoryLimitPerRoute)
+}
+
+// autoMemoryLimit is whether setMemoryLimit sets the limit.
+var autoMemoryLimit bool
+
+const (
+	memoryLimitBase     = 128 << 20
+	memoryLimitPerRoute = 96 << 10
+)

@@ -3,22 +3,26 @@ package yamlchunk
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/gwretry/gwretry/internal/thirdparty/yamlv3events"
 )
 
 // YAMLToJSONStrict reads the first YAML document of y, rejecting a mapping
 // with a key twice, and returns it as JSON: for the documents yaml.v2
 // writes (JSONToYAML's), the same JSON value as sigs.k8s.io/yaml's
 // YAMLToJSONStrict, its members in the document's order instead of
-// sorted. It holds yaml.v3's node tree of y instead of yaml.v2's tree, a
-// second tree of it with string keys and encoding/json's sorting of
-// every mapping, and drops each node once it is written.
+// sorted. It reads yaml.v3's parser's events one at a time
+// (internal/thirdparty/yamlv3events) and writes each as it comes: it
+// holds no tree of y, only the keys of the mappings it is inside (for the
+// duplicate check) and the JSON. Each scalar is resolved and decoded by
+// yaml.v3 itself, as a one-scalar node built as yaml.v3's decoder builds
+// it, so the values are those of yaml.v3's node tree
+// (TestEventsAsNodeTree).
 //
 // It is stricter than sigs.k8s.io/yaml where yaml.v2 never writes what it
 // rejects: aliases, merge keys, keys that are not strings, tags other than
@@ -26,33 +30,175 @@ import (
 // that YAML 1.1 (yaml.v2) reads as booleans but YAML 1.2 (yaml.v3, which
 // resolves the others here) as strings (yes, on, n, ...) are errors.
 func YAMLToJSONStrict(y []byte) ([]byte, error) {
-	dec := yamlv3.NewDecoder(bytes.NewReader(y))
-	var doc yamlv3.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return []byte("null"), nil
-		}
-		return nil, err
-	}
-	var extra yamlv3.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("line %d: a second YAML document", extra.Line)
-	}
+	p := yamlv3events.NewParser(y)
 	w := &jsonWriter{scalars: map[scalarKey]any{}}
+	w.buf.Grow(len(y) / 2)
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
-	if doc.Kind != yamlv3.DocumentNode || len(doc.Content) != 1 {
-		return nil, errors.New("reading YAML: no document")
-	}
-	root := doc.Content[0]
-	doc.Content = nil
-	if err := w.write(root); err != nil {
+	ev, err := p.Next()
+	if err != nil {
 		return nil, err
 	}
+	if ev.Kind != yamlv3events.StreamStart {
+		return nil, fmt.Errorf("line %d: reading YAML: no stream", ev.Line)
+	}
+	if ev, err = p.Next(); err != nil {
+		return nil, err
+	}
+	switch ev.Kind {
+	case yamlv3events.StreamEnd:
+		return []byte("null"), nil
+	case yamlv3events.DocumentStart:
+	default:
+		return nil, fmt.Errorf("line %d: reading YAML: no document", ev.Line)
+	}
+	if ev, err = p.Next(); err != nil {
+		return nil, err
+	}
+	if err := w.event(p, ev); err != nil {
+		return nil, err
+	}
+	if ev, err = p.Next(); err != nil {
+		return nil, err
+	}
+	if ev.Kind != yamlv3events.DocumentEnd {
+		return nil, fmt.Errorf("line %d: reading YAML: more than one node in the document", ev.Line)
+	}
+	if ev, err = p.Next(); err != nil {
+		return nil, err
+	}
+	switch ev.Kind {
+	case yamlv3events.StreamEnd:
+	case yamlv3events.DocumentStart:
+		return nil, fmt.Errorf("line %d: a second YAML document", ev.Line)
+	default:
+		return nil, fmt.Errorf("line %d: reading YAML: unexpected event after the document", ev.Line)
+	}
 	return w.buf.Bytes(), nil
+}
+
+// node is the yaml.Node yaml.v3's decoder builds for ev (decode.go,
+// parser.node and parser.scalar), without its children: its Tag, Value,
+// Style and Line.
+func node(kind yamlv3.Kind, ev yamlv3events.Event) *yamlv3.Node {
+	n := &yamlv3.Node{Kind: kind, Value: ev.Value, Line: ev.Line}
+	if ev.Tag != "" && ev.Tag != "!" {
+		n.Tag = ev.Tag
+		n.Tag = n.ShortTag()
+		n.Style = yamlv3.TaggedStyle
+	}
+	if kind != yamlv3.ScalarNode {
+		return n
+	}
+	var style yamlv3.Style
+	switch ev.Style {
+	case yamlv3events.DoubleQuoted:
+		style = yamlv3.DoubleQuotedStyle
+	case yamlv3events.SingleQuoted:
+		style = yamlv3.SingleQuotedStyle
+	case yamlv3events.Literal:
+		style = yamlv3.LiteralStyle
+	case yamlv3events.Folded:
+		style = yamlv3.FoldedStyle
+	}
+	if n.Tag == "" {
+		switch {
+		case style != 0:
+			n.Tag = "!!str"
+		case ev.Value == "<<":
+			n.Tag = "!!merge"
+		default:
+			n.Tag = n.ShortTag()
+		}
+	}
+	n.Style |= style
+	return n
+}
+
+// event writes the node that starts with ev as JSON, reading its
+// children's events from p.
+func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error {
+	switch ev.Kind {
+	case yamlv3events.MappingStart:
+		if t := node(yamlv3.MappingNode, ev).ShortTag(); t != "!!map" {
+			return fmt.Errorf("line %d: a mapping tagged %s", ev.Line, t)
+		}
+		seen := map[string]struct{}{}
+		w.buf.WriteByte('{')
+		for i := 0; ; i++ {
+			kev, err := p.Next()
+			if err != nil {
+				return err
+			}
+			if kev.Kind == yamlv3events.MappingEnd {
+				break
+			}
+			if kev.Kind != yamlv3events.Scalar {
+				what := "a mapping"
+				switch kev.Kind {
+				case yamlv3events.SequenceStart:
+					what = "a sequence"
+				case yamlv3events.Alias:
+					return fmt.Errorf("line %d: an alias (*%s)", kev.Line, kev.Value)
+				}
+				return fmt.Errorf("line %d: a mapping key that is not a string (%s)", kev.Line, what)
+			}
+			k := node(yamlv3.ScalarNode, kev)
+			if t := k.ShortTag(); t != "!!str" {
+				return fmt.Errorf("line %d: a mapping key that is not a string (%s)", k.Line, t)
+			}
+			if err := notYAML11Bool(k); err != nil {
+				return err
+			}
+			if _, dup := seen[k.Value]; dup {
+				return fmt.Errorf("line %d: key %q already set in the mapping", k.Line, k.Value)
+			}
+			seen[k.Value] = struct{}{}
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			if err := w.enc.Encode(k.Value); err != nil {
+				return err
+			}
+			w.buf.WriteByte(':')
+			vev, err := p.Next()
+			if err != nil {
+				return err
+			}
+			if err := w.event(p, vev); err != nil {
+				return err
+			}
+		}
+		w.buf.WriteByte('}')
+		return nil
+	case yamlv3events.SequenceStart:
+		if t := node(yamlv3.SequenceNode, ev).ShortTag(); t != "!!seq" {
+			return fmt.Errorf("line %d: a sequence tagged %s", ev.Line, t)
+		}
+		w.buf.WriteByte('[')
+		for i := 0; ; i++ {
+			eev, err := p.Next()
+			if err != nil {
+				return err
+			}
+			if eev.Kind == yamlv3events.SequenceEnd {
+				break
+			}
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			if err := w.event(p, eev); err != nil {
+				return err
+			}
+		}
+		w.buf.WriteByte(']')
+		return nil
+	case yamlv3events.Scalar:
+		return w.scalar(node(yamlv3.ScalarNode, ev))
+	case yamlv3events.Alias:
+		return fmt.Errorf("line %d: an alias (*%s)", ev.Line, ev.Value)
+	}
+	return fmt.Errorf("line %d: unexpected YAML event %d", ev.Line, ev.Kind)
 }
 
 type jsonWriter struct {
@@ -77,65 +223,6 @@ func notYAML11Bool(n *yamlv3.Node) error {
 		return fmt.Errorf("line %d: %s is a boolean in YAML 1.1 and a string in YAML 1.2: quote it", n.Line, n.Value)
 	}
 	return nil
-}
-
-// write writes n as JSON, and drops its children once written.
-func (w *jsonWriter) write(n *yamlv3.Node) error {
-	switch n.Kind {
-	case yamlv3.MappingNode:
-		if t := n.ShortTag(); t != "!!map" {
-			return fmt.Errorf("line %d: a mapping tagged %s", n.Line, t)
-		}
-		seen := make(map[string]struct{}, len(n.Content)/2)
-		w.buf.WriteByte('{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yamlv3.ScalarNode || k.ShortTag() != "!!str" {
-				return fmt.Errorf("line %d: a mapping key that is not a string (%s)", k.Line, k.ShortTag())
-			}
-			if err := notYAML11Bool(k); err != nil {
-				return err
-			}
-			if _, dup := seen[k.Value]; dup {
-				return fmt.Errorf("line %d: key %q already set in the mapping", k.Line, k.Value)
-			}
-			seen[k.Value] = struct{}{}
-			if i > 0 {
-				w.buf.WriteByte(',')
-			}
-			if err := w.enc.Encode(k.Value); err != nil {
-				return err
-			}
-			w.buf.WriteByte(':')
-			if err := w.write(n.Content[i+1]); err != nil {
-				return err
-			}
-			n.Content[i], n.Content[i+1] = nil, nil
-		}
-		w.buf.WriteByte('}')
-		return nil
-	case yamlv3.SequenceNode:
-		if t := n.ShortTag(); t != "!!seq" {
-			return fmt.Errorf("line %d: a sequence tagged %s", n.Line, t)
-		}
-		w.buf.WriteByte('[')
-		for i, e := range n.Content {
-			if i > 0 {
-				w.buf.WriteByte(',')
-			}
-			if err := w.write(e); err != nil {
-				return err
-			}
-			n.Content[i] = nil
-		}
-		w.buf.WriteByte(']')
-		return nil
-	case yamlv3.ScalarNode:
-		return w.scalar(n)
-	case yamlv3.AliasNode:
-		return fmt.Errorf("line %d: an alias (*%s)", n.Line, n.Value)
-	}
-	return fmt.Errorf("line %d: unexpected YAML node kind %d", n.Line, n.Kind)
 }
 
 // scalar writes a scalar node as the JSON value yaml.v3 decodes it to.

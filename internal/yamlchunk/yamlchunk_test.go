@@ -3,6 +3,7 @@ package yamlchunk
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -110,4 +111,34 @@ func mixed(item string, n int) string {
 
 func repeat(item string, n int) string {
 	return strings.TrimSuffix(strings.Repeat(item+",", n), ",")
+}
+
+// TestReadStreamAsTree: read (token by token above streamDepth) gives
+// the tree readTree gives through encoding/json's tree of the whole
+// document, keys given twice included.
+func TestReadStreamAsTree(t *testing.T) {
+	docs := []string{
+		`{}`, `[]`, `1`, `"x"`, `null`, `true`, `{"a":1}`, `{"b":1,"a":2,"c":[1,2,{"z":1,"y":[{"q":{"r":{"s":{"t":1,"u":2}}}}]}]}`,
+		`{"a":1,"a":2}`, `{"b":1,"a":1,"b":{"x":[1,{"y":2,"y":3}]}}`, `[[[[[[1,2,{"b":1,"a":2}]]]]]]`,
+		`{"x":{"y":{"z":{"w":{"v":{"u":1,"t":2,"u":3}}}}}}`, `{"n":[1.5,-0,1e21,12345678901234567890,9223372036854775807]}`,
+		`{"yes":"no","on":"off","80":"x","":"empty"}`,
+	}
+	for _, d := range docs {
+		got, err := newJSONReader().read([]byte(d))
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		want, err := newJSONReader().readTree([]byte(d))
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read %#v, readTree %#v", d, got, want)
+		}
+	}
+	for _, bad := range []string{`{"a":1`, `[1,2`, `{"a":1}x`, `{1:2}`, ``} {
+		if _, err := newJSONReader().read([]byte(bad)); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
 }
