@@ -43,14 +43,9 @@ differs.`,
 
   # in CI: fail when HAProxy would behave otherwise than Traefik
   gwretry diff route.yaml --from traefik --to haproxy --fail-on-change -o markdown`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("diff needs at least one PATH (a file, a directory or - for stdin)")
-			}
-			return nil
-		},
+		Args: o.needPaths("diff"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runDiff(o, from, to, output, failOnChange, args, stdin, stdout)
+			return runDiff(o, from, to, output, failOnChange, append(args, o.files...), stdin, stdout)
 		},
 	}
 	f := cmd.Flags()

@@ -58,7 +58,7 @@ side, A's then B's, as gwretry diff compares them; --rule NAMESPACE/NAME:INDEX k
 
   # the worst case of every rule on every data plane
   gwretry explain route.yaml --target all -o json | jq '.timelines[] | {target, route, rule, worstCaseMs}'`,
-		Args: needPaths("explain", &o.files),
+		Args: o.needPaths("explain"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return runExplain(o, output, side, append(args, o.files...), stdin, stdout)
 		},

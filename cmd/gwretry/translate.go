@@ -56,6 +56,8 @@ type options struct {
 	// format is "yaml" or "json" when -o names a stdout format.
 	format  string
 	console console
+	// cl reads a cluster when no PATH is given.
+	cl clusterFlags
 }
 
 func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
@@ -121,7 +123,7 @@ Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error 
   gwretry check route.yaml --target nginx@1.22,haproxy@3.2 -o json
   cat route.yaml | gwretry check - --fail-on approximated`
 	}
-	cmd.Args = needPaths(cmd.Name(), &o.files)
+	cmd.Args = o.needPaths(cmd.Name())
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		return runTranslate(o, append(args, o.files...), stdin, stdout, stderr, checkOnly)
 	}
@@ -173,6 +175,15 @@ func (o *options) addInputFlags(cmd *cobra.Command) {
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
 	f.StringArrayVar(&o.limits.Exclude, "exclude", nil, "`GLOB` of files and directories a directory's walk does not read, matched against the path below the directory given and the base name (repeatable; e.g. --exclude 'charts' --exclude '*-values.yaml')")
+	o.cl.add(f, "HTTPRoutes")
+}
+
+// needPaths is the Args check of a command that reads PATH... (or -f), or
+// the cluster without them.
+func (o *options) needPaths(name string) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		return o.cl.checkSource(name, append(args, o.files...))
+	}
 }
 
 func backendNames() []string {
@@ -323,12 +334,16 @@ func certDir(dir string) (string, error) {
 // loadModel reads paths and builds the model; every problem of the input
 // is listed at once. prog, when not nil, shows the step on a terminal.
 func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions, prog *progress) (*input.Input, *translate.Model, error) {
-	in, loadErr := input.Load(paths, stdin, o.limits)
+	in, loadErr := o.cl.load(paths, stdin, o.limits)
 	if in == nil {
 		return nil, nil, inputError(loadErr)
 	}
 	if loadErr == nil && len(in.Routes) == 0 {
-		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), input.Found(in)))
+		where := strings.Join(paths, ", ")
+		if len(paths) == 0 {
+			where = o.cl.where(paths)
+		}
+		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", where, input.Found(in)))
 	}
 	// The documents that decoded are validated even when others did not,
 	// so that every problem is listed at once.
@@ -359,7 +374,11 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	}
 	prog := startProgress(o.console, stderr, time.Second)
 	defer func() { prog.end() }()
-	prog.set("reading %s", strings.Join(paths, ", "))
+	if len(paths) > 0 {
+		prog.set("reading %s", strings.Join(paths, ", "))
+	} else {
+		prog.set("reading the cluster")
+	}
 	in, m, err := o.loadModel(paths, stdin, ro, prog)
 	if err != nil {
 		return err
@@ -437,6 +456,10 @@ func checkOutDir(dir string) error {
 // inputError marks err as a problem with the input: exit code 1, unless it
 // is gwretry's own bug.
 func inputError(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
 	var ie *translate.InternalError
 	if errors.As(err, &ie) {
 		return &exitError{code: exitInternal, err: err}
