@@ -1,7 +1,9 @@
 # gwretry: `make run` translates the shipped example; `make test` installs
 # what the tests need (nginx and HAProxy from Debian's packages, nginx 1.26
 # and HAProxy 3.0 built from Debian's trixie source packages, the Traefik
-# test binary built from the Go module proxy) and runs every test.
+# test binary built from the Go module proxy; kube-apiserver, Debian's
+# etcd-server and the Gateway API CRDs for the API server agreement test)
+# and runs every test.
 
 GO            ?= go
 TRAEFIK_VERSION := v3.6.12
@@ -24,7 +26,7 @@ export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 TARGETS      = $(shell $(GO) run ./tools/targets)
 LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
 
-.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions sarif-schema chromium egctl fmt vet check-fmt clean
+.PHONY: all build run test fast unit e2e matrix docs bench corpus fuzz deps nginx haproxy traefik versions sarif-schema chromium egctl kube-apiserver etcd gateway-api-crds fmt vet check-fmt clean
 
 all: build
 
@@ -93,7 +95,46 @@ fuzz:
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadAndBuild$$' -fuzztime $(FUZZTIME) ./resolve/
 
-deps: nginx haproxy traefik versions sarif-schema chromium egctl
+deps: nginx haproxy traefik versions sarif-schema chromium egctl kube-apiserver etcd gateway-api-crds
+
+# A real API server, the authority on which Gateway API objects are valid
+# (internal/kubeapitest; TestAPIServerAgrees in input/): kube-apiserver
+# built from the Go module proxy by tools/build-kube-apiserver.sh into the
+# cache when missing (about 3 minutes and 2.1 GB idle, once), Debian's
+# etcd-server, and the Gateway API's CRDs copied from the module zip of
+# sigs.k8s.io/gateway-api into the cache. Never committed.
+KUBE_APISERVER_VERSION := v1.34.2
+KUBE_APISERVER_BIN     := $(CACHE_DIR)/kube-apiserver-$(KUBE_APISERVER_VERSION)
+export GWRETRY_KUBE_APISERVER ?= $(KUBE_APISERVER_BIN)
+GATEWAY_API_VERSION := v1.7.0
+GATEWAY_API_CRDS    := $(CACHE_DIR)/gateway-api-$(GATEWAY_API_VERSION)/crd
+export GWRETRY_GATEWAY_API_CRDS ?= $(GATEWAY_API_CRDS)
+
+kube-apiserver: $(KUBE_APISERVER_BIN)
+
+$(KUBE_APISERVER_BIN):
+	GO=$(GO) sh tools/build-kube-apiserver.sh $(KUBE_APISERVER_VERSION) $@
+
+etcd:
+	@command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || \
+		{ echo "installing etcd-server from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
+	@[ -x /usr/bin/etcd ] || command -v etcd >/dev/null
+
+gateway-api-crds: $(GATEWAY_API_CRDS)/standard/gateway.networking.k8s.io_httproutes.yaml
+
+$(GATEWAY_API_CRDS)/standard/gateway.networking.k8s.io_httproutes.yaml:
+	@command -v unzip >/dev/null 2>&1 || \
+		{ echo "installing unzip from Debian's packages"; \
+		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip >/dev/null; }
+	@# The zip, not the extracted module: go refuses to extract a module
+	@# whose go.mod needs a newer Go ("requires go >= 1.27.0") but
+	@# downloads and verifies its zip.
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		zip=$$(cd "$$tmp" && $(GO) mod download -json sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION) | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$$/\1/p') && \
+		[ -f "$$zip" ] && unzip -q "$$zip" 'sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION)/config/crd/standard/*' 'sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION)/config/crd/experimental/*' -d "$$tmp/x" && \
+		mkdir -p $(dir $(GATEWAY_API_CRDS)) && rm -rf $(GATEWAY_API_CRDS) && \
+		mv "$$tmp/x/sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION)/config/crd" $(GATEWAY_API_CRDS)
 
 # Envoy Gateway's egctl, the authority on its BackendTrafficPolicy: the
 # test TestEgctlBTP (backends/envoy) compares gwretry's Envoy routes with
