@@ -199,6 +199,11 @@ func ForConfig(cfg *rest.Config, name, ns string, o Options) (*Client, error) {
 func newClient(cfg *rest.Config, name, ns string, o Options) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "gwretry (read-only)"
+	if cfg.QPS == 0 && cfg.Burst == 0 {
+		// kubectl's: client-go's default of 5 per second would make
+		// the pages of a large cluster wait.
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
