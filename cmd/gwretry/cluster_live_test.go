@@ -562,7 +562,6 @@ func readDocs(t *testing.T, path string) []input.Document {
 	return docs
 }
 
-
 // btpCRD is Envoy Gateway's BackendTrafficPolicy kind, its schema left
 // open.
 var btpCRD = fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
