@@ -7,9 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gwretry/gwretry/cluster"
 	"github.com/gwretry/gwretry/importer/ingressnginx"
@@ -240,4 +244,42 @@ func (c *clusterFlags) snapshot(lim input.Limits) (dir string, cleanup func(), e
 		return "", func() {}, inputError(err)
 	}
 	return c.dump, cleanup, nil
+}
+
+// completeContexts offers the contexts of the kubeconfig to --context.
+func completeContexts(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	raw, err := rules.Load()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for name := range raw.Contexts {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeNamespaces offers the namespaces of the cluster to -n, as
+// kubectl does: one list, cut short after a few seconds.
+func completeNamespaces(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	var o cluster.Options
+	o.Kubeconfig, _ = cmd.Flags().GetString("kubeconfig")
+	o.Context, _ = cmd.Flags().GetString("context")
+	o.AllNamespaces = true
+	cl, err := cluster.Connect(o)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out []string
+	_, _ = cl.Read(ctx, []cluster.Kind{{Kind: "Namespace", Resource: "namespaces", Versions: []string{"v1"}}}, func(d input.Document) error {
+		out = append(out, d.Name)
+		return nil
+	})
+	return out, cobra.ShellCompDirectiveNoFileComp
 }

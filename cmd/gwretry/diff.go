@@ -24,9 +24,9 @@ func newDiffCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	var from, to, output string
 	var failOnChange bool
 	cmd := &cobra.Command{
-		Use:   "diff PATH... --from A[@VERSION] --to B[@VERSION]",
+		Use:   "diff [PATH...] --from A[@VERSION] --to B[@VERSION]",
 		Short: "Show what the same rules do differently on another data plane",
-		Long: `diff reads PATH... like translate, generates the configuration of both data planes, reads
+		Long: `diff reads PATH... (or, without, the cluster: -n, -A, -l, --context) like translate, generates the configuration of both data planes, reads
 each back as the report's judges do, and prints for every rule and method class only what
 differs: the status a data plane answers by itself, how many retries it makes and on which
 failures, the timer that cuts a try, the pause between tries, and the worst case of a request

@@ -24,9 +24,9 @@ func newExplainCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	var output string
 	var side sides
 	cmd := &cobra.Command{
-		Use:   "explain PATH...",
+		Use:   "explain [PATH...]",
 		Short: "Show when each try of each rule starts on each data plane",
-		Long: `explain reads PATH... like translate, generates each target's configuration, reads it
+		Long: `explain reads PATH... (or, without, the cluster: -n, -A, -l, --context) like translate, generates each target's configuration, reads it
 back as the report's check does, and prints for every rule and method class the timeline of
 tries the data plane makes when every try fails: the pause before each try (backoff, jitter,
 turn-around), its earliest start (every try before failed at once), its latest start (every try

@@ -40,7 +40,7 @@ type importOptions struct {
 
 func newImportCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "import SOURCE PATH...",
+		Use:   "import SOURCE [PATH...]",
 		Short: "Write Gateway API HTTPRoutes from another controller's objects",
 		Long: `import reads another controller's objects and writes the Gateway API HTTPRoutes and
 Gateways that gwretry translate reads, with a report of what each setting becomes.`,
@@ -57,10 +57,13 @@ Gateways that gwretry translate reads, with a report of what each setting become
 func newImportIngressNginxCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &importOptions{limits: input.DefaultLimits()}
 	cmd := &cobra.Command{
-		Use:   "ingress-nginx PATH...",
+		Use:   "ingress-nginx [PATH...]",
 		Short: "Write HTTPRoutes and Gateways from Ingresses with ingress-nginx annotations",
 		Long: `ingress-nginx reads Ingresses (networking.k8s.io/v1) and Services from PATH... (files,
-directories searched recursively for *.yaml, *.yml and *.json, or - for stdin) and writes one
+directories searched recursively for *.yaml, *.yml and *.json, or - for stdin) or, without PATH,
+from the cluster of the kubeconfig (-n, -A, -l, --context, --dump DIR as translate; the
+controller's ConfigMap is --configmap NAMESPACE/NAME there, by default
+ingress-nginx/ingress-nginx-controller) and writes one
 HTTPRoute per namespace and host and one Gateway per namespace, named after --ingress-class,
 as ingress2gateway maps them, for the Ingresses the controller described by --ingress-class,
 --controller-class, --watch-ingress-without-class and --ingress-class-by-name serves (the
@@ -73,7 +76,8 @@ approximated or not-carried, and how the behaviour changes) goes to stderr.
 Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 		Example: `  gwretry import ingress-nginx ingresses.yaml > routes.yaml
   gwretry import ingress-nginx manifests/ --configmap ingress-nginx-controller.yaml --output-file routes.yaml
-  kubectl get ingress -A -o yaml | gwretry import ingress-nginx - | gwretry translate - --target nginx`,
+  kubectl get ingress -A -o yaml | gwretry import ingress-nginx - | gwretry translate - --target nginx
+  kubectl gwretry import ingress-nginx -A --output-file routes.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			return o.cl.checkSource("import ingress-nginx", append(args, o.files...))
 		},

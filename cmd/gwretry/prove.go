@@ -66,9 +66,10 @@ func liveKind(name string) *dataplane.Kind {
 func newProveCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &proveOptions{limits: input.DefaultLimits(), available: backends.Configured}
 	cmd := &cobra.Command{
-		Use:   "prove PATH... --target NAME[@VERSION]",
+		Use:   "prove [PATH...] --target NAME[@VERSION]",
 		Short: "Run the real data plane on the generated configuration and check every claim of the report",
-		Long: `prove translates PATH... for one target, derives scenarios from each rule's own retry and
+		Long: `prove translates PATH... (or, without, the cluster: -n, -A, -l, --context; read once into
+--dump DIR or a temporary directory) for one target, derives scenarios from each rule's own retry and
 timeout settings, runs the real data plane binary on the generated configuration, and reports
 for every claim of the report (each feature of each rule) whether it held or was contradicted,
 with what was observed.

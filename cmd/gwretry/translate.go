@@ -63,13 +63,19 @@ type options struct {
 func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
 	o := &options{limits: input.DefaultLimits(), available: backends.Configured, console: realConsole()}
 	cmd := &cobra.Command{
-		Use:   "translate PATH...",
+		Use:   "translate [PATH...]",
 		Short: "Write data plane configurations and the report",
 		Long: `translate reads PATH... (files, directories searched recursively for *.yaml, *.yml and
 *.json in sorted order, or - for stdin; -f PATH as kubectl's), validates the manifests as the API
-server would, and writes each target's configuration. Without --output-dir the configuration of
-the single target goes to stdout; with --output-dir DIR every target's files and DIR/report.json
-are written. The report goes to stderr (--report, text by default; coloured on a terminal, unless
+server would, and writes each target's configuration.
+Without PATH it reads the cluster of the kubeconfig instead, as kubectl does (--kubeconfig,
+KUBECONFIG, ~/.kube/config, or the Pod's service account; --context; -n NAMESPACE, else the
+context's, or -A for every namespace; -l SELECTOR of the HTTPRoutes): only get and list, paged by
+--chunk-size; objects are named KIND NAMESPACE/NAME instead of FILE:LINE. --dump DIR also writes
+what was read as files, to repeat the run offline (docs/cluster.md).
+
+Without --output-dir the configuration of the single target goes to stdout; with --output-dir
+DIR every target's files and DIR/report.json are written. The report goes to stderr (--report, text by default; coloured on a terminal, unless
 NO_COLOR is set). Warnings go to stderr; the info lines only with -v.
 On a terminal, an input that takes more than a second shows a progress line on stderr, erased
 when translate ends.
@@ -111,17 +117,23 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 --check found
   gwretry translate route.yaml --target nginx --tls-dir certs/
 
   # Traefik's configuration as JSON on stdout
-  gwretry translate route.yaml --target traefik -o json`,
+  gwretry translate route.yaml --target traefik -o json
+
+  # what runs in the cluster of the current context, every namespace (kubectl gwretry as a plugin)
+  gwretry translate -A --target all --output-dir out/`,
 	}
 	if checkOnly {
-		cmd.Use = "check PATH..."
+		cmd.Use = "check [PATH...]"
 		cmd.Short = "Validate manifests and report, without writing configurations"
 		cmd.Long = `check reads and validates PATH... like translate and prints the report of what each
 target honours on stdout, but writes no configuration. Problems and notes go to stderr.
+Without PATH it reads the cluster of the kubeconfig, as translate does (-n, -A, -l, --context,
+--dump DIR; docs/cluster.md).
 Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error of gwretry.`
 		cmd.Example = `  gwretry check manifests/
   gwretry check route.yaml --target nginx@1.22,haproxy@3.2 -o json
-  cat route.yaml | gwretry check - --fail-on approximated`
+  cat route.yaml | gwretry check - --fail-on approximated
+  kubectl gwretry check -n shop --context prod --fail-on unsupported`
 	}
 	cmd.Args = o.needPaths(cmd.Name())
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
