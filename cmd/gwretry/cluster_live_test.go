@@ -51,6 +51,9 @@ type liveCluster struct {
 	// created are the objects a case created, deleted after it.
 	created []*unstructured.Unstructured
 	mu      sync.Mutex
+	// headless makes every Service headless (clusterIP None): the test
+	// server's Service range holds 254 addresses.
+	headless bool
 	// resources caches discovery, by group/version.
 	resources map[string][]metav1.APIResource
 }
@@ -174,6 +177,9 @@ func (c *liveCluster) apply(t *testing.T, docs []input.Document) {
 			if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip != "None" {
 				unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
 				unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
+				if c.headless {
+					_ = unstructured.SetNestedField(u.Object, "None", "spec", "clusterIP")
+				}
 			}
 		}
 		wg.Add(1)
@@ -474,6 +480,24 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 		// -n: the namespace's objects only, the same report here.
 		if ns, _ := runOK(t, exitOK, "check", "--kubeconfig", kc, "-n", "shop", "-o", "json"); ns != admin {
 			t.Errorf("-n shop differs from -A:\n%s", cmp.Diff(admin, ns))
+		}
+	})
+
+	t.Run("selector and completion", func(t *testing.T) {
+		c.apply(t, exampleDocs)
+		defer c.clear(t)
+		var so, se bytes.Buffer
+		if code := run([]string{"check", "--kubeconfig", kc, "-A", "-l", "app=none"}, nil, &so, &se); code != exitInput ||
+			!strings.Contains(se.String(), "no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in cluster kubeapitest, all namespaces, selector app=none") {
+			t.Errorf("-l selecting no route: exit %d\n%s", code, se.String())
+		}
+		out, _ := runOK(t, exitOK, "__complete", "check", "--kubeconfig", kc, "-n", "")
+		if !slices.Contains(strings.Split(out, "\n"), "shop") {
+			t.Errorf("-n completion lacks shop:\n%s", out)
+		}
+		out, _ = runOK(t, exitOK, "__complete", "check", "--kubeconfig", kc, "--context", "")
+		if !slices.Contains(strings.Split(out, "\n"), "kubeapitest") {
+			t.Errorf("--context completion lacks kubeapitest:\n%s", out)
 		}
 	})
 

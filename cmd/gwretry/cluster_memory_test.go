@@ -28,6 +28,7 @@ func TestClusterMemory(t *testing.T) {
 	}
 	s := apiserver.Get(t)
 	c := newLiveCluster(t, s)
+	c.headless = true
 	s.InstallCRDs(t, kubeapitest.GatewayAPICRDs(t, "standard")...)
 	s.InstallCRDs(t, kubeapitest.PolicyCRDs(t)...)
 	dir := t.TempDir()
@@ -64,4 +65,11 @@ func TestClusterMemory(t *testing.T) {
 	measure("cluster", "--kubeconfig", s.Kubeconfig, "-A")
 	measure("cluster-dump", "--kubeconfig", s.Kubeconfig, "-A", "--dump", filepath.Join(dir, "dump"))
 	measure("dump", filepath.Join(dir, "dump"))
+	for _, f := range []string{"envoy/envoy.yaml", "report.json"} {
+		a, _ := os.ReadFile(filepath.Join(dir, "cluster", f))
+		b, _ := os.ReadFile(filepath.Join(dir, "dump", f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the cluster's and its dump's differ", f)
+		}
+	}
 }
