@@ -28,6 +28,7 @@ import (
 	"github.com/gwretry/gwretry/input"
 	"github.com/gwretry/gwretry/internal/corpus"
 	"github.com/gwretry/gwretry/internal/kubeapitest"
+	"github.com/gwretry/gwretry/internal/proxytest"
 )
 
 // apiserver is the one kube-apiserver of this package's tests.
@@ -498,6 +499,29 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 		out, _ = runOK(t, exitOK, "__complete", "check", "--kubeconfig", kc, "--context", "")
 		if !slices.Contains(strings.Split(out, "\n"), "kubeapitest") {
 			t.Errorf("--context completion lacks kubeapitest:\n%s", out)
+		}
+	})
+
+	t.Run("prove", func(t *testing.T) {
+		nginx := proxytest.Require(t, "nginx")
+		c.apply(t, exampleDocs)
+		defer c.clear(t)
+		outcomes := func(args ...string) map[string]string {
+			out, _ := runOK(t, exitOK, append([]string{"prove", "--target", "nginx", "--proxy", nginx, "-o", "json"}, args...)...)
+			var r proveJSON
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]string{}
+			for _, cl := range r.Claims {
+				m[fmt.Sprintf("%s %d %s", cl.Route, cl.Rule, cl.Feature)] = cl.Outcome
+			}
+			return m
+		}
+		fromFiles := outcomes(example)
+		fromCluster := outcomes("--kubeconfig", kc, "-n", "shop")
+		if diff := cmp.Diff(fromFiles, fromCluster); diff != "" || len(fromFiles) == 0 {
+			t.Errorf("prove from the cluster differs from the file's (-files +cluster):\n%s", diff)
 		}
 	})
 
