@@ -20,7 +20,9 @@
 // note, not a failure, except the kind a command is about (HTTPRoutes,
 // Ingresses); a forbidden list is an error naming the resource, the
 // namespace and the RBAC rule that would allow it, since carrying on would
-// write a configuration without objects that exist. Objects read from a
+// write a configuration without objects that exist, except where reading
+// none changes no output (GatewayClasses, Kind.Unused; the one Namespace
+// of -n): a warning. Objects read from a
 // cluster have no file or line: their Position says the cluster
 // (Position.Cluster) and every error and finding names them by kind,
 // namespace and name.
@@ -88,6 +90,9 @@ type Kind struct {
 	// Why says what gwretry reads the kind for, in the note of a cluster
 	// that does not serve it.
 	Why string
+	// Unused, when set, says why reading none of the kind changes no
+	// output: a forbidden list of it is then a warning, not an error.
+	Unused string
 }
 
 // GroupResource is "httproutes.gateway.networking.k8s.io", as kubectl and
@@ -103,7 +108,8 @@ func (k Kind) GroupResource() string {
 // read (package input's kinds that resolve uses), in the order they are
 // read.
 var TranslateKinds = []Kind{
-	{Group: "gateway.networking.k8s.io", Kind: "GatewayClass", Resource: "gatewayclasses", Versions: []string{"v1", "v1beta1"}, Why: "the Gateways' classes"},
+	{Group: "gateway.networking.k8s.io", Kind: "GatewayClass", Resource: "gatewayclasses", Versions: []string{"v1", "v1beta1"}, Why: "the Gateways' classes",
+		Unused: "gwretry validates GatewayClasses but resolves no route through them, so nothing else changes"},
 	{Group: "gateway.networking.k8s.io", Kind: "Gateway", Resource: "gateways", Versions: []string{"v1", "v1beta1"}, Namespaced: true, Why: "the listeners routes attach to"},
 	{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Resource: "httproutes", Versions: []string{"v1", "v1beta1"}, Namespaced: true, Main: true, Why: "the routes to translate"},
 	{Group: "gateway.networking.k8s.io", Kind: "ReferenceGrant", Resource: "referencegrants", Versions: []string{"v1", "v1beta1"}, Namespaced: true, Why: "cross-namespace references are then refused, as the Gateway API does without a grant"},
@@ -354,6 +360,8 @@ func (c *Client) list(ctx context.Context, k Kind, version string) ([]input.Docu
 	for {
 		page, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
 		switch {
+		case apierrors.IsForbidden(err) && k.Unused != "":
+			return nil, &skipError{msg: c.forbidden(k, "list", ns, "", err).Error() + "; read without them: " + k.Unused}
 		case apierrors.IsForbidden(err):
 			return nil, c.forbidden(k, "list", ns, "", err)
 		case err != nil:

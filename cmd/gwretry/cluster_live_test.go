@@ -444,9 +444,9 @@ func TestClusterLive(t *testing.T) {
 		defer c.clear(t)
 		nobody := s.KubeconfigFor(t, "nobody")
 		_, stderr := runOK(t, exitInput, "check", "--kubeconfig", nobody, "-A")
-		for _, w := range []string{"cannot list gatewayclasses.gateway.networking.k8s.io: forbidden",
-			`User "nobody" cannot list resource "gatewayclasses"`,
-			`{apiGroups: ["gateway.networking.k8s.io"], resources: ["gatewayclasses"], verbs: ["list"]}`} {
+		for _, w := range []string{"gwretry: cluster kubeapitest: cannot list gateways.gateway.networking.k8s.io in all namespaces: forbidden",
+			`User "nobody" cannot list resource "gateways"`,
+			`{apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["list"]}`} {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("stderr lacks %q:\n%s", w, stderr)
 			}
@@ -481,6 +481,36 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
 		// -n: the namespace's objects only, the same report here.
 		if ns, _ := runOK(t, exitOK, "check", "--kubeconfig", kc, "-n", "shop", "-o", "json"); ns != admin {
 			t.Errorf("-n shop differs from -A:\n%s", cmp.Diff(admin, ns))
+		}
+		// A user bound to it in one namespace only: the GatewayClasses are
+		// cluster-scoped, which it may not list: a warning, and the same
+		// report (gwretry resolves nothing through GatewayClasses). RBAC
+		// lets a RoleBinding in shop get the Namespace shop.
+		c.apply(t, readDocs(t, writeFile(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: gwretry-reader-bob, namespace: shop}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: gwretry-reader}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}]
+`)))
+		bob := s.KubeconfigFor(t, "bob")
+		for i := 0; ; i++ {
+			var so, se bytes.Buffer
+			code := run([]string{"check", "--kubeconfig", bob, "-n", "shop", "-o", "json"}, nil, &so, &se)
+			if code == exitOK {
+				if so.String() != admin {
+					t.Errorf("bob's report (-n shop) differs from the admin's:\n%s", cmp.Diff(admin, so.String()))
+				}
+				for _, w := range []string{"warning: cluster kubeapitest: cannot list gatewayclasses.gateway.networking.k8s.io: forbidden"} {
+					if !strings.Contains(se.String(), w) {
+						t.Errorf("bob: stderr lacks %q:\n%s", w, se.String())
+					}
+				}
+				break
+			}
+			if i == 50 {
+				t.Fatalf("bob bound to gwretry-reader in shop: exit %d\n%s", code, se.String())
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	})
 
