@@ -26,12 +26,20 @@ export GWRETRY_TRAEFIK ?= $(TRAEFIK_BIN)
 TARGETS      = $(shell $(GO) run ./tools/targets)
 LIVE_TARGETS = $(shell $(GO) run ./tools/targets -live -sep ,)
 
-.PHONY: all build run test fast unit e2e matrix docs bench bench-all corpus fuzz deps nginx nginx-lua haproxy traefik versions sarif-schema chromium egctl kube-apiserver etcd gateway-api-crds fmt vet check-fmt clean
+.PHONY: all build kubectl-plugin run test fast unit e2e matrix docs bench bench-all corpus fuzz deps nginx nginx-lua haproxy traefik versions sarif-schema chromium egctl kube-apiserver etcd gateway-api-crds fmt vet check-fmt clean
 
 all: build
 
 build:
 	$(GO) build -o bin/gwretry ./cmd/gwretry
+
+## kubectl-plugin: bin/kubectl-gwretry, the kubectl plugin "kubectl gwretry",
+## and bin/kubectl_complete-gwretry, the script kubectl (1.26 and later) runs
+## to complete it: put bin/ on the PATH (docs/cluster.md).
+kubectl-plugin: build
+	ln -sf gwretry bin/kubectl-gwretry
+	printf '#!/bin/sh\n# kubectl runs this to complete "kubectl gwretry ..." (kubectl 1.26 and later).\nexec kubectl-gwretry __complete "$$@"\n' > bin/kubectl_complete-gwretry
+	chmod +x bin/kubectl_complete-gwretry
 
 ## run: translate the shipped example to Envoy; config on stdout, report on stderr.
 run: build

@@ -92,6 +92,11 @@ func Load(paths []string, stdin io.Reader, lim Limits) (*Input, error) {
 	if err := l.readPaths(paths, stdin); err != nil {
 		return nil, err
 	}
+	return l.finish()
+}
+
+// finish notes the skipped kinds and returns what Load returns.
+func (l *loader) finish() (*Input, error) {
 	kinds := make([]string, 0, len(l.in.Skipped))
 	for k := range l.in.Skipped {
 		kinds = append(kinds, k)

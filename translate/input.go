@@ -50,9 +50,16 @@ type Position struct {
 	// RuleLines are the lines of File where each of the object's
 	// spec.rules items starts (an HTTPRoute's rules), nil when unknown.
 	RuleLines []int
+	// Cluster is where an object read from a cluster was read (package
+	// cluster: "cluster CONTEXT"), which has no file, document or line:
+	// the object is named by its kind, namespace and name.
+	Cluster string
 }
 
 func (p Position) String() string {
+	if p.Cluster != "" {
+		return p.Cluster
+	}
 	s := fmt.Sprintf("%s: document %d", p.File, p.Doc)
 	if p.Item != "" {
 		s += ": " + p.Item

@@ -164,7 +164,7 @@ func TestKubectlPlugin(t *testing.T) {
 		if code := runAs(name, []string{"translate", "--help"}, nil, &out, &errOut); code != exitOK {
 			t.Fatalf("%s: exit %d: %s", name, code, errOut.String())
 		}
-		want := "gwretry translate PATH... [flags]"
+		want := "gwretry translate [PATH...] [flags]"
 		if name != "gwretry" {
 			want = "kubectl " + want
 		}

@@ -51,6 +51,8 @@ func finishCommands(root *cobra.Command) {
 			"fail-on":      fixed("none", "approximated", "unsupported"),
 			"channel":      fixed("standard", "experimental"),
 			"nginx-layout": fixed("full", "conf.d"),
+			"context":      completeContexts,
+			"namespace":    completeNamespaces,
 		}
 		switch c.Name() {
 		case "translate":

@@ -26,9 +26,9 @@ func newDiffCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	var failOnChange bool
 	ing := &ingressFlags{}
 	cmd := &cobra.Command{
-		Use:   "diff PATH... --from A[@VERSION] --to B[@VERSION]",
+		Use:   "diff [PATH...] --from A[@VERSION] --to B[@VERSION]",
 		Short: "Show what the same rules do differently on another data plane",
-		Long: `diff reads PATH... like translate, generates the configuration of both data planes, reads
+		Long: `diff reads PATH... (or, without, the cluster: -n, -A, -l, --context) like translate, generates the configuration of both data planes, reads
 each back as the report's judges do, and prints for every rule and method class only what
 differs: the status a data plane answers by itself, how many retries it makes and on which
 failures, the timer that cuts a try, the pause between tries, and the worst case of a request
@@ -54,14 +54,9 @@ difference names the Ingress path (docs/diff.md).`,
 
   # in CI: fail when HAProxy would behave otherwise than Traefik
   gwretry diff route.yaml --from traefik --to haproxy --fail-on-change -o markdown`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("diff needs at least one PATH (a file, a directory or - for stdin)")
-			}
-			return nil
-		},
+		Args: o.needPaths("diff"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runDiff(o, ing, from, to, output, failOnChange, args, stdin, stdout)
+			return runDiff(o, ing, from, to, output, failOnChange, append(args, o.files...), stdin, stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -113,6 +108,8 @@ func runDiff(o *options, ing *ingressFlags, from, to, output string, failOnChang
 		return usageErrorf("--from %s: gwretry writes ingress-nginx %s's configuration (--from ingress-nginx or ingress-nginx@%s)", from, nginxconf.Version, nginxconf.Version)
 	case !fromIngress && ing.set():
 		return usageErrorf("--configmap, --ingress-nginx-conf and the controller's flags go with --from ingress-nginx")
+	case fromIngress && len(paths) == 0:
+		return usageErrorf("--from ingress-nginx reads the Ingresses from PATH; for a cluster's, write them first with 'gwretry import ingress-nginx --dump DIR' and give DIR (with --configmap DIR/<its file>)")
 	}
 	switch {
 	case output != "text" && output != "json" && output != "markdown":

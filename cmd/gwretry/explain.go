@@ -25,9 +25,9 @@ func newExplainCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	var output string
 	var side sides
 	cmd := &cobra.Command{
-		Use:   "explain PATH...",
+		Use:   "explain [PATH...]",
 		Short: "Show when each try of each rule starts on each data plane",
-		Long: `explain reads PATH... like translate, generates each target's configuration, reads it
+		Long: `explain reads PATH... (or, without, the cluster: -n, -A, -l, --context) like translate, generates each target's configuration, reads it
 back as the report's check does, and prints for every rule and method class the timeline of
 tries the data plane makes when every try fails: the pause before each try (backoff, jitter,
 turn-around), its earliest start (every try before failed at once), its latest start (every try
@@ -62,7 +62,7 @@ those of the imported HTTPRoutes.`,
 
   # the worst case of every rule on every data plane
   gwretry explain route.yaml --target all -o json | jq '.timelines[] | {target, route, rule, worstCaseMs}'`,
-		Args: needPaths("explain", &o.files),
+		Args: o.needPaths("explain"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return runExplain(o, output, side, append(args, o.files...), stdin, stdout)
 		},
@@ -102,6 +102,8 @@ func runExplain(o *options, output string, side sides, paths []string, stdin io.
 	switch {
 	case !fromIngress && side.ing.set():
 		return usageErrorf("--configmap and the controller's flags go with --from ingress-nginx")
+	case fromIngress && len(paths) == 0:
+		return usageErrorf("--from ingress-nginx reads the Ingresses from PATH; for a cluster's, write them first with 'gwretry import ingress-nginx --dump DIR' and give DIR (with --configmap DIR/<its file>)")
 	case (side.from == "") != (side.to == ""):
 		return usageErrorf("--from and --to go together")
 	case side.from != "" && o.target != "":

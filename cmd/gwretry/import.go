@@ -34,11 +34,13 @@ type importOptions struct {
 	outFile string
 	verbosity
 	limits input.Limits
+	// cl reads a cluster when no PATH is given.
+	cl clusterFlags
 }
 
 func newImportCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "import SOURCE PATH...",
+		Use:   "import SOURCE [PATH...]",
 		Short: "Write Gateway API HTTPRoutes from another controller's objects",
 		Long: `import reads another controller's objects and writes the Gateway API HTTPRoutes and
 Gateways that gwretry translate reads, with a report of what each setting becomes.`,
@@ -55,10 +57,13 @@ Gateways that gwretry translate reads, with a report of what each setting become
 func newImportIngressNginxCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &importOptions{limits: input.DefaultLimits()}
 	cmd := &cobra.Command{
-		Use:   "ingress-nginx PATH...",
+		Use:   "ingress-nginx [PATH...]",
 		Short: "Write HTTPRoutes and Gateways from Ingresses with ingress-nginx annotations",
 		Long: `ingress-nginx reads Ingresses (networking.k8s.io/v1) and Services from PATH... (files,
-directories searched recursively for *.yaml, *.yml and *.json, or - for stdin) and writes one
+directories searched recursively for *.yaml, *.yml and *.json, or - for stdin) or, without PATH,
+from the cluster of the kubeconfig (-n, -A, -l, --context, --dump DIR as translate; the
+controller's ConfigMap is --configmap NAMESPACE/NAME there, by default
+ingress-nginx/ingress-nginx-controller) and writes one
 HTTPRoute per namespace and host and one Gateway per namespace, named after --ingress-class,
 as ingress2gateway maps them, for the Ingresses the controller described by --ingress-class,
 --controller-class, --watch-ingress-without-class and --ingress-class-by-name serves (the
@@ -71,8 +76,11 @@ approximated or not-carried, and how the behaviour changes) goes to stderr.
 Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 		Example: `  gwretry import ingress-nginx ingresses.yaml > routes.yaml
   gwretry import ingress-nginx manifests/ --configmap ingress-nginx-controller.yaml --output-file routes.yaml
-  kubectl get ingress -A -o yaml | gwretry import ingress-nginx - | gwretry translate - --target nginx`,
-		Args: needPaths("ingress-nginx", &o.files),
+  kubectl get ingress -A -o yaml | gwretry import ingress-nginx - | gwretry translate - --target nginx
+  kubectl gwretry import ingress-nginx -A --output-file routes.yaml`,
+		Args: func(_ *cobra.Command, args []string) error {
+			return o.cl.checkSource("import ingress-nginx", append(args, o.files...))
+		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			return runImportIngressNginx(o, append(args, o.files...), stdin, stdout, stderr)
 		},
@@ -81,7 +89,7 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 	addFilenameFlag(f, &o.files)
 	f.StringVarP(&o.output, "output", "o", "yaml", "`FORMAT` of the HTTPRoutes and Gateways: yaml (-o FILE, the old spelling of --output-file FILE, still works with a warning)")
 	f.StringVar(&o.outFile, "output-file", "", "write the HTTPRoutes and Gateways to `FILE` instead of stdout")
-	f.StringVar(&o.configMap, "configmap", "", "the ingress-nginx controller's ConfigMap `FILE`, whose values are the defaults of every Ingress")
+	f.StringVar(&o.configMap, "configmap", "", "the ingress-nginx controller's ConfigMap `FILE`, whose values are the defaults of every Ingress; without PATH, its NAMESPACE/NAME in the cluster (default "+defaultControllerConfigMap+")")
 	f.StringVar(&o.class, "ingress-class", "nginx", "the controller's --ingress-class: the kubernetes.io/ingress.class value it serves, the IngressClass assumed its own when not in the input, and the name of the Gateways")
 	f.StringVar(&o.controller, "controller-class", ingressnginx.DefaultController, "the controller's --controller-class: IngressClasses with this spec.controller are served")
 	f.BoolVar(&o.noClass, "watch-ingress-without-class", false, "the controller's --watch-ingress-without-class: also import Ingresses that name no class")
@@ -93,6 +101,7 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 70 an internal error of gwretry.`,
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
 	f.StringArrayVar(&o.limits.Exclude, "exclude", nil, "`GLOB` of files and directories a directory's walk does not read, matched against the path below the directory given and the base name (repeatable; e.g. --exclude 'charts' --exclude '*-values.yaml')")
+	o.cl.add(f, "Ingresses")
 	return cmd
 }
 
@@ -124,19 +133,27 @@ func runImportIngressNginx(o *importOptions, paths []string, stdin io.Reader, st
 		return usageErrorf("%v", err)
 	}
 	opts := ingressnginx.Options{Class: o.class, Controller: o.controller, WatchWithoutClass: o.noClass, ClassByName: o.byName}
-	if o.configMap != "" {
-		cm, err := ingressnginx.LoadConfigMap(o.configMap, o.limits)
-		if err != nil {
-			return inputError(fmt.Errorf("--configmap: %w", err))
+	var in *ingressnginx.Input
+	if len(paths) == 0 {
+		var err error
+		if in, opts.ConfigMap, err = o.readCluster(); err != nil {
+			return inputError(err)
 		}
-		opts.ConfigMap = cm
-	}
-	in, err := ingressnginx.Load(paths, stdin, o.limits)
-	if err != nil {
-		return inputError(err)
+	} else {
+		if o.configMap != "" {
+			cm, err := ingressnginx.LoadConfigMap(o.configMap, o.limits)
+			if err != nil {
+				return inputError(fmt.Errorf("--configmap: %w", err))
+			}
+			opts.ConfigMap = cm
+		}
+		var err error
+		if in, err = ingressnginx.Load(paths, stdin, o.limits); err != nil {
+			return inputError(err)
+		}
 	}
 	if len(in.Ingresses) == 0 {
-		return inputError(fmt.Errorf("no Ingress (networking.k8s.io/v1) in %v", paths))
+		return inputError(fmt.Errorf("no Ingress (networking.k8s.io/v1) in %s", o.cl.where(paths)))
 	}
 	res, err := ingressnginx.Import(in, opts)
 	if err != nil {

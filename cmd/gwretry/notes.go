@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gwretry/gwretry/translate"
@@ -38,14 +37,4 @@ func (v verbosity) print(w io.Writer, notes []translate.Note) {
 // arguments, repeatable.
 func addFilenameFlag(f *pflag.FlagSet, files *[]string) {
 	f.StringArrayVarP(files, "filename", "f", nil, "`PATH` to read, as a PATH argument: a file, a directory or - for stdin (repeatable)")
-}
-
-// needPaths is the Args check of a command that reads PATH... or -f.
-func needPaths(name string, files *[]string) cobra.PositionalArgs {
-	return func(_ *cobra.Command, args []string) error {
-		if len(args) == 0 && len(*files) == 0 {
-			return usageErrorf("%s needs at least one PATH (a file, a directory or - for stdin), as an argument or with -f", name)
-		}
-		return nil
-	}
 }

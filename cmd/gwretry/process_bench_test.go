@@ -19,13 +19,6 @@ import (
 // gwretry with ARGS, as the built binary would.
 const benchChildEnv = "GWRETRY_BENCH_CHILD"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(benchChildEnv) != "" {
-		os.Exit(benchChild(os.Args[1:]))
-	}
-	os.Exit(m.Run())
-}
-
 func benchChild(args []string) int {
 	if len(args) == 2 && args[0] == "decode" {
 		data, err := os.ReadFile(args[1])

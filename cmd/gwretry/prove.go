@@ -43,6 +43,8 @@ type proveOptions struct {
 	matrix string
 	// available builds the backends: backends.Configured, or a test's own.
 	available func(backends.Settings) ([]translate.Backend, error)
+	// cl reads a cluster when no PATH is given.
+	cl clusterFlags
 }
 
 // liveTargetNames are the data planes prove can start: the targets with
@@ -64,9 +66,10 @@ func liveKind(name string) *dataplane.Kind {
 func newProveCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	o := &proveOptions{limits: input.DefaultLimits(), available: backends.Configured}
 	cmd := &cobra.Command{
-		Use:   "prove PATH... --target NAME[@VERSION]",
+		Use:   "prove [PATH...] --target NAME[@VERSION]",
 		Short: "Run the real data plane on the generated configuration and check every claim of the report",
-		Long: `prove translates PATH... for one target, derives scenarios from each rule's own retry and
+		Long: `prove translates PATH... (or, without, the cluster: -n, -A, -l, --context; read once into
+--dump DIR or a temporary directory) for one target, derives scenarios from each rule's own retry and
 timeout settings, runs the real data plane binary on the generated configuration, and reports
 for every claim of the report (each feature of each rule) whether it held or was contradicted,
 with what was observed.
@@ -118,7 +121,7 @@ the data plane did not start on the generated configuration: said once, with its
 			if o.suite {
 				return nil
 			}
-			return needPaths("prove", &o.files)(cmd, args)
+			return o.cl.checkSource("prove", append(args, o.files...))
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			return runProve(o, append(args, o.files...), stdin, stdout, stderr)
@@ -135,6 +138,7 @@ the data plane did not start on the generated configuration: said once, with its
 	f.StringVar(&o.channel, "channel", "standard", "Gateway API release channel: standard or experimental")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time cap of the whole run")
 	f.DurationVar(&o.scenarioTimeout, "scenario-timeout", time.Minute, "time cap of one scenario (derived scenarios wait at most a third of it on the backend)")
+	o.cl.add(f, "HTTPRoutes")
 	f.BoolVar(&o.suite, "suite", false, "run the end-to-end suite's scenarios (prove/scenarios.go) instead of PATH's rules")
 	f.StringVar(&o.matrix, "matrix", "", "with --suite: write the capability matrix (docs/matrix.md) of the runs to `FILE`")
 	_ = f.MarkHidden("suite")
@@ -252,6 +256,16 @@ func runProve(o *proveOptions, paths []string, stdin io.Reader, stdout, stderr i
 	live, err := liveOf(target, bin, strings.Contains(o.target, "@"))
 	if err != nil {
 		return err
+	}
+	if len(paths) == 0 {
+		// The cluster is read once, into --dump DIR or a temporary
+		// directory, which every scenario then reads as files.
+		dir, cleanup, err := o.cl.snapshot(o.limits)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		paths = []string{dir}
 	}
 	in, err := readInputs(paths, stdin, o.limits)
 	if err != nil {

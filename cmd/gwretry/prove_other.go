@@ -12,7 +12,7 @@ import (
 // group, which only Unix systems have.
 func newProveCmd(_ io.Reader, _, _ io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:                "prove PATH... --target NAME[@VERSION]",
+		Use:                "prove [PATH...] --target NAME[@VERSION]",
 		Short:              "Run the real data plane on the generated configuration (Linux and other Unix systems only)",
 		DisableFlagParsing: true,
 		RunE: func(*cobra.Command, []string) error {

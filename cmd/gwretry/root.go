@@ -59,13 +59,16 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 translate --c
 a difference, 5 prove saw a data plane contradict a claim of the report, 70 an internal error (a bug in gwretry: a configuration that contradicts its own
 report, a panic).
 
-Installed as kubectl-gwretry on the PATH, it is also the kubectl plugin "kubectl gwretry".`,
+Without PATH, a command reads the cluster of the kubeconfig instead, read-only, as kubectl does
+(-n NAMESPACE or -A, -l, --context, --kubeconfig; docs/cluster.md). Installed as kubectl-gwretry
+on the PATH, it is also the kubectl plugin "kubectl gwretry".`,
 		Example: `  gwretry translate route.yaml --target envoy
   gwretry translate manifests/ --target all -o out/
   gwretry check manifests/ --target nginx@1.22 --fail-on unsupported
   gwretry translate manifests/ --target all -o out/ --check
   gwretry matrix --target haproxy
   gwretry prove manifests/ --target nginx
+  kubectl gwretry check -A
   source <(gwretry completion bash)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -57,18 +57,26 @@ type options struct {
 	// format is "yaml" or "json" when -o names a stdout format.
 	format  string
 	console console
+	// cl reads a cluster when no PATH is given.
+	cl clusterFlags
 }
 
 func newTranslateCmd(stdin io.Reader, stdout, stderr io.Writer, checkOnly bool) *cobra.Command {
 	o := &options{limits: input.DefaultLimits(), available: backends.Configured, console: realConsole()}
 	cmd := &cobra.Command{
-		Use:   "translate PATH...",
+		Use:   "translate [PATH...]",
 		Short: "Write data plane configurations and the report",
 		Long: `translate reads PATH... (files, directories searched recursively for *.yaml, *.yml and
 *.json in sorted order, or - for stdin; -f PATH as kubectl's), validates the manifests as the API
-server would, and writes each target's configuration. Without --output-dir the configuration of
-the single target goes to stdout; with --output-dir DIR every target's files and DIR/report.json
-are written. The report goes to stderr (--report, text by default; coloured on a terminal, unless
+server would, and writes each target's configuration.
+Without PATH it reads the cluster of the kubeconfig instead, as kubectl does (--kubeconfig,
+KUBECONFIG, ~/.kube/config, or the Pod's service account; --context; -n NAMESPACE, else the
+context's, or -A for every namespace; -l SELECTOR of the HTTPRoutes): only get and list, paged by
+--chunk-size; objects are named KIND NAMESPACE/NAME instead of FILE:LINE. --dump DIR also writes
+what was read as files, to repeat the run offline (docs/cluster.md).
+
+Without --output-dir the configuration of the single target goes to stdout; with --output-dir
+DIR every target's files and DIR/report.json are written. The report goes to stderr (--report, text by default; coloured on a terminal, unless
 NO_COLOR is set). Warnings go to stderr; the info lines only with -v.
 On a terminal, an input that takes more than a second shows a progress line on stderr, erased
 when translate ends.
@@ -110,19 +118,25 @@ Exit codes: 0 ok, 1 invalid input, 2 usage, 3 --fail-on reached, 4 --check found
   gwretry translate route.yaml --target nginx --tls-dir certs/
 
   # Traefik's configuration as JSON on stdout
-  gwretry translate route.yaml --target traefik -o json`,
+  gwretry translate route.yaml --target traefik -o json
+
+  # what runs in the cluster of the current context, every namespace (kubectl gwretry as a plugin)
+  gwretry translate -A --target all --output-dir out/`,
 	}
 	if checkOnly {
-		cmd.Use = "check PATH..."
+		cmd.Use = "check [PATH...]"
 		cmd.Short = "Validate manifests and report, without writing configurations"
 		cmd.Long = `check reads and validates PATH... like translate and prints the report of what each
 target honours on stdout, but writes no configuration. Problems and notes go to stderr.
+Without PATH it reads the cluster of the kubeconfig, as translate does (-n, -A, -l, --context,
+--dump DIR; docs/cluster.md).
 Exit codes: 1 invalid input, 2 usage, 3 --fail-on reached, 70 an internal error of gwretry.`
 		cmd.Example = `  gwretry check manifests/
   gwretry check route.yaml --target nginx@1.22,haproxy@3.2 -o json
-  cat route.yaml | gwretry check - --fail-on approximated`
+  cat route.yaml | gwretry check - --fail-on approximated
+  kubectl gwretry check -n shop --context prod --fail-on unsupported`
 	}
-	cmd.Args = needPaths(cmd.Name(), &o.files)
+	cmd.Args = o.needPaths(cmd.Name())
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		return runTranslate(o, append(args, o.files...), stdin, stdout, stderr, checkOnly)
 	}
@@ -174,6 +188,15 @@ func (o *options) addInputFlags(cmd *cobra.Command) {
 	f.IntVar(&o.limits.MaxDocumentBytes, "max-document-bytes", o.limits.MaxDocumentBytes, "maximum bytes of one YAML or JSON document")
 	f.IntVar(&o.limits.MaxDocuments, "max-documents", o.limits.MaxDocuments, "maximum number of documents")
 	f.StringArrayVar(&o.limits.Exclude, "exclude", nil, "`GLOB` of files and directories a directory's walk does not read, matched against the path below the directory given and the base name (repeatable; e.g. --exclude 'charts' --exclude '*-values.yaml')")
+	o.cl.add(f, "HTTPRoutes")
+}
+
+// needPaths is the Args check of a command that reads PATH... (or -f), or
+// the cluster without them.
+func (o *options) needPaths(name string) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		return o.cl.checkSource(name, append(args, o.files...))
+	}
 }
 
 func backendNames() []string {
@@ -324,13 +347,17 @@ func certDir(dir string) (string, error) {
 // loadModel reads paths and builds the model; every problem of the input
 // is listed at once. prog, when not nil, shows the step on a terminal.
 func (o *options) loadModel(paths []string, stdin io.Reader, ro translate.ResolveOptions, prog *progress) (*input.Input, *translate.Model, error) {
-	in, loadErr := input.Load(paths, stdin, o.limits)
+	in, loadErr := o.cl.load(paths, stdin, o.limits)
 	if in == nil {
 		return nil, nil, inputError(loadErr)
 	}
 	setMemoryLimit(len(in.Routes))
 	if loadErr == nil && len(in.Routes) == 0 {
-		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", strings.Join(paths, ", "), input.Found(in)))
+		where := strings.Join(paths, ", ")
+		if len(paths) == 0 {
+			where = o.cl.where(paths)
+		}
+		return nil, nil, inputError(fmt.Errorf("no HTTPRoute (gateway.networking.k8s.io/v1 or v1beta1) in %s: found %s", where, input.Found(in)))
 	}
 	// The documents that decoded are validated even when others did not,
 	// so that every problem is listed at once.
@@ -361,7 +388,11 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	}
 	prog := startProgress(o.console, stderr, time.Second)
 	defer func() { prog.end() }()
-	prog.set("reading %s", strings.Join(paths, ", "))
+	if len(paths) > 0 {
+		prog.set("reading %s", strings.Join(paths, ", "))
+	} else {
+		prog.set("reading the cluster")
+	}
 	in, m, err := o.loadModel(paths, stdin, ro, prog)
 	if err != nil {
 		return err
@@ -439,6 +470,10 @@ func checkOutDir(dir string) error {
 // inputError marks err as a problem with the input: exit code 1, unless it
 // is gwretry's own bug.
 func inputError(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
 	var ie *translate.InternalError
 	if errors.As(err, &ie) {
 		return &exitError{code: exitInternal, err: err}

@@ -40,6 +40,14 @@ func Load(paths []string, stdin io.Reader, lim input.Limits) (*Input, error) {
 			return nil, err
 		}
 	}
+	return FromDocuments(docs, notes, errs)
+}
+
+// FromDocuments decodes documents read elsewhere (from files by
+// input.ReadDocuments, from a cluster by package cluster) as Load does;
+// errs are the problems found reading them, listed with those found
+// decoding.
+func FromDocuments(docs []input.Document, notes []translate.Note, errs input.ErrorList) (*Input, error) {
 	in := &Input{Notes: notes}
 	skipped := map[string]int{}
 	for _, d := range docs {
@@ -102,13 +110,18 @@ func LoadConfigMap(path string, lim input.Limits) (*ConfigMap, error) {
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%s: want exactly one ConfigMap (v1), the ingress-nginx controller's, found %d", path, len(found))
 	}
+	return ConfigMapOf(found[0])
+}
+
+// ConfigMapOf decodes the controller's ConfigMap d (v1) strictly.
+func ConfigMapOf(d input.Document) (*ConfigMap, error) {
 	var cm corev1.ConfigMap
-	if e := input.DecodeStrict(found[0], &cm); len(e) > 0 {
+	if e := input.DecodeStrict(d, &cm); len(e) > 0 {
 		return nil, e
 	}
 	ns := cm.Namespace
 	if ns == "" {
 		ns = "default"
 	}
-	return &ConfigMap{Name: ns + "/" + cm.Name, Pos: found[0].Pos, Data: cm.Data}, nil
+	return &ConfigMap{Name: ns + "/" + cm.Name, Pos: d.Pos, Data: cm.Data}, nil
 }
