@@ -135,9 +135,18 @@ etcd:
 		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
 	@[ -x /usr/bin/etcd ] || command -v etcd >/dev/null
 
-gateway-api-crds: $(GATEWAY_API_CRDS)/standard/gateway.networking.k8s.io_httproutes.yaml
+# The Gateway API releases whose CRDs Linkerd bundles (linkerd2's
+# charts/linkerd-crds at version-2.16 and 2.17: v0.7.1 experimental; 2.18
+# to 2.20: v1.1.1 experimental, the module's files unchanged but for Helm's
+# templating): TestBundledCRDsAPIServer (backends/linkerd) installs them
+# on the API server and dry-runs the Linkerd output of each version.
+LINKERD_GATEWAY_API_VERSIONS := v0.7.1 v1.1.1
 
-$(GATEWAY_API_CRDS)/standard/gateway.networking.k8s.io_httproutes.yaml:
+gateway-api-crds: $(GATEWAY_API_CRDS)/standard/gateway.networking.k8s.io_httproutes.yaml \
+	$(foreach v,$(LINKERD_GATEWAY_API_VERSIONS),$(CACHE_DIR)/gateway-api-$(v)/crd/standard/gateway.networking.k8s.io_httproutes.yaml)
+
+# $* is the release (v1.7.0, v0.7.1...).
+$(CACHE_DIR)/gateway-api-%/crd/standard/gateway.networking.k8s.io_httproutes.yaml:
 	@command -v unzip >/dev/null 2>&1 || \
 		{ echo "installing unzip from Debian's packages"; \
 		  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip >/dev/null; }
@@ -145,10 +154,10 @@ $(GATEWAY_API_CRDS)/standard/gateway.networking.k8s.io_httproutes.yaml:
 	@# whose go.mod needs a newer Go ("requires go >= 1.27.0") but
 	@# downloads and verifies its zip.
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-		zip=$$(cd "$$tmp" && $(GO) mod download -json sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION) | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$$/\1/p') && \
-		[ -f "$$zip" ] && unzip -q "$$zip" 'sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION)/config/crd/standard/*' 'sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION)/config/crd/experimental/*' -d "$$tmp/x" && \
-		mkdir -p $(dir $(GATEWAY_API_CRDS)) && rm -rf $(GATEWAY_API_CRDS) && \
-		mv "$$tmp/x/sigs.k8s.io/gateway-api@$(GATEWAY_API_VERSION)/config/crd" $(GATEWAY_API_CRDS)
+		zip=$$(cd "$$tmp" && $(GO) mod download -json sigs.k8s.io/gateway-api@$* | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$$/\1/p') && \
+		[ -f "$$zip" ] && unzip -q "$$zip" 'sigs.k8s.io/gateway-api@$*/config/crd/standard/*' 'sigs.k8s.io/gateway-api@$*/config/crd/experimental/*' -d "$$tmp/x" && \
+		mkdir -p $(CACHE_DIR)/gateway-api-$* && rm -rf $(CACHE_DIR)/gateway-api-$*/crd && \
+		mv "$$tmp/x/sigs.k8s.io/gateway-api@$*/config/crd" $(CACHE_DIR)/gateway-api-$*/crd
 
 # Envoy Gateway's egctl, the authority on its BackendTrafficPolicy: the
 # test TestEgctlBTP (backends/envoy) compares gwretry's Envoy routes with

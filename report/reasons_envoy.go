@@ -13,6 +13,7 @@ const (
 	CaveatAnswers408WhileReceiving   Reason = "Answers408WhileReceiving"
 	CaveatClosesWithoutClientHello   Reason = "ClosesWithoutClientHello"
 	CaveatHTTPListenersNotDelayed    Reason = "HTTPListenersNotDelayed"
+	CaveatEnvoyGatewayRouteRetry     Reason = "EnvoyGatewayRouteRetry"
 )
 
 // envoyReasons are the reasons and caveats first needed by the envoy target.
@@ -41,6 +42,8 @@ func envoyReasons() []Entry {
 			Text: "a request still arriving when the timer fires is answered 408, not 504"},
 		{Reason: CaveatClosesWithoutClientHello,
 			Text: "a connection whose ClientHello has not arrived in time is closed, not served without an SNI"},
+		{Reason: CaveatEnvoyGatewayRouteRetry, Params: []string{"triggers", "codes"},
+			Text: "Envoy Gateway writes this HTTPRoute retry as retry_on {triggers}, codes {codes}: no reset, a try cut by backendRequest not retried"},
 		{Reason: CaveatHTTPListenersNotDelayed,
 			Text: "the Gateway's HTTP listeners have no listener filter: the delay applies to its HTTPS listeners only"},
 	}

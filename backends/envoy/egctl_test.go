@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -163,6 +164,8 @@ var egctlKnown = map[string]string{
 	// Envoy Gateway's processRouteRetry gives an HTTPRoute retry without
 	// codes its BackendTrafficPolicy default (retriable-status-codes 503);
 	// gwretry follows the Gateway API: no codes, none retried (rule /b).
+	// The finding is the caveat EnvoyGatewayRouteRetry (codes [503]) that
+	// routeRetryReported asserts.
 	"Gateway's policy alone": "an HTTPRoute retry without codes: Envoy Gateway retries 503, the Gateway API none",
 	// Envoy Gateway's controller sorts BackendTrafficPolicies by
 	// creationTimestamp, then namespace, then name (gatewayapi/resource
@@ -371,7 +374,7 @@ func TestEgctlBTP(t *testing.T) {
 			readRoutes(t, ej, eg)
 
 			m := egModel(t, p)
-			_, bs := generate(t, m, translate.Options{})
+			out, bs := generate(t, m, translate.Options{})
 			gj, err := protojson.Marshal(bs)
 			if err != nil {
 				t.Fatal(err)
@@ -386,6 +389,9 @@ func TestEgctlBTP(t *testing.T) {
 			if len(eg) == 0 {
 				t.Fatalf("egctl gave no route:\n%s", raw)
 			}
+			// Known case or not, a rule's own retry reports how Envoy
+			// Gateway writes it otherwise.
+			routeRetryReported(t, eg, gw, m, out)
 			if known {
 				// The difference is reported: its finding is there.
 				if f := egctlFindings[tc.name]; f != "" && !strings.Contains(notes, f) {
@@ -525,6 +531,48 @@ func compareEgRoute(t testing.TB, path string, e, g egRoute, rule *translate.Rul
 		t.Errorf("%s: max_interval %s of the route's own retry", path, e.BackoffMax)
 	}
 	if !slices.Equal(e.RetryOn, g.RetryOn) {
+		// Reported: routeRetryReported checks the caveat.
 		t.Logf("%s: the route's own retry: retry_on differs on purpose (the Gateway API's retry): egctl %s, gwretry %s", path, strings.Join(e.RetryOn, ","), strings.Join(g.RetryOn, ","))
+	}
+}
+
+// routeRetryReported: for every route egctl retries whose gwretry rule has
+// its own retry (not a BackendTrafficPolicy's), where gwretry writes the
+// Gateway API's retry_on and Envoy Gateway its default triggers (and code
+// 503 when the rule lists none), gwretry's retry.connectionErrors finding
+// of the rule carries the caveat EnvoyGatewayRouteRetry whose triggers
+// and codes are egctl's retry_on and retriable_status_codes.
+func routeRetryReported(t *testing.T, eg, gw map[string]egRoute, m *translate.Model, out *translate.Output) {
+	t.Helper()
+	for path, e := range eg {
+		g, ok := gw[path]
+		if !ok || e.NumRetries == nil || *e.NumRetries == 0 {
+			continue
+		}
+		i := slices.IndexFunc(m.Rules, func(r *translate.Rule) bool { return r.Name == g.Name })
+		if i < 0 || m.Rules[i].Retry == nil || m.Rules[i].Retry.On != nil {
+			continue
+		}
+		r := m.Rules[i]
+		var params report.Params
+		for _, f := range out.Findings {
+			if f.Route != r.Route || f.Rule != r.Index || f.Feature != translate.FeatureRetryConnectionErrors {
+				continue
+			}
+			for _, c := range f.Caveats {
+				if c.Reason == report.CaveatEnvoyGatewayRouteRetry {
+					params = c.Params
+				}
+			}
+		}
+		if params == nil {
+			t.Errorf("%s: the route's own retry, written otherwise by Envoy Gateway (retry_on %s, codes %v), has no %s caveat", path, strings.Join(e.RetryOn, ","), e.Codes, report.CaveatEnvoyGatewayRouteRetry)
+			continue
+		}
+		triggers := strings.Split(params["triggers"], ",")
+		slices.Sort(triggers)
+		if !slices.Equal(triggers, e.RetryOn) || params["codes"] != codesText(e.Codes) {
+			t.Errorf("%s: caveat %s %v, egctl writes retry_on %s, retriable_status_codes %v", path, report.CaveatEnvoyGatewayRouteRetry, params, strings.Join(e.RetryOn, ","), e.Codes)
+		}
 	}
 }

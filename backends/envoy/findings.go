@@ -122,7 +122,7 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 		if !retrying {
 			return disabled
 		}
-		d := configured("retriable_status_codes " + codesText(rt.Codes))
+		d := configured("retriable_status_codes " + codesText(rt.Codes)).With(g.egRouteRetry(r)...)
 		if on := rt.On; on != nil {
 			d = configured("retry_on " + joinTokens(on.Triggers) + ", retriable_status_codes " + codesText(on.StatusCodes))
 			var below []string
@@ -150,7 +150,7 @@ func (g *generator) assess(r *translate.Rule, f translate.Feature) report.Decisi
 		}
 		on := rt.On
 		if on == nil {
-			return configured("retry_on " + joinTokens(g.cap.retryOn)).With(exempt()...)
+			return configured("retry_on " + joinTokens(g.cap.retryOn)).With(g.egRouteRetry(r)...).With(exempt()...)
 		}
 		fact := "retry_on " + joinTokens(on.Triggers)
 		if on.ConnErrors != translate.ConnRetryAll {
@@ -272,4 +272,30 @@ func codesText(codes []int) string {
 		parts[i] = fmt.Sprint(c)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// egDefaultTriggers are Envoy Gateway's retry_on for an HTTPRoute's own
+// retry, as for a BackendTrafficPolicy without triggers (v1.9:
+// internal/xds/translator/route.go, retryDefaultRetryOn; egctl x translate
+// writes them for a rule's retry, TestEgctlBTP).
+var egDefaultTriggers = []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"}
+
+// egRouteRetry is the caveat of a rule's own (Gateway API) retry when the
+// input holds Envoy Gateway BackendTrafficPolicies, so that Envoy Gateway
+// is where the objects run: it writes the retry otherwise than gwretry
+// (egDefaultTriggers, not reset; code 503 when the rule lists none), a
+// difference from egctl that gwretry makes on purpose (it writes the
+// Gateway API's retry: every connection error and a try cut by
+// backendRequest retried, no code unless listed).
+func (g *generator) egRouteRetry(r *translate.Rule) []report.Caveat {
+	if r.Retry == nil || r.Retry.On != nil || g.model == nil || !slices.ContainsFunc(g.model.Policies, func(p translate.PolicyReport) bool {
+		return p.Kind == "BackendTrafficPolicy"
+	}) {
+		return nil
+	}
+	codes := r.Retry.Codes
+	if len(codes) == 0 {
+		codes = []int{503}
+	}
+	return []report.Caveat{report.NewCaveat(report.CaveatEnvoyGatewayRouteRetry, "triggers", joinTokens(egDefaultTriggers), "codes", codesText(codes))}
 }

@@ -116,8 +116,10 @@ func validateBundled(v string, u map[string]any) field.ErrorList {
 }
 
 // checkBundledCRDs generates m for every Linkerd version and validates
-// each route written against that version's bundled CRDs. A Generate
-// error is not checked here (the tests that expect one do).
+// each route written against that version's bundled CRDs, offline and,
+// outside -short, on a real API server with those CRDs installed
+// (liveBundled). A Generate error is not checked here (the tests that
+// expect one do).
 func checkBundledCRDs(t *testing.T, m *translate.Model) {
 	t.Helper()
 	for _, v := range New().Versions() {
@@ -141,15 +143,21 @@ func checkBundledCRDs(t *testing.T, m *translate.Model) {
 			if errs := validateBundled(v, u); len(errs) > 0 {
 				t.Errorf("Linkerd %s: document %d refused by the bundled Gateway API %s CRD: %v\n%s", v, i+1, bundledFile(v), errs.ToAggregate(), doc)
 			}
+			if s := liveBundled(t, bundledFile(v)); s != nil {
+				s.dryRun(t, fmt.Sprintf("Linkerd %s: document %d", v, i+1), doc)
+			}
 		}
 	}
 }
+
+// goldenDirs are the golden cases (testdata/DIR) with Linkerd output.
+var goldenDirs = []string{"linkerd-gamma", "linkerd-split", "conntimeout", "policy-linkerd"}
 
 // TestBundledCRDsGoldens validates the Linkerd output of every version on
 // the linkerd goldens' inputs against the bundled CRDs (the tests' own
 // inputs are validated by build).
 func TestBundledCRDsGoldens(t *testing.T) {
-	for _, dir := range []string{"linkerd-gamma", "linkerd-split", "conntimeout", "policy-linkerd"} {
+	for _, dir := range goldenDirs {
 		t.Run(dir, func(t *testing.T) {
 			p := filepath.Join("..", "..", "testdata", dir, "input.yaml")
 			if _, err := os.Stat(p); err != nil {
@@ -160,34 +168,39 @@ func TestBundledCRDsGoldens(t *testing.T) {
 	}
 }
 
+// refuseCases are routes each release's CRDs accept or refuse (ok), for
+// the version's bundled CRDs: TestBundledCRDsRefuse checks the offline
+// validation with them, TestBundledCRDsAPIServer the real API server.
+var refuseCases = []struct {
+	version, api, rule string
+	ok                 bool
+}{
+	{"2.16", "v1beta1", ``, true},
+	{"2.16", "v1", ``, false},
+	{"2.16", "v1beta1", `"timeouts":{"request":"1s"},`, false},
+	{"2.17", "v1beta1", `"retry":{"attempts":2},`, false},
+	{"2.18", "v1", `"timeouts":{"request":"1s"},`, true},
+	{"2.18", "v1beta1", ``, true},
+	{"2.19", "v1", `"retry":{"attempts":2},`, false},
+	{"2.20", "v1", `"name":"x",`, false},
+	{"2.20", "v1alpha2", ``, false},
+	{"2.20", "v1", `"timeouts":{"request":"1s","backendRequest":"2s"},`, false}, // CEL: backendRequest <= request
+}
+
+// refuseDoc is the HTTPRoute of a refuseCases case, as JSON.
+func refuseDoc(api, rule string) []byte {
+	return []byte(`{"apiVersion":"gateway.networking.k8s.io/` + api + `","kind":"HTTPRoute","metadata":{"name":"a","namespace":"shop"},"spec":{"parentRefs":[{"group":"","kind":"Service","name":"cart","port":80}],"rules":[{` + rule + `"backendRefs":[{"name":"cart","port":80}]}]}}`)
+}
+
 // TestBundledCRDsRefuse: the validation refuses what each release's CRD
 // lacks, so that checkBundledCRDs would catch a regression.
 func TestBundledCRDsRefuse(t *testing.T) {
-	doc := func(api, rule string) map[string]any {
+	for _, tt := range refuseCases {
 		var u map[string]any
-		s := `{"apiVersion":"gateway.networking.k8s.io/` + api + `","kind":"HTTPRoute","metadata":{"name":"a","namespace":"shop"},"spec":{"parentRefs":[{"group":"","kind":"Service","name":"cart","port":80}],"rules":[{` + rule + `"backendRefs":[{"name":"cart","port":80}]}]}}`
-		if err := utiljson.Unmarshal([]byte(s), &u); err != nil {
+		if err := utiljson.Unmarshal(refuseDoc(tt.api, tt.rule), &u); err != nil {
 			t.Fatal(err)
 		}
-		return u
-	}
-	tests := []struct {
-		version, api, rule string
-		ok                 bool
-	}{
-		{"2.16", "v1beta1", ``, true},
-		{"2.16", "v1", ``, false},
-		{"2.16", "v1beta1", `"timeouts":{"request":"1s"},`, false},
-		{"2.17", "v1beta1", `"retry":{"attempts":2},`, false},
-		{"2.18", "v1", `"timeouts":{"request":"1s"},`, true},
-		{"2.18", "v1beta1", ``, true},
-		{"2.19", "v1", `"retry":{"attempts":2},`, false},
-		{"2.20", "v1", `"name":"x",`, false},
-		{"2.20", "v1alpha2", ``, false},
-		{"2.20", "v1", `"timeouts":{"request":"1s","backendRequest":"2s"},`, false}, // CEL: backendRequest <= request
-	}
-	for _, tt := range tests {
-		errs := validateBundled(tt.version, doc(tt.api, tt.rule))
+		errs := validateBundled(tt.version, u)
 		if (len(errs) == 0) != tt.ok {
 			t.Errorf("%s %s {%s}: errors %v, want ok=%v", tt.version, tt.api, tt.rule, errs, tt.ok)
 		}

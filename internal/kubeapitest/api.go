@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -116,6 +117,10 @@ func (s *Server) resource(apiVersion, kind string) (resource, error) {
 		prefix = "/api/" + apiVersion
 	}
 	body, err := s.do(http.MethodGet, prefix, nil)
+	var he *httpError
+	if errors.As(err, &he) && he.code == http.StatusNotFound {
+		return resource{}, fmt.Errorf("%w %s in version %s (the version is not served)", ErrNoKind, kind, apiVersion)
+	}
 	if err != nil {
 		return resource{}, fmt.Errorf("discovery of %s: %w", apiVersion, err)
 	}
@@ -138,8 +143,21 @@ func (s *Server) resource(apiVersion, kind string) (resource, error) {
 			return r, nil
 		}
 	}
-	return resource{}, fmt.Errorf("the server has no kind %s in %s", kind, apiVersion)
+	return resource{}, fmt.Errorf("%w %s in version %s", ErrNoKind, kind, apiVersion)
 }
+
+// ErrNoKind is in the error of a create whose apiVersion and kind the
+// server does not serve: kubectl's "no matches for kind", a refusal of
+// the object as much as a StatusError is.
+var ErrNoKind = errors.New("no matches for kind")
+
+// httpError is an answer that is neither 2xx nor a Status.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
 
 // do sends a request as the cluster-admin and returns the body of a 2xx
 // answer, else the *StatusError (or another error).
@@ -166,7 +184,7 @@ func (s *Server) do(method, path string, body []byte) ([]byte, error) {
 	}
 	st := &StatusError{}
 	if json.Unmarshal(b, st) != nil || st.Code == 0 {
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
+		return nil, &httpError{code: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, b)}
 	}
 	return nil, st
 }

@@ -1,6 +1,7 @@
 package kubeapitest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,42 @@ func GatewayAPICRDs(t testing.TB, channel string) []string {
 		files, _ = filepath.Glob(filepath.Join(dir, channel, "*.yaml"))
 	}
 	missing(t, len(files) == 0, "the Gateway API "+GatewayAPIVersion+" "+channel+" CRDs", EnvGatewayAPICRDs, "`make gateway-api-crds` copies them from the module zip")
+	return files
+}
+
+// ReleaseCRDs returns the files names (such as
+// "gateway.networking.k8s.io_httproutes.yaml") of channel of the Gateway
+// API release version, as `make gateway-api-crds` copies them from the
+// module zip into the test cache (CacheDir()/gateway-api-VERSION/crd), or
+// an error naming what is missing. For the older releases that other
+// products bundle (Linkerd bundles v0.7.1 and v1.1.1).
+func ReleaseCRDs(version, channel string, names ...string) ([]string, error) {
+	dir := cached(filepath.Join("gateway-api-"+version, "crd", channel))
+	if dir == "" {
+		return nil, fmt.Errorf("no user cache directory for the Gateway API %s CRDs", version)
+	}
+	var files []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("the Gateway API %s %s CRDs: %w (`make gateway-api-crds` copies them from the module zip)", version, channel, err)
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// RequireReleaseCRDs is ReleaseCRDs for a test: a missing file skips the
+// test, or fails it when CI=true, as Require does.
+func RequireReleaseCRDs(t testing.TB, version, channel string, names ...string) []string {
+	t.Helper()
+	files, err := ReleaseCRDs(version, channel, names...)
+	if err != nil && os.Getenv("CI") == "true" {
+		t.Fatalf("required in CI: %v", err)
+	}
+	if err != nil {
+		t.Skip(err)
+	}
 	return files
 }
 
