@@ -358,7 +358,15 @@ func RuleTimeline(r *Rule, b Behaviour) Timeline {
 			tl.Never = append(tl.Never, Never{FirstTry: k + 1, LastTry: retries + 1, Reason: why})
 			break
 		}
-		latest := prev.LatestStart.plus(tryMax).add(hi)
+		// The turn-around follows a try that ended at once (refused), not
+		// one its timer cut (HAProxy retries that at once, seen live: 3
+		// silent tries in 3 x timeout server with a 1s turn-around): the
+		// try before ends by the later of the two, then the wait.
+		cost := tryMax
+		if turn > 0 && !tryMax.Unbounded && tryMax.D < turn {
+			cost = Span{D: turn}
+		}
+		latest := prev.LatestStart.plus(cost).add(waits[k-1].Max)
 		if reqCut {
 			latest = latest.atMost(req.Value)
 		}

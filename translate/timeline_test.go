@@ -123,13 +123,15 @@ func TestRuleTimeline(t *testing.T) {
 				{Try: 1, Timeout: "idle 300ms", Note: "first try"},
 				// No turn-around after an expired timeout connect (HAProxy
 				// 2.6, live: 4 tries in 4 x 300ms against a full backlog),
-				// but that try took at least the turn-around.
+				// but that try took at least the turn-around; none after a
+				// try its timer cut: each try before ends by the later of
+				// its timer and the turn-around.
 				{Try: 2, PauseMax: span(time.Second), EarliestStart: span(time.Second),
-					LatestStart: span(1300 * ms), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
+					LatestStart: span(time.Second), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 				{Try: 3, PauseMax: span(time.Second), EarliestStart: span(2 * time.Second),
-					LatestStart: span(2600 * ms), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
+					LatestStart: span(2 * time.Second), Timeout: "idle 300ms", Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 			},
-			worst: span(2900 * ms), retriedOn: []string{"connection failures before the request was sent"},
+			worst: span(2300 * ms), retriedOn: []string{"connection failures before the request was sent"},
 			notNotes: []string{"is the last"},
 		},
 		{
@@ -138,10 +140,10 @@ func TestRuleTimeline(t *testing.T) {
 				RequestTimeout: none, Backoff: Backoff{TurnAround: time.Second}},
 			want: []Try{
 				{Try: 1, Timeout: "idle 300ms", Note: "first try"},
-				{Try: 2, PauseMax: span(time.Second), LatestStart: span(1300 * ms), Timeout: "idle 300ms",
+				{Try: 2, PauseMax: span(time.Second), LatestStart: span(time.Second), Timeout: "idle 300ms",
 					Note: "after a pause of 0s to 1s (1s of it only after a connection refused or failed before timeout connect)"},
 			},
-			worst: span(1600 * ms), noteParts: []string{"larger than 16 KiB is not retried"},
+			worst: span(1300 * ms), noteParts: []string{"larger than 16 KiB is not retried"},
 		},
 		{
 			name: "Traefik: jittered backoff, headers timer", attempts: 2,

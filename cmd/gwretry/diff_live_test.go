@@ -387,13 +387,32 @@ func waitScene(t *testing.T, client *http.Client, addr string, sc liveScene) {
 // client and the backends saw.
 func sendOne(t *testing.T, client *http.Client, addr, method, path string, servers []*flaky.Server) prove.Result {
 	t.Helper()
+	r := requestOne(t, client, addr, method, path)
+	for _, s := range servers {
+		if !s.WaitIdle(5 * time.Second) {
+			t.Errorf("%s %s: backend %s still busy 5s after the answer", method, path, s.Name())
+		}
+	}
+	for _, h := range flaky.Merge(servers...) {
+		if h.Path == path {
+			r.Hits = append(r.Hits, h)
+		}
+	}
+	return r
+}
+
+// requestOne sends one request of the example's host and records what the
+// client saw: the status, whether the body came whole, and how long it
+// took.
+func requestOne(t errorer, client *http.Client, addr, method, path string) prove.Result {
 	body := ""
 	if method == http.MethodPost {
 		body = `{"order":"diff-live"}`
 	}
 	req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("%v", err)
+		return prove.Result{Method: method, Path: path, Err: err.Error()}
 	}
 	req.Host = "shop.example.com"
 	r := prove.Result{Method: method, Path: path, BodyBytes: len(body)}
@@ -417,16 +436,6 @@ func sendOne(t *testing.T, client *http.Client, addr, method, path string, serve
 		}
 	}
 	r.Duration = time.Since(start)
-	for _, s := range servers {
-		if !s.WaitIdle(5 * time.Second) {
-			t.Errorf("%s %s: backend %s still busy 5s after the answer", method, path, s.Name())
-		}
-	}
-	for _, h := range flaky.Merge(servers...) {
-		if h.Path == path {
-			r.Hits = append(r.Hits, h)
-		}
-	}
 	return r
 }
 
@@ -435,8 +444,15 @@ func sendOne(t *testing.T, client *http.Client, addr, method, path string, serve
 // stands (the same claims, so the live runs prove what users read).
 func liveDiff(t *testing.T, a, b string, endpointFlags []string) *diffReport {
 	t.Helper()
+	return diffOf(t, example, a, b, endpointFlags)
+}
+
+// diffOf runs gwretry diff on file for a pair, with the endpoints the live
+// runs use, and checks that it is the diff of file as it stands.
+func diffOf(t *testing.T, file, a, b string, endpointFlags []string) *diffReport {
+	t.Helper()
 	get := func(flags ...string) (*diffReport, string) {
-		code, stdout, stderr := gwretry(t, "", append([]string{"diff", example, "--from", a, "--to", b, "-o", "json"}, flags...)...)
+		code, stdout, stderr := gwretry(t, "", append([]string{"diff", file, "--from", a, "--to", b, "-o", "json"}, flags...)...)
 		if code != exitOK {
 			t.Fatalf("diff %s %s: exit %d\n%s", a, b, code, stderr)
 		}
@@ -571,7 +587,7 @@ func (c *aspectCheck) check() {
 	for _, o := range diffObservations {
 		x, okx := ra[o.name]
 		y, oky := rb[o.name]
-		if okx && oky && strings.HasSuffix(o.name, "every try") && len(x.Hits) > 1 && len(y.Hits) > 1 {
+		if okx && oky && !o.timed && strings.HasSuffix(o.name, "every try") && len(x.Hits) > 1 && len(y.Hits) > 1 {
 			both = append(both, fmt.Sprintf("%s %d|%d tries", o.name, len(x.Hits), len(y.Hits)))
 			triesDiffer = triesDiffer || len(x.Hits) != len(y.Hits)
 		}
@@ -596,46 +612,117 @@ func (c *aspectCheck) check() {
 		sa, sb = sides(cutSeen)
 		differ := sa != sb
 		fa, fb := firstCut(ra), firstCut(rb)
-		if fa > 0 && fb > 0 && (fa-fb > 2*lateSlack || fb-fa > 2*lateSlack) {
+		c.cutWithin(na, timerA, fa)
+		c.cutWithin(nb, timerB, fb)
+		if fa > 0 && fb > 0 && (fa-fb > worstMargin || fb-fa > worstMargin) {
 			differ = true
 		}
+		sa += fmt.Sprintf(" (first cut after %v)", fa.Round(10*time.Millisecond))
+		sb += fmt.Sprintf(" (first cut after %v)", fb.Round(10*time.Millisecond))
 		c.verdict("try cut by", true, differ, fmt.Sprintf("%s: %s; %s: %s", na, sa, nb, sb))
 	}
 
 	// pause between tries: each side's gaps within its own claim; they
-	// tell the sides apart only when one falls outside the other's.
+	// tell the sides apart only when one falls outside the other's. A
+	// request whose every try is refused (observed where the test runs the
+	// scene a second time with refused endpoints) shows the pauses of a side
+	// that retries nothing else (Traefik): it lasts the sum of its pauses.
 	ga, gb := triesGaps(ra), triesGaps(rb)
 	c.pauseWithin(na, ta, ga)
 	c.pauseWithin(nb, tb, gb)
+	fa, okA := ra[refusedObservation]
+	fb, okB := rb[refusedObservation]
+	refused := okA && okB
+	if refused {
+		c.refusedWithin(na, ta, fa)
+		c.refusedWithin(nb, tb, fb)
+	}
+	gaps := len(ga) > 0 && len(gb) > 0
 	switch {
-	case len(ga) == 0 || len(gb) == 0:
+	case !gaps && !refused:
 		none := na
 		if len(ga) > 0 {
 			none = nb
 		}
 		c.verdict("pause between tries", false, false, none+" retries none of the scripted failures")
 	default:
-		apart := outsideClaim(ga, tb) || outsideClaim(gb, ta)
+		apart := gaps && (outsideClaim(ga, tb) || outsideClaim(gb, ta)) ||
+			refused && (outsideRefused(fa, tb) || outsideRefused(fb, ta))
+		seen := fmt.Sprintf("gaps %v|%v", ga, gb)
+		if refused {
+			seen += fmt.Sprintf(", every try refused %v|%v", fa.Duration.Round(time.Millisecond), fb.Duration.Round(time.Millisecond))
+		}
 		_, differ := c.claimed["pause between tries"]
 		if differ && !apart {
-			c.verdict("pause between tries", false, false, fmt.Sprintf("gaps %v|%v are within both claims", ga, gb))
+			c.verdict("pause between tries", false, false, seen+": within both claims")
 		} else {
-			c.verdict("pause between tries", true, apart, fmt.Sprintf("gaps %v|%v", ga, gb))
+			c.verdict("pause between tries", true, apart, seen)
 		}
 	}
 
-	// worst case: a bound, not a behaviour: each side's silent request
-	// must end within its own worst case.
+	// worst case: each side's silent request must end within its own worst
+	// case; where both sides retry a try cut by its timer, a request whose
+	// every try is silent is the worst case itself, and the sides' times
+	// must differ by more than worstMargin exactly when the diff says they
+	// differ. Elsewhere (a side that does not retry a cut try: the worst
+	// case of every try cut cannot happen there) it is a bound.
 	if !timed {
 		c.verdict("worst case", false, false, fmt.Sprintf("%s|%s: longer than the test waits", ta.WorstCase, tb.WorstCase))
 		return
 	}
-	c.worstWithin(na, ta, ra["silent every try"])
-	c.worstWithin(nb, tb, rb["silent every try"])
+	sa0, sb0 := ra["silent every try"], rb["silent every try"]
+	c.worstWithin(na, ta, sa0)
+	c.worstWithin(nb, tb, sb0)
+	if len(sa0.Hits) > 1 && len(sb0.Hits) > 1 {
+		d := sa0.Duration - sb0.Duration
+		c.verdict("worst case", true, d > worstMargin || -d > worstMargin, fmt.Sprintf("every try silent: %v|%v (claimed %s|%s)",
+			sa0.Duration.Round(10*time.Millisecond), sb0.Duration.Round(10*time.Millisecond), ta.WorstCase, tb.WorstCase))
+		return
+	}
 	_, differ := c.claimed["worst case"]
 	claim := map[bool]string{true: "DIFF", false: "same"}[differ]
 	c.cells = append(c.cells, fmt.Sprintf("worst case %s bound(%v<=%s, %v<=%s)", claim,
-		ra["silent every try"].Duration.Round(10*time.Millisecond), ta.WorstCase, rb["silent every try"].Duration.Round(10*time.Millisecond), tb.WorstCase))
+		sa0.Duration.Round(10*time.Millisecond), ta.WorstCase, sb0.Duration.Round(10*time.Millisecond), tb.WorstCase))
+}
+
+// refusedObservation is the name of the result of a request whose every
+// try is refused (TestDiffTimersLive's second run of each plane).
+const refusedObservation = "refused every try"
+
+// worstMargin is how far apart two sides' times of a request whose every
+// try is silent must be to tell their worst cases apart (and how close to
+// call them the same).
+const worstMargin = 300 * time.Millisecond
+
+// refusedWindow is how long a request whose every try is refused takes on
+// tl's side: the sum of its pauses (the turn-around included at most),
+// or at once when it does not retry a refused connection.
+func refusedWindow(tl translate.Timeline) (lo, hi time.Duration) {
+	if tl.Retries == 0 || !slices.ContainsFunc(tl.RetriedOn, func(s string) bool { return strings.HasPrefix(s, "connection failures") }) {
+		return 0, lateSlack
+	}
+	for _, try := range tl.Tries[1:] {
+		lo += try.PauseMin.D
+		hi += try.PauseMax.D
+	}
+	return lo, hi + lateSlack + time.Duration(len(tl.Tries))*20*time.Millisecond
+}
+
+// outsideRefused reports whether r, a request whose every try was
+// refused, took a time outside tl's pauses.
+func outsideRefused(r prove.Result, tl translate.Timeline) bool {
+	lo, hi := refusedWindow(tl)
+	return r.Duration < lo-earlySlack || r.Duration > hi
+}
+
+// refusedWithin fails the test when a request whose every try was refused
+// took a time its own side's pauses do not allow.
+func (c *aspectCheck) refusedWithin(name string, tl translate.Timeline, r prove.Result) {
+	if outsideRefused(r, tl) {
+		lo, hi := refusedWindow(tl)
+		c.t.Errorf("%s, %s: on %s a request whose every try was refused took %v, its pauses (%v) allow %v to %v",
+			c.pair, c.key, name, r.Duration.Round(time.Millisecond), pauses(tl), lo, hi)
+	}
 }
 
 func tryTimerText(tl translate.Timeline) string {
@@ -690,6 +777,20 @@ func cutSeen(rs map[string]prove.Result) string {
 	}
 	return fmt.Sprintf("silent try %s, stalled body %s, steady body %s",
 		cut(len(silent.Hits) > 0 && silent.Hits[0].Cancelled), cut(!rs["body stalls"].Complete), cut(!rs["body steady"].Complete))
+}
+
+// cutEarly is how much sooner than its timer the backend may see a try
+// cut: the proxy starts the timer before the backend reads the request
+// (Traefik's once it has written it; seen 10ms early).
+const cutEarly = 100 * time.Millisecond
+
+// cutWithin fails the test when a side's first silent try was cut other
+// than by its own timer: more than cutEarly sooner, or more than lateSlack
+// later.
+func (c *aspectCheck) cutWithin(name string, timer, cut time.Duration) {
+	if cut > 0 && (cut < timer-cutEarly || cut > timer+lateSlack) {
+		c.t.Errorf("%s, %s: on %s the first silent try was cut after %v, its timer is %v", c.pair, c.key, name, cut.Round(time.Millisecond), timer)
+	}
 }
 
 // firstCut is how long the first silent try lasted when it was cut.

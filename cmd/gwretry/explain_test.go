@@ -39,7 +39,7 @@ func TestExplainText(t *testing.T) {
 		"  never: tries 6 to 7: the configuration makes at most 4 retries (maxAttempts 5, the first try included)\n",
 		"\nhaproxy@3.2  default/shop rule 0  GET, PUT, DELETE and other idempotent requests\n",
 		"  retries: 6 (the rule asks for 6), on responses 500, 503;",
-		"  worst case: 6.5s\n",
+		"  worst case: 3.5s\n",
 		"  note: each try's timer is an idle timer (500ms)",
 	} {
 		if !strings.Contains(stdout, want) {
