@@ -1,6 +1,7 @@
 package haproxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -11,7 +12,6 @@ import (
 
 	parser "github.com/haproxytech/client-native/v5/config-parser"
 	cperrors "github.com/haproxytech/client-native/v5/config-parser/errors"
-	"github.com/haproxytech/client-native/v5/config-parser/options"
 	"github.com/haproxytech/client-native/v5/config-parser/params"
 	"github.com/haproxytech/client-native/v5/config-parser/parsers/http/actions"
 	"github.com/haproxytech/client-native/v5/config-parser/types"
@@ -27,16 +27,6 @@ const (
 	builtinRetryOn = "conn-failure"
 )
 
-// parseConfig parses haproxy.cfg for the judges, when Generate's own
-// parse of it is not at hand (translate.FileParsed).
-func parseConfig(data []byte) (parser.Parser, error) {
-	p, err := parser.New(options.String(string(data)), options.NoNamedDefaultsFrom)
-	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", OutputPath, err)
-	}
-	return p, nil
-}
-
 // Observe implements translate.Judge: it parses haproxy.cfg back with
 // config-parser and derives, from the rule's backend section and the
 // defaults it inherits, what HAProxy does with each method class of each
@@ -46,7 +36,7 @@ func parseConfig(data []byte) (parser.Parser, error) {
 // retries only requests not yet sent, timeout server is an inactivity
 // timer that answers 504, and http-request return answers by itself.
 func (*Backend) Observe(m *translate.Model, _ translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	p, err := translate.FileParsed(files, OutputPath, parseConfig)
+	p, err := translate.FileParsed(files, OutputPath, parseSections)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +69,18 @@ func (*Backend) Observe(m *translate.Model, _ translate.Options, files []transla
 		haveBackend[b] = true
 	}
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
+	// In file order, so that each batch of sections is parsed once.
+	rules := slices.Clone(m.Rules)
+	slices.SortStableFunc(rules, func(a, b *translate.Rule) int {
+		return cmp.Compare(p.position(parser.Backends, "be_"+a.Name), p.position(parser.Backends, "be_"+b.Name))
+	})
 	for _, r := range m.Rules {
-		name := "be_" + r.Name
-		if !haveBackend[name] {
+		if name := "be_" + r.Name; !haveBackend[name] {
 			return nil, fmt.Errorf("rule %s: no backend %s in %s", r.Name, name, OutputPath)
 		}
+	}
+	for _, r := range rules {
+		name := "be_" + r.Name
 		be := c.backend(def, name)
 		if c.err != nil {
 			return nil, c.err
@@ -98,17 +95,36 @@ func (*Backend) Observe(m *translate.Model, _ translate.Options, files []transla
 }
 
 // cfgReader reads attributes, recording the first error other than "not
-// set".
+// set". It reads haproxy.cfg a batch of sections at a time
+// (cfgSections.batch): the parse of the last batch read is kept until
+// another is read, so sections are best read in file order.
 type cfgReader struct {
-	p   parser.Parser
-	err error
+	p     *cfgSections
+	typ   parser.Section
+	batch int
+	q     parser.Parser
+	err   error
 }
 
 func (c *cfgReader) get(typ parser.Section, section, attr string) any {
 	if section == "" {
 		return nil
 	}
-	v, err := c.p.Get(typ, section, attr)
+	q := c.p.head
+	if typ == parser.Frontends || typ == parser.Backends {
+		if b := c.p.batchOf(typ, section); c.q == nil || c.typ != typ || c.batch != b {
+			var err error
+			if q, err = c.p.batch(typ, b); err != nil {
+				if c.err == nil {
+					c.err = fmt.Errorf("%s %s: reading %s: %w", typ, section, attr, err)
+				}
+				return nil
+			}
+			c.typ, c.batch, c.q = typ, b, q
+		}
+		q = c.q
+	}
+	v, err := q.Get(typ, section, attr)
 	if err != nil {
 		if !errors.Is(err, cperrors.ErrFetch) && c.err == nil {
 			c.err = fmt.Errorf("%s %s: reading %s: %w", typ, section, attr, err)

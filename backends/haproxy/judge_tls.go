@@ -36,7 +36,7 @@ type tlsView struct {
 
 // readTLS reads the bind line of every frontend and the crt-list files it
 // names.
-func readTLS(p parser.Parser, files []translate.File) (map[string]tlsView, error) {
+func readTLS(p *cfgSections, files []translate.File) (map[string]tlsView, error) {
 	c := cfgReader{p: p}
 	extra := "all" // HAProxy's default
 	if v, ok := c.get(parser.Global, parser.GlobalSectionName, "ssl-load-extra-files").(*types.StringC); ok {
