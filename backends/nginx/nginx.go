@@ -110,8 +110,9 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // brace: a path the API accepts whose percent-escapes nginx decodes to
 // characters literal writes; any exact header or query value
 // (valueLiteral); a regular expression that compiles, with its escapes
-// rewritten (nginxRegex) and no "${" (a variable to crossplane). The
-// names and the values filters write keep translate.Portable. A rule with
+// rewritten (nginxRegex) and no "${" (a variable to crossplane). A value
+// a filter writes is any value HTTP carries (textArg). The names and the
+// paths filters write keep translate.Portable. A rule with
 // a value outside is answered 500 here, and written by the other targets.
 func (*Backend) Expresses(kind, s string) bool {
 	switch kind {
@@ -122,15 +123,15 @@ func (*Backend) Expresses(kind, s string) bool {
 		_, err := decodePath(s)
 		return err == nil || translate.Portable(kind, s)
 	case translate.KindHeaderValue:
-		// valueLiteral writes any byte; one that is not ASCII would be a
-		// byte to nginx's PCRE (no UTF mode) but a character to RE2:
-		// not written, so that no reading of it is in doubt.
-		for i := 0; i < len(s); i++ {
-			if s[i] > 0x7e {
-				return false
-			}
-		}
+		// valueLiteral writes any byte, one that is not ASCII as \xHH,
+		// which nginx's PCRE (no UTF mode) compares byte by byte: the
+		// exact value as the client's bytes hold it.
 		return true // "" too: conditions says nginx cannot tell it from a missing header
+	case translate.KindFilterHeaderValue:
+		// textArg writes any byte HTTP carries in a field value (a byte
+		// that is not ASCII as it is: nginx's tokenizer and crossplane
+		// pass it through).
+		return true
 	case translate.KindRegex:
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] > 0x7e {

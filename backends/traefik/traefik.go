@@ -77,7 +77,7 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // control character, and no "{{" or "}}" (the file provider runs
 // dynamic.yaml through text/template); checkRuleValue is that grammar. A
 // regular expression must also compile (Traefik's are Go's). Query
-// parameter names and the values filters write keep translate.Portable.
+// parameter names and the paths filters write keep translate.Portable.
 // A rule with a value outside is answered 500 here, and written by the
 // other targets.
 func (*Backend) Expresses(kind, s string) bool {
@@ -89,7 +89,9 @@ func (*Backend) Expresses(kind, s string) bool {
 		return err == nil && checkRuleValue(s) == nil
 	case translate.KindFilterHeaderValue:
 		// dynamic.yaml goes through text/template: no template action.
-		return translate.Portable(kind, s) && !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
+		// Any other value HTTP carries (non-ASCII too) is a YAML string
+		// Traefik's headers middleware sets as it is.
+		return !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
 	}
 	return translate.Portable(kind, s)
 }
