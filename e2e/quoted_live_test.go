@@ -29,6 +29,8 @@ var quotedRules = [][3]string{
 	{"escapes", `[{path: {type: PathPrefix, value: /e}, headers: [{type: RegularExpression, name: x-e, value: '\"\d+\\\'''}]}]`, ""},
 	{"spaces", `[{path: {type: PathPrefix, value: /s}, headers: [{name: x-s, value: 'a  b'}]}]`, ""},
 	{"utf8", `[{path: {type: PathPrefix, value: /u}, headers: [{name: x-u, value: 'café'}]}]`, ""},
+	{"linefeed", `[{path: {type: Exact, value: "/abc/123'/d@gmail/%0A"}}]`, ""},
+	{"escaped", `[{path: {type: Exact, value: "/p/%78%3F%25"}}]`, ""},
 	{"fallback", `[{path: {type: PathPrefix, value: /}}]`, ""},
 	{"ready", `[{path: {type: PathPrefix, value: ` + prove.ReadyPath + `}}]`, ""},
 }
@@ -40,7 +42,9 @@ var quotedRules = [][3]string{
 // an exact value with quotes, a backslash, '^', braces, ';' and '#', a
 // regex with the escapes \" \\ \', and the first of a header matched
 // twice (v1.7.0: the second is ignored), an exact value with two spaces in
-// a row and one that is not ASCII are each reached by the request
+// a row and one that is not ASCII, and a path whose %0A nginx decodes to
+// a line feed before matching, and one with %78, %3F and %25 (which
+// Traefik compares decoded but for %25) are each reached by the request
 // they match and not by a near miss. A rule reported ValueNotExpressible
 // answers 500, as the rewrite to a path without a leading slash does on
 // every target (a MatchNotExpressible match would send its requests to the
@@ -62,18 +66,23 @@ func TestQuotedValuesLive(t *testing.T) {
 	}{
 		{"/a'b;c", nil, 0},
 		{"/h/x", map[string]string{"x-id": "123"}, 1},
-		{"/h/x", map[string]string{"x-id": "abc"}, 8},
+		{"/h/x", map[string]string{"x-id": "abc"}, 10},
 		{"/twice", map[string]string{"x-t": "a"}, 2},
-		{"/twice", map[string]string{"x-t": "b"}, 8},
+		{"/twice", map[string]string{"x-t": "b"}, 10},
 		{"/rw", nil, 3},
 		{"/v", map[string]string{"x-v": `a "b' \c^ {d};#`}, 4},
-		{"/v", map[string]string{"x-v": `a "b' \c^ {d};`}, 8},
+		{"/v", map[string]string{"x-v": `a "b' \c^ {d};`}, 10},
 		{"/e", map[string]string{"x-e": `"42\'`}, 5},
-		{"/e", map[string]string{"x-e": `"42'`}, 8},
+		{"/e", map[string]string{"x-e": `"42'`}, 10},
 		{"/s", map[string]string{"x-s": "a  b"}, 6},
-		{"/s", map[string]string{"x-s": "a b"}, 8},
+		{"/s", map[string]string{"x-s": "a b"}, 10},
 		{"/u", map[string]string{"x-u": "café"}, 7},
-		{"/u", map[string]string{"x-u": "cafe"}, 8},
+		{"/u", map[string]string{"x-u": "cafe"}, 10},
+		{"/abc/123'/d@gmail/%0A", nil, 8},
+		{"/abc/123'/d@gmail/", nil, 10},
+		{"/abc/123'/d@gmail/%0D", nil, 10},
+		{"/p/%78%3F%25", nil, 9},
+		{"/p/%78%3F", nil, 10},
 	}
 	for _, tg := range liveTargets() {
 		t.Run(tg.name, func(t *testing.T) {
@@ -98,7 +107,7 @@ func TestQuotedValuesLive(t *testing.T) {
 					t.Errorf("rewrite to a path without '/': %q, want ValueNotExpressible", got)
 				}
 				// Every proxy's format quotes these: each writes them.
-				for _, i := range []int{0, 1, 2, 4, 5, 6, 7} {
+				for _, i := range []int{0, 1, 2, 4, 5, 6, 7, 8, 9} {
 					if got := reason(i); got != "" {
 						t.Errorf("rule %s: %s, want it written", quotedRules[i][0], got)
 					}

@@ -120,7 +120,10 @@ func (*Backend) Expresses(kind, s string) bool {
 		// The portable paths include percent-escapes nginx does not
 		// decode to a character it matches: the routing leaves that
 		// match out itself, with a note (conditions).
-		_, err := decodePath(s)
+		// Any percent-escape but %00 (which nginx refuses with 400):
+		// a control byte such as %0A's line feed is in the decoded $uri
+		// nginx matches, and PCRE compares it as \xHH (pathLiteral).
+		_, err := decodeMatchPath(s)
 		return err == nil || translate.Portable(kind, s)
 	case translate.KindHeaderValue:
 		// valueLiteral writes any byte, one that is not ASCII as \xHH,

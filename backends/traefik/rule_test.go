@@ -105,8 +105,8 @@ func TestCheckRuleValue(t *testing.T) {
 	good := []string{"", "a", "/a/b", "^(?:[0-9]{1,3})$", "a.example.com", "x-y_z~!$&()*+,=:@%?|[]<>-"}
 	// A backtick string holds quotes, backslashes and spaces as they are
 	// (TestRuleCarriesQuotes).
-	good = append(good, `a\`, `a\b`, "a b", `a"b`, "a'b", "#x;", "é", "日本語")
-	bad := []string{"a`b", "a\nb", "a\x00b", "a\tb", "\xff", "a\ufeff", "a\x7f", "{{.}}", "a{{b", "a}}b",
+	good = append(good, `a\`, `a\b`, "a b", `a"b`, "a'b", "#x;", "é", "日本語", "a\nb", "a\tb")
+	bad := []string{"a`b", "a\rb", "a\x00b", "\xff", "a\ufeff", "a\x7f", "{{.}}", "a{{b", "a}}b",
 		strings.Repeat("a", 10<<10)}
 	for _, s := range good {
 		if err := checkRuleValue(s); err != nil {

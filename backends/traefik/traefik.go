@@ -82,7 +82,13 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // other targets.
 func (*Backend) Expresses(kind, s string) bool {
 	switch kind {
-	case translate.KindPath, translate.KindHeaderValue, translate.KindHeaderName:
+	case translate.KindPath:
+		// Written as Traefik compares it (rulePath): a percent-escape
+		// that decodes to a control character but tab and line feed
+		// (go/scanner drops \r and refuses NUL) or to bytes that are
+		// not UTF-8 (YAML holds text) cannot be written.
+		return checkRuleValue(rulePath(s)) == nil
+	case translate.KindHeaderValue, translate.KindHeaderName:
 		return checkRuleValue(s) == nil
 	case translate.KindRegex:
 		_, err := regexp.Compile(s)
@@ -176,8 +182,9 @@ func notes(m *translate.Model, sup support, dynamicFile string) []translate.Note
 		"router priorities follow the Gateway API precedence order; regular expressions in path, " +
 			"header and query matches must match the whole value",
 		"paths are matched percent-decoded, with dot segments and repeated slashes removed (/p/%78, " +
-			"/p/a/../x and /p//x match an Exact /p/x), except that an encoded slash %2F stays encoded " +
-			"(/p/long%2Fz does not match a PathPrefix /p/long); query names and values are matched " +
+			"/p/a/../x and /p//x match an Exact /p/x), except that the escapes of reserved characters and of '%' " +
+			"stay encoded (/p/long%2Fz does not match a PathPrefix /p/long, nor /r/a%3Bb an Exact /r/a;b; " +
+			"a match's own escapes are written the same way); query names and values are matched " +
 			"percent-decoded, and a repeated query parameter matches when any of its values matches " +
 			"(the Gateway API recommends the first)",
 		"entry points keep Traefik's default respondingTimeouts (readTimeout 60s for reading the request, " +
