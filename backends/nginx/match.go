@@ -65,7 +65,7 @@ func conditions(m translate.Match) ([]condition, error) {
 			return nil, fmt.Errorf("query parameter %q: %w", q.Name, err)
 		}
 		// The leftmost match is the first occurrence of the parameter.
-		cs = append(cs, condition{Source: "$args", Extract: "(?:^|&)" + literal(q.Name) + "=([^&]*)", Regex: re})
+		cs = append(cs, condition{Source: "$args", Extract: "(?:^|&)" + valueLiteral(q.Name) + "=([^&]*)", Regex: re})
 	}
 	return cs, nil
 }

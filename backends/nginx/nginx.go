@@ -111,8 +111,9 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // characters literal writes; any exact header or query value
 // (valueLiteral); a regular expression that compiles, with its escapes
 // rewritten (nginxRegex) and no "${" (a variable to crossplane). A value
-// a filter writes is any value HTTP carries (textArg). The names and the
-// paths filters write keep translate.Portable. A rule with
+// a filter writes is any value HTTP carries (textArg); a query name any
+// but '&' and '#'. Header names and the paths filters write keep
+// translate.Portable. A rule with
 // a value outside is answered 500 here, and written by the other targets.
 func (*Backend) Expresses(kind, s string) bool {
 	switch kind {
@@ -130,6 +131,12 @@ func (*Backend) Expresses(kind, s string) bool {
 		// which nginx's PCRE (no UTF mode) compares byte by byte: the
 		// exact value as the client's bytes hold it.
 		return true // "" too: conditions says nginx cannot tell it from a missing header
+	case translate.KindQueryName:
+		// Any name the API allows, as valueLiteral writes it, on the raw
+		// $args: but '&', which splits $args (a name "a&b" would match
+		// ?a&b=1, two parameters), and '#', which no request's query
+		// holds raw.
+		return !strings.ContainsAny(s, "&#")
 	case translate.KindFilterHeaderValue:
 		// textArg writes any byte HTTP carries in a field value (a byte
 		// that is not ASCII as it is: nginx's tokenizer and crossplane

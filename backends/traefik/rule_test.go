@@ -119,3 +119,14 @@ func TestCheckRuleValue(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryNamesExpressed: a query name is a backtick string, every
+// character the API allows but the backtick, and '+', which Traefik's
+// form decoding reads as a space (live: e2e TestQuotedValuesLive).
+func TestQueryNamesExpressed(t *testing.T) {
+	for s, want := range map[string]bool{"x!$'*^|~": true, "a#b": true, "a&b": true, "a%b": true, "a+b": false, "a`b": false} {
+		if got := New().Expresses(translate.KindQueryName, s); got != want {
+			t.Errorf("Expresses(query name %q) = %v, want %v", s, got, want)
+		}
+	}
+}

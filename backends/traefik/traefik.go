@@ -77,7 +77,8 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // control character, and no "{{" or "}}" (the file provider runs
 // dynamic.yaml through text/template); checkRuleValue is that grammar. A
 // regular expression must also compile (Traefik's are Go's). Query
-// parameter names and the paths filters write keep translate.Portable.
+// parameter names are backtick strings too, but for '+'. The paths
+// filters write keep translate.Portable.
 // A rule with a value outside is answered 500 here, and written by the
 // other targets.
 func (*Backend) Expresses(kind, s string) bool {
@@ -90,6 +91,12 @@ func (*Backend) Expresses(kind, s string) bool {
 		return checkRuleValue(rulePath(s)) == nil
 	case translate.KindHeaderValue, translate.KindHeaderName:
 		return checkRuleValue(s) == nil
+	case translate.KindQueryName:
+		// A backtick string holds every character the API allows but
+		// the backtick; Traefik compares the name form-decoded
+		// (url.ParseQuery), which reads a '+' the client sends as a
+		// space: a name with '+' is not written.
+		return checkRuleValue(s) == nil && !strings.Contains(s, "+")
 	case translate.KindRegex:
 		_, err := regexp.Compile(s)
 		return err == nil && checkRuleValue(s) == nil
