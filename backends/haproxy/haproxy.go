@@ -181,3 +181,25 @@ func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note
 	}
 	return out
 }
+
+// NotExpressed is translate.ExpressWhy: why Expresses refuses s.
+func (*Backend) NotExpressed(kind, s string) string {
+	switch kind {
+	case translate.KindPath, translate.KindHeaderValue, translate.KindRegex:
+		if kind == translate.KindRegex {
+			for i := 0; i < len(s); i++ {
+				if s[i] > 0x7e {
+					return "HAProxy's PCRE2 runs without UTF mode: a regular expression with a byte that is not ASCII reads bytes where RE2 reads characters"
+				}
+			}
+			if _, err := regexp.Compile(s); err != nil {
+				return translate.RE2Why
+			}
+		}
+		if len(s) > maxTokenLen {
+			return fmt.Sprintf("longer than the %d bytes gwretry writes as one word of haproxy.cfg", maxTokenLen)
+		}
+		return "a control character ends a word or a line of haproxy.cfg (config-parser)"
+	}
+	return translate.PortableWhy(kind)
+}

@@ -246,3 +246,29 @@ func hasResponseHeaderFilter(m *translate.Model) bool {
 func hasTLS(m *translate.Model) bool {
 	return slices.ContainsFunc(m.Listeners, func(l *translate.Listener) bool { return l.TLS })
 }
+
+// NotExpressed is translate.ExpressWhy: why Expresses refuses s.
+func (*Backend) NotExpressed(kind, s string) string {
+	switch kind {
+	case translate.KindPath:
+		if _, err := decodeMatchPath(s); err != nil && strings.Contains(s, "%00") {
+			return "nginx refuses a request path whose escape decodes to NUL (400)"
+		}
+	case translate.KindRegex:
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] > 0x7e {
+				return "nginx's PCRE runs without UTF mode: a regular expression with a byte that is not printable ASCII reads bytes where RE2 reads characters"
+			}
+		}
+		if _, err := regexp.Compile(s); err != nil {
+			return translate.RE2Why
+		}
+		if strings.Contains(s, "${") {
+			return "'${' in an nginx argument is a variable reference"
+		}
+		return "nginx's parser reads a brace outside a repetition count as a block"
+	case translate.KindQueryName:
+		return "nginx matches a query name on the raw query string, where '&' separates parameters and '#' never appears"
+	}
+	return translate.PortableWhy(kind)
+}

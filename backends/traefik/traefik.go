@@ -212,3 +212,27 @@ func notes(m *translate.Model, sup support, dynamicFile string) []translate.Note
 	}
 	return out
 }
+
+// NotExpressed is translate.ExpressWhy: why Expresses refuses s.
+func (*Backend) NotExpressed(kind, s string) string {
+	const rule = "a Traefik rule's backtick string holds no backtick, carriage return, NUL or other control character but tab and line feed, no text that is not UTF-8, and no '{{' or '}}' (a template action in the file provider)"
+	switch kind {
+	case translate.KindPath:
+		return "Traefik compares the path with its escapes decoded; " + rule
+	case translate.KindHeaderValue, translate.KindHeaderName:
+		return rule
+	case translate.KindRegex:
+		if _, err := regexp.Compile(s); err != nil {
+			return translate.RE2Why
+		}
+		return rule
+	case translate.KindQueryName:
+		if strings.Contains(s, "+") {
+			return "Traefik decodes query names as forms do, reading a '+' the client sends as a space"
+		}
+		return rule
+	case translate.KindFilterHeaderValue:
+		return "'{{' or '}}' starts a Go template action in Traefik's file provider"
+	}
+	return translate.PortableWhy(kind)
+}

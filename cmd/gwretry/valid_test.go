@@ -289,7 +289,7 @@ func unwrittenWant(c celCase) map[string]report.Decision {
 				path, _ := body["path"].(map[string]any)
 				for _, k := range []string{"replaceFullPath", "replacePrefixMatch"} {
 					if p, ok := path[k].(string); ok && p != "" && !strings.HasPrefix(p, "/") {
-						d := report.Decide(report.ReasonValueNotExpressible, "field", what+" path", "value", p)
+						d := report.Decide(report.ReasonValueNotExpressible, "field", what+" path", "value", p, "why", translate.HTTPWhy(translate.KindFilterPath))
 						for _, tg := range []string{"envoy", "grpc", "haproxy", "nginx", "traefik"} {
 							want[tg] = d
 						}
@@ -323,7 +323,7 @@ func checkUnwritten(t *testing.T, c celCase, data []byte) {
 			if rest, ok := strings.CutPrefix(field, "backendRef "); ok {
 				_, field, _ = strings.Cut(rest, " ")
 			}
-			got[f.Target] = report.Decide(f.Reason, "field", field, "value", f.Params["value"])
+			got[f.Target] = report.Decide(f.Reason, "field", field, "value", f.Params["value"], "why", f.Params["why"])
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
