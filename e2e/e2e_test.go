@@ -55,7 +55,12 @@ func (tg liveTarget) version(t *testing.T, bin string) (string, string) {
 // to send requests to; the proxy stops when the test ends.
 func (tg liveTarget) start(t *testing.T, out, listen string) string {
 	t.Helper()
-	bin := proxytest.Require(t, tg.name)
+	return tg.startBin(t, proxytest.Require(t, tg.name), out, listen)
+}
+
+// startBin is start with the binary bin (one of dataplane.Installed).
+func (tg liveTarget) startBin(t *testing.T, bin, out, listen string) string {
+	t.Helper()
 	ports := &dataplane.Ports{}
 	t.Cleanup(ports.Release)
 	p, addr, err := prove.StartProxy(context.Background(), prove.Live{Name: tg.name, Bin: bin}, out, listen, t.TempDir(), ports)
@@ -127,6 +132,25 @@ func runScenario(t *testing.T, tg liveTarget, bin, version string, sc prove.Scen
 		t.Logf("findings:\n%s\nconfiguration:\n%s", formatFindings(run.Findings), run.Config)
 	}
 	return verdicts
+}
+
+// eachInstalled runs f as a subtest for every installed binary of tg
+// (dataplane.Installed: nginx 1.22 and 1.26, HAProxy 2.6 and 3.0...),
+// named by its version; an optional target that is not installed is
+// skipped.
+func eachInstalled(t *testing.T, tg liveTarget, f func(t *testing.T, bin, version string)) {
+	t.Helper()
+	bins := dataplane.Installed(tg.name)
+	if tg.optional && len(bins) == 0 {
+		t.Skipf("%s not installed", tg.name)
+	}
+	if len(bins) == 0 {
+		bins = []string{proxytest.Require(t, tg.name)}
+	}
+	for _, bin := range bins {
+		version, _ := tg.version(t, bin)
+		t.Run(version, func(t *testing.T) { f(t, bin, version) })
+	}
 }
 
 // scenarioTimeout bounds one scenario run.

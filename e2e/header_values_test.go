@@ -30,82 +30,79 @@ func TestFilterHeaderValuesLive(t *testing.T) {
 	values := hostile.HeaderValues()
 	for _, tg := range liveTargets() {
 		t.Run(tg.name, func(t *testing.T) {
-			if tg.optional && proxytest.Find(tg.name) == "" {
-				t.Skipf("%s not installed", tg.name)
-			}
-			bin := proxytest.Require(t, tg.name)
-			version, _ := tg.version(t, bin)
-			dir := t.TempDir()
-			be := flaky.New(t, "values")
-			ready := flaky.New(t, "ready")
-			listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
-			report := generateManifest(t, dir, headerValuesManifest(t, values), tg.name+"@"+version, listen,
-				[]string{fmt.Sprintf("values.%s:8080=%s", prove.Namespace, be.Addr()), fmt.Sprintf("ready.%s:8080=%s", prove.Namespace, ready.Addr())})
-			// addsHonoured[k]: rule k claims to add to the client's value.
-			addsHonoured := map[int]bool{}
-			for _, f := range report.Findings {
-				if f.Target != tg.name || f.Route != prove.Namespace+"/values" {
-					continue
+			eachInstalled(t, tg, func(t *testing.T, bin, version string) {
+				dir := t.TempDir()
+				be := flaky.New(t, "values")
+				ready := flaky.New(t, "ready")
+				listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
+				report := generateManifest(t, dir, headerValuesManifest(t, values), tg.name+"@"+version, listen,
+					[]string{fmt.Sprintf("values.%s:8080=%s", prove.Namespace, be.Addr()), fmt.Sprintf("ready.%s:8080=%s", prove.Namespace, ready.Addr())})
+				// addsHonoured[k]: rule k claims to add to the client's value.
+				addsHonoured := map[int]bool{}
+				for _, f := range report.Findings {
+					if f.Target != tg.name || f.Route != prove.Namespace+"/values" {
+						continue
+					}
+					if f.Feature != translate.FeatureRequestHeaderModifier && f.Feature != translate.FeatureResponseHeaderModifier {
+						continue
+					}
+					if f.Status == translate.Unsupported {
+						t.Errorf("rule %d: %s is unsupported: %s", f.Rule, f.Feature, prove.RecordText(f.Decision))
+					}
+					if f.Feature == translate.FeatureRequestHeaderModifier {
+						addsHonoured[f.Rule] = f.Status == translate.Honoured
+					}
 				}
-				if f.Feature != translate.FeatureRequestHeaderModifier && f.Feature != translate.FeatureResponseHeaderModifier {
-					continue
-				}
-				if f.Status == translate.Unsupported {
-					t.Errorf("rule %d: %s is unsupported: %s", f.Rule, f.Feature, prove.RecordText(f.Decision))
-				}
-				if f.Feature == translate.FeatureRequestHeaderModifier {
-					addsHonoured[f.Rule] = f.Status == translate.Honoured
-				}
-			}
-			addr := tg.start(t, filepath.Join(dir, "out"), listen)
-			waitReadyT(t, addr)
+				addr := tg.startBin(t, bin, filepath.Join(dir, "out"), listen)
+				waitReadyT(t, addr)
 
-			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-			for k := 0; k*valuesPerRule < len(values); k++ {
-				path := fmt.Sprintf("/values/%d", k)
-				req, err := http.NewRequest("GET", "http://"+addr+path, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				first, end := k*valuesPerRule, min(len(values), (k+1)*valuesPerRule)
-				for i := first; i < end; i++ {
-					req.Header.Set(fmt.Sprintf("X-Add-%d", i), "client")
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%s: status %s", path, resp.Status)
-				}
-				be.WaitIdle(5 * time.Second)
-				hits := be.Hits(path)
-				if len(hits) != 1 {
-					t.Fatalf("%s: the backend got %d requests, want 1", path, len(hits))
-				}
-				got := hits[0].Header
-				check := func(where string, gotValues []string, want string) {
-					t.Helper()
-					if joined := strings.Join(gotValues, ","); joined != want {
-						t.Errorf("%s: got %q, want %q", where, joined, want)
+				client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+				for k := 0; k*valuesPerRule < len(values); k++ {
+					path := fmt.Sprintf("/values/%d", k)
+					req, err := http.NewRequest("GET", "http://"+addr+path, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					first, end := k*valuesPerRule, min(len(values), (k+1)*valuesPerRule)
+					for i := first; i < end; i++ {
+						req.Header.Set(fmt.Sprintf("X-Add-%d", i), "client")
+					}
+					resp, err := client.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						t.Fatalf("%s: status %s", path, resp.Status)
+					}
+					be.WaitIdle(5 * time.Second)
+					hits := be.Hits(path)
+					if len(hits) != 1 {
+						t.Fatalf("%s: the backend got %d requests, want 1", path, len(hits))
+					}
+					got := hits[0].Header
+					check := func(where string, gotValues []string, want string) {
+						t.Helper()
+						if joined := strings.Join(gotValues, ","); joined != want {
+							t.Errorf("%s: got %q, want %q", where, joined, want)
+						}
+					}
+					for i := first; i < end; i++ {
+						v := values[i]
+						check(fmt.Sprintf("request X-Set-%d", i), got.Values(fmt.Sprintf("X-Set-%d", i)), v)
+						added := got.Values(fmt.Sprintf("X-Add-%d", i))
+						if !addsHonoured[k] && len(added) == 1 && added[0] == v {
+							// An approximated add that sets instead (its
+							// finding says so); the value is still literal.
+							added = []string{"client", v}
+						}
+						check(fmt.Sprintf("request X-Add-%d", i), added, "client,"+v)
+						check(fmt.Sprintf("response X-Set-%d", i), resp.Header.Values(fmt.Sprintf("X-Set-%d", i)), v)
+						check(fmt.Sprintf("response X-Add-%d", i), resp.Header.Values(fmt.Sprintf("X-Add-%d", i)), v)
 					}
 				}
-				for i := first; i < end; i++ {
-					v := values[i]
-					check(fmt.Sprintf("request X-Set-%d", i), got.Values(fmt.Sprintf("X-Set-%d", i)), v)
-					added := got.Values(fmt.Sprintf("X-Add-%d", i))
-					if !addsHonoured[k] && len(added) == 1 && added[0] == v {
-						// An approximated add that sets instead (its
-						// finding says so); the value is still literal.
-						added = []string{"client", v}
-					}
-					check(fmt.Sprintf("request X-Add-%d", i), added, "client,"+v)
-					check(fmt.Sprintf("response X-Set-%d", i), resp.Header.Values(fmt.Sprintf("X-Set-%d", i)), v)
-					check(fmt.Sprintf("response X-Add-%d", i), resp.Header.Values(fmt.Sprintf("X-Add-%d", i)), v)
-				}
-			}
+			})
 		})
 	}
 }

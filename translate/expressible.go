@@ -19,6 +19,20 @@ type Expresser interface {
 	Expresses(kind, s string) bool
 }
 
+// ExpressWhy is an Expresser that says why its format cannot carry a
+// value Expresses refuses: the "why" param of the rule's findings.
+type ExpressWhy interface {
+	NotExpressed(kind, s string) string
+}
+
+// HTTPWhy says why HTTP itself cannot carry a value (HTTPExpresses).
+func HTTPWhy(kind string) string {
+	if kind == KindFilterPath {
+		return "HTTP carries no request path or Location path that does not start with '/' or that holds characters a path cannot"
+	}
+	return "an HTTP field value holds no line break or control character but tab, nor blanks at either end"
+}
+
 // CheckExpressed is the grammar of Model.CheckWith for a target e: what
 // the Gateway API accepts (CheckValue) and e writes (Expresses). A target
 // checks its model with it before it writes: ForTarget left out every
@@ -49,6 +63,8 @@ type Unexpressed struct {
 	// HTTP is true when HTTP itself cannot carry the value
 	// (HTTPExpresses), whatever the target.
 	HTTP bool
+	// Why says why the format (or HTTP) cannot carry it.
+	Why string
 }
 
 // Decision is the record of every feature of a rule that a target does
@@ -58,7 +74,7 @@ func (u Unexpressed) Decision() report.Decision {
 	if u.Match {
 		reason = report.ReasonMatchNotExpressible
 	}
-	return report.Decide(reason, "field", u.Field, "value", u.Value)
+	return report.Decide(reason, "field", u.Field, "value", u.Value, "why", u.Why)
 }
 
 // HTTPExpresses reports whether HTTP itself can carry a value of the given
@@ -169,7 +185,7 @@ func filterValues(fl *Filters, where string, f func(field, kind, s string) bool)
 
 // unexpressed returns why ok cannot write rule r (its matches are in
 // matches), or nil.
-func unexpressed(r *Rule, matches []Match, ok func(kind, s string) bool) *Unexpressed {
+func unexpressed(r *Rule, matches []Match, ok func(kind, s string) bool, why func(kind, s string) string) *Unexpressed {
 	var u *Unexpressed
 	check := func(match bool) func(field, kind, s string) bool {
 		return func(field, kind, s string) bool {
@@ -177,6 +193,11 @@ func unexpressed(r *Rule, matches []Match, ok func(kind, s string) bool) *Unexpr
 				return true
 			}
 			u = &Unexpressed{Field: field, Value: s, Match: match, HTTP: !HTTPExpresses(kind, s)}
+			if u.HTTP {
+				u.Why = HTTPWhy(kind)
+			} else {
+				u.Why = why(kind, s)
+			}
 			return false
 		}
 	}
@@ -209,6 +230,10 @@ func ForTarget(m *Model, b Backend) (*Model, map[*Rule]*Unexpressed) {
 	if e, is := b.(Expresser); is {
 		ok = func(kind, s string) bool { return HTTPExpresses(kind, s) && e.Expresses(kind, s) }
 	}
+	why := func(kind, _ string) string { return "the target's format has no way to write this " + kind }
+	if w, is := b.(ExpressWhy); is {
+		why = w.NotExpressed
+	}
 	matches := map[*Rule][]Match{}
 	for _, l := range m.Listeners {
 		for _, vh := range l.VirtualHosts {
@@ -224,7 +249,7 @@ func ForTarget(m *Model, b Backend) (*Model, map[*Rule]*Unexpressed) {
 	}
 	var bad map[*Rule]*Unexpressed
 	for _, r := range b.Scope().rules(m) {
-		if u := unexpressed(r, matches[r], ok); u != nil {
+		if u := unexpressed(r, matches[r], ok, why); u != nil {
 			if bad == nil {
 				bad = map[*Rule]*Unexpressed{}
 			}
@@ -404,3 +429,12 @@ func unwrittenNotes(m *Model, unwritten map[*Rule]*Unexpressed) []Note {
 	}
 	return out
 }
+
+// PortableWhy is the why of a value a target writes only from the
+// portable grammar (Portable): what gwretry writes there.
+func PortableWhy(kind string) string {
+	return "gwretry writes a " + kind + " for this target only as " + allowedText(kind)
+}
+
+// RE2Why is the why of a regular expression RE2 does not compile.
+const RE2Why = "not a regular expression RE2 compiles"

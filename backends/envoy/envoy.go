@@ -214,3 +214,11 @@ func formatDuration(d time.Duration) string {
 func nonIdempotentMethods() []string { return translate.NonIdempotentMethods() }
 
 func isNonIdempotent(method string) bool { return slices.Contains(nonIdempotentMethods(), method) }
+
+// NotExpressed is translate.ExpressWhy.
+func (*Backend) NotExpressed(kind, s string) string {
+	if kind == translate.KindFilterPath {
+		return "Envoy's regex_rewrite substitution reads '$' as a capture group reference"
+	}
+	return translate.RE2Why
+}

@@ -231,8 +231,8 @@ func TestFilterValuesChecked(t *testing.T) {
 			if name == "header name" && (v == "a%b" || v == "a$b") {
 				continue // a header name is not a log-format string: HAProxy reads both as they are
 			}
-			if (name == "header value" || name == "response value") && !strings.ContainsAny(v, "\né") {
-				continue // quoted text (headerFmt); see TestTextFmt
+			if (name == "header value" || name == "response value") && !strings.ContainsAny(v, "\n") {
+				continue // quoted text (headerFmt), non-ASCII too; see TestTextFmt
 			}
 			r := rule(0, nil, translate.Timeouts{})
 			set(&r.Filters, v)

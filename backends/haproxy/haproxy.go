@@ -37,10 +37,12 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 
 // Expresses is translate.Expresser. A match's path, value or regular
 // expression is an ACL pattern, written in HAProxy's strong quotes when it
-// is not a plain word (tokenChecker.quoted): printable ASCII without two
-// spaces in a row (checkQuotable); a regular expression must also compile
+// is not a plain word (tokenChecker.quoted): no control character
+// (checkQuotable); a regular expression must also compile and be ASCII
 // (HAProxy's PCRE2 reads RE2's syntax alike for what compiles in both).
-// The names and the values filters write keep translate.Portable. A rule
+// A value a filter writes is a log-format string in strong quotes
+// (textFmt): any value HTTP carries. The names and the paths filters
+// write keep translate.Portable. A rule
 // with a value outside is answered 500 here, and written by the other
 // targets.
 func (*Backend) Expresses(kind, s string) bool {
@@ -50,8 +52,19 @@ func (*Backend) Expresses(kind, s string) bool {
 	case translate.KindHeaderValue:
 		return s == "" || checkQuotable(s) == nil // "": -m len 0
 	case translate.KindRegex:
+		// ASCII only: PCRE2 (no UTF mode) would read a byte where RE2
+		// reads a character.
+		for i := 0; i < len(s); i++ {
+			if s[i] > 0x7e {
+				return false
+			}
+		}
 		_, err := regexp.Compile(s)
 		return err == nil && checkQuotable(anchored(s)) == nil
+	case translate.KindFilterHeaderValue:
+		// textFmt writes any value HTTP carries (translate.HTTPExpresses:
+		// tabs and spaces inside, bytes that are not ASCII as they are).
+		return true
 	}
 	return translate.Portable(kind, s)
 }
@@ -167,4 +180,26 @@ func notes(vs versionSupport, backends []backendPlan, tls bool) []translate.Note
 		}
 	}
 	return out
+}
+
+// NotExpressed is translate.ExpressWhy: why Expresses refuses s.
+func (*Backend) NotExpressed(kind, s string) string {
+	switch kind {
+	case translate.KindPath, translate.KindHeaderValue, translate.KindRegex:
+		if kind == translate.KindRegex {
+			for i := 0; i < len(s); i++ {
+				if s[i] > 0x7e {
+					return "HAProxy's PCRE2 runs without UTF mode: a regular expression with a byte that is not ASCII reads bytes where RE2 reads characters"
+				}
+			}
+			if _, err := regexp.Compile(s); err != nil {
+				return translate.RE2Why
+			}
+		}
+		if len(s) > maxTokenLen {
+			return fmt.Sprintf("longer than the %d bytes gwretry writes as one word of haproxy.cfg", maxTokenLen)
+		}
+		return "a control character ends a word or a line of haproxy.cfg (config-parser)"
+	}
+	return translate.PortableWhy(kind)
 }

@@ -61,13 +61,18 @@ func TestACLPatternsQuoted(t *testing.T) {
 	match(m, 0).Path = "/a'b;c"
 	match(m, 0).Headers[0].Value = `a "b' \c^ {d};#`
 	match(m, 0).Headers[3].Value = `\"\d+\\\'`
+	match(m, 0).Headers = append(match(m, 0).Headers,
+		translate.ValueMatch{Name: "x-spaces", Type: translate.StringExact, Value: "a  b   'c"}, translate.ValueMatch{Name: "x-utf8", Type: translate.StringExact, Value: "café"})
 	out, err := New().Generate(m, translate.Options{Version: "3.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := string(out.Files[0].Data)
-	for _, want := range []string{"/a'b;c", `a "b' \c^ {d};#`, `^(\"\d+\\\')$`} {
+	for _, want := range []string{"/a'b;c", `a "b' \c^ {d};#`, `^(\"\d+\\\')$`, "a  b   'c", "café"} {
 		q := quoteWord(want)
+		if strings.Contains(q, "  ") {
+			t.Errorf("%s has two blanks in a row, which config-parser joins into one", q)
+		}
 		if !strings.Contains(cfg, " "+q+"\n") {
 			t.Errorf("haproxy.cfg has no ACL pattern %s", q)
 		}

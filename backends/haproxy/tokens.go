@@ -57,24 +57,43 @@ func (c *tokenChecker) quoted(where, s string) string {
 	return quoteWord(s)
 }
 
-// quoteWord writes s in strong quotes.
-func quoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// quoteWord writes s in strong quotes. config-parser splits a line on
+// runs of blanks and joins the words with one space, so a space that
+// follows a space is written outside the quotes as HAProxy's escaped
+// space ('\ ': close, "\ ", reopen; HAProxy's parse_line reads "\ " as a
+// space and concatenates the pieces): no two blanks are ever next to
+// each other in the line.
+func quoteWord(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			b.WriteString(`'\''`)
+		case c == ' ' && i > 0 && s[i-1] == ' ':
+			b.WriteString(`'\ '`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
 
 // checkQuotable accepts what quoteWord writes so that HAProxy and
-// config-parser read it back as it was: printable ASCII (spaces inside,
-// one at a time: config-parser splits a line on runs of blanks and joins
-// the words with one), at most maxTokenLen bytes.
+// config-parser read it back as it was: no control character (a line or
+// word break to config-parser), at most maxTokenLen bytes. Bytes that
+// are not ASCII are written as they are (HAProxy compares them byte by
+// byte).
 func checkQuotable(s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("empty value")
 	case len(s) > maxTokenLen:
 		return fmt.Errorf("value of %d bytes is longer than %d", len(s), maxTokenLen)
-	case strings.Contains(s, "  "):
-		return fmt.Errorf("value %q has two spaces in a row", shorten(s))
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e {
+		if c := s[i]; c < 0x20 || c == 0x7f {
 			return fmt.Errorf("value %q contains %q, which cannot be written safely", shorten(s), c)
 		}
 	}
@@ -127,7 +146,7 @@ func checkText(s string) error {
 		return fmt.Errorf("value of %d bytes is longer than %d", len(s), maxTokenLen)
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7f {
 			return fmt.Errorf("value %q contains %q, which cannot be written safely", shorten(s), c)
 		}
 	}

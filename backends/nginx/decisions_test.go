@@ -194,7 +194,7 @@ func TestDecisions(t *testing.T) {
 	}, {
 		name: "no match nginx can express",
 		model: func(testing.TB) *translate.Model {
-			return model("", []*translate.Rule{rule(0, retry(1, 503), translate.Timeouts{})}, translate.Match{PathType: translate.PathExact, Path: "/a%20b"})
+			return model("", []*translate.Rule{rule(0, retry(1, 503), translate.Timeouts{})}, translate.Match{PathType: translate.PathExact, Path: "/a%00b"})
 		},
 		want: map[translate.Feature]decided{
 			translate.FeatureRetryAttempts: {reason: report.ReasonNoMatchExpressible},

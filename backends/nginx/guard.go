@@ -55,8 +55,10 @@ func checkArg(s string) error {
 			i++
 			continue
 		}
-		if c := s[i]; c == '\\' || c < 0x20 || c >= 0x7f {
-			return fmt.Errorf("argument %q has a backslash nginx would read as an escape, a control or a non-ASCII character", s)
+		// A byte that is not ASCII: nginx's tokenizer and crossplane
+		// pass it through as it is (textArg: a value HTTP carries).
+		if c := s[i]; c == '\\' || c < 0x20 || c == 0x7f {
+			return fmt.Errorf("argument %q has a backslash nginx would read as an escape, or a control character", s)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func hostileFields() map[string]func(m *translate.Model, v string) {
 // another format that nginx reads as it is gets written.
 var matchKinds = map[string]string{"prefix path": translate.KindPath, "exact path": translate.KindPath,
 	"regex path": translate.KindRegex, "header exact value": translate.KindHeaderValue, "header regex value": translate.KindRegex,
-	"query value": translate.KindHeaderValue, "query regex": translate.KindRegex}
+	"query value": translate.KindHeaderValue, "query regex": translate.KindRegex, "query name": translate.KindQueryName}
 
 func TestGenerateRejectsHostileValues(t *testing.T) {
 	for field, set := range hostileFields() {
@@ -184,6 +184,17 @@ func TestMatchValuesQuoted(t *testing.T) {
 		walk(http)
 		if !matched || rejected {
 			t.Errorf("%+v: a map key matches %q: %v, %q: %v", tt.m, tt.match, matched, tt.reject, rejected)
+		}
+	}
+}
+
+// TestQueryNamesExpressed: nginx matches a query name on the raw $args
+// with valueLiteral, any name but one with '&' (which splits $args) or
+// '#' (never in a raw query); live: e2e TestQuotedValuesLive.
+func TestQueryNamesExpressed(t *testing.T) {
+	for s, want := range map[string]bool{"x!$'*^|~": true, "a`b": true, "a%b": true, "a+b": true, "a&b": false, "a#b": false} {
+		if got := New().Expresses(translate.KindQueryName, s); got != want {
+			t.Errorf("Expresses(query name %q) = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func conditions(m translate.Match) ([]condition, error) {
 			return nil, fmt.Errorf("query parameter %q: %w", q.Name, err)
 		}
 		// The leftmost match is the first occurrence of the parameter.
-		cs = append(cs, condition{Source: "$args", Extract: "(?:^|&)" + literal(q.Name) + "=([^&]*)", Regex: re})
+		cs = append(cs, condition{Source: "$args", Extract: "(?:^|&)" + valueLiteral(q.Name) + "=([^&]*)", Regex: re})
 	}
 	return cs, nil
 }
@@ -75,25 +75,38 @@ func conditions(m translate.Match) ([]condition, error) {
 func pathRegex(m translate.Match) (string, error) {
 	switch m.PathType {
 	case translate.PathExact:
-		p, err := decodePath(m.Path)
+		p, err := decodeMatchPath(m.Path)
 		if err != nil {
 			return "", err
 		}
-		return "^" + literal(p) + "$", nil
+		return "^" + pathLiteral(p) + "$", nil
 	case translate.PathPrefix:
 		// A trailing '/' is ignored; the prefix matches whole elements.
-		p, err := decodePath(strings.TrimRight(m.Path, "/"))
+		p, err := decodeMatchPath(strings.TrimRight(m.Path, "/"))
 		if err != nil {
 			return "", err
 		}
 		if p == "" {
 			return "^/", nil
 		}
-		return "^" + literal(p) + "(?:/|$)", nil
+		return "^" + pathLiteral(p) + "(?:/|$)", nil
 	case translate.PathRegex:
 		return "^(?:" + nginxRegex(m.Path) + ")$", nil
 	}
 	return "", fmt.Errorf("unknown path type %q", m.PathType)
+}
+
+// pathLiteral is literal for a decoded path: as literal writes it when
+// every byte is one a path holds as it is (decodePath), else valueLiteral
+// (a control byte such as %0A's line feed, or one that is not ASCII, as
+// \xHH, which PCRE compares byte by byte with nginx's decoded $uri).
+func pathLiteral(p string) string {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c > 0x7e || c == '\\' || c == '^' {
+			return valueLiteral(p)
+		}
+	}
+	return literal(p)
 }
 
 // valueRegex returns the regex for a header (prefix "") or a query value

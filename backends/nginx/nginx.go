@@ -110,8 +110,10 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // brace: a path the API accepts whose percent-escapes nginx decodes to
 // characters literal writes; any exact header or query value
 // (valueLiteral); a regular expression that compiles, with its escapes
-// rewritten (nginxRegex) and no "${" (a variable to crossplane). The
-// names and the values filters write keep translate.Portable. A rule with
+// rewritten (nginxRegex) and no "${" (a variable to crossplane). A value
+// a filter writes is any value HTTP carries (textArg); a query name any
+// but '&' and '#'. Header names and the paths filters write keep
+// translate.Portable. A rule with
 // a value outside is answered 500 here, and written by the other targets.
 func (*Backend) Expresses(kind, s string) bool {
 	switch kind {
@@ -119,18 +121,27 @@ func (*Backend) Expresses(kind, s string) bool {
 		// The portable paths include percent-escapes nginx does not
 		// decode to a character it matches: the routing leaves that
 		// match out itself, with a note (conditions).
-		_, err := decodePath(s)
+		// Any percent-escape but %00 (which nginx refuses with 400):
+		// a control byte such as %0A's line feed is in the decoded $uri
+		// nginx matches, and PCRE compares it as \xHH (pathLiteral).
+		_, err := decodeMatchPath(s)
 		return err == nil || translate.Portable(kind, s)
 	case translate.KindHeaderValue:
-		// valueLiteral writes any byte; one that is not ASCII would be a
-		// byte to nginx's PCRE (no UTF mode) but a character to RE2:
-		// not written, so that no reading of it is in doubt.
-		for i := 0; i < len(s); i++ {
-			if s[i] > 0x7e {
-				return false
-			}
-		}
+		// valueLiteral writes any byte, one that is not ASCII as \xHH,
+		// which nginx's PCRE (no UTF mode) compares byte by byte: the
+		// exact value as the client's bytes hold it.
 		return true // "" too: conditions says nginx cannot tell it from a missing header
+	case translate.KindQueryName:
+		// Any name the API allows, as valueLiteral writes it, on the raw
+		// $args: but '&', which splits $args (a name "a&b" would match
+		// ?a&b=1, two parameters), and '#', which no request's query
+		// holds raw.
+		return !strings.ContainsAny(s, "&#")
+	case translate.KindFilterHeaderValue:
+		// textArg writes any byte HTTP carries in a field value (a byte
+		// that is not ASCII as it is: nginx's tokenizer and crossplane
+		// pass it through).
+		return true
 	case translate.KindRegex:
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] > 0x7e {
@@ -234,4 +245,30 @@ func hasResponseHeaderFilter(m *translate.Model) bool {
 // hasTLS reports whether some listener of m terminates TLS.
 func hasTLS(m *translate.Model) bool {
 	return slices.ContainsFunc(m.Listeners, func(l *translate.Listener) bool { return l.TLS })
+}
+
+// NotExpressed is translate.ExpressWhy: why Expresses refuses s.
+func (*Backend) NotExpressed(kind, s string) string {
+	switch kind {
+	case translate.KindPath:
+		if _, err := decodeMatchPath(s); err != nil && strings.Contains(s, "%00") {
+			return "nginx refuses a request path whose escape decodes to NUL (400)"
+		}
+	case translate.KindRegex:
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] > 0x7e {
+				return "nginx's PCRE runs without UTF mode: a regular expression with a byte that is not printable ASCII reads bytes where RE2 reads characters"
+			}
+		}
+		if _, err := regexp.Compile(s); err != nil {
+			return translate.RE2Why
+		}
+		if strings.Contains(s, "${") {
+			return "'${' in an nginx argument is a variable reference"
+		}
+		return "nginx's parser reads a brace outside a repetition count as a block"
+	case translate.KindQueryName:
+		return "nginx matches a query name on the raw query string, where '&' separates parameters and '#' never appears"
+	}
+	return translate.PortableWhy(kind)
 }

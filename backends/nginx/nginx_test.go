@@ -266,12 +266,12 @@ func generateCases() []generateCase {
 	}, {
 		name: "unroutable percent-escape",
 		model: func(testing.TB) *translate.Model {
-			return model("", []*translate.Rule{rule(0, retry(1, 503), translate.Timeouts{})}, translate.Match{PathType: translate.PathExact, Path: "/a%20b"})
+			return model("", []*translate.Rule{rule(0, retry(1, 503), translate.Timeouts{})}, translate.Match{PathType: translate.PathExact, Path: "/a%00b"})
 		},
 		status: map[translate.Feature]translate.Status{translate.FeatureRetryAttempts: translate.Unsupported,
 			translate.FeatureRetryCodes: translate.Unsupported, translate.FeatureRetryConnectionErrors: translate.Unsupported},
 		contains: []string{"location / {\n            return 404;"},
-		notes:    []string{`percent-escape "%20"`},
+		notes:    []string{`percent-escape "%00" decodes to NUL`},
 	}, {
 		name:     "IPv6 endpoint and listener",
 		model:    ipv6Model,

@@ -54,6 +54,37 @@ func decodePath(p string) (string, error) {
 	return b.String(), nil
 }
 
+// decodeMatchPath decodes the percent-escapes of a path that a match
+// compares with nginx's decoded $uri: any byte but NUL (which nginx
+// refuses with 400) may be the escape's, as nginx decodes it (a line feed
+// from %0A too); pathRegex writes the bytes literal does not as \xHH
+// (valueLiteral).
+func decodeMatchPath(p string) (string, error) {
+	if d, err := decodePath(p); err == nil {
+		return d, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' {
+			b.WriteByte(p[i])
+			continue
+		}
+		if i+2 >= len(p) {
+			return "", fmt.Errorf("path %q: incomplete percent-escape", p)
+		}
+		n, err := strconv.ParseUint(p[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", fmt.Errorf("path %q: invalid percent-escape %q", p, p[i:i+3])
+		}
+		if n == 0 {
+			return "", fmt.Errorf("path %q: percent-escape %q decodes to NUL, which nginx refuses with 400", p, p[i:i+3])
+		}
+		b.WriteByte(byte(n))
+		i += 2
+	}
+	return b.String(), nil
+}
+
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
@@ -68,10 +99,18 @@ func decodedOrRaw(p string) string {
 	return p
 }
 
+// decodedMatchOrRaw is decodedOrRaw with decodeMatchPath.
+func decodedMatchOrRaw(p string) string {
+	if d, err := decodeMatchPath(p); err == nil {
+		return d
+	}
+	return p
+}
+
 // sortPrefixes sorts prefixes longest first by their decoded length, the
 // length of the path nginx matches, stably.
 func sortPrefixes(ps []string) {
-	slices.SortStableFunc(ps, func(a, b string) int { return len(decodedOrRaw(b)) - len(decodedOrRaw(a)) })
+	slices.SortStableFunc(ps, func(a, b string) int { return len(decodedMatchOrRaw(b)) - len(decodedMatchOrRaw(a)) })
 }
 
 // orRoot is path s, or "/" when s is empty: an empty path is the root.

@@ -54,7 +54,7 @@ func TestHostileValuesAreRejected(t *testing.T) {
 		{"header name", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[0].Name = s }, translate.KindHeaderName},
 		{"header value", false, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[0].Value = s }, translate.KindHeaderValue},
 		{"header regex", true, func(m *translate.Model, s string) { route(m, 0, 1).Match.Headers[1].Value = s }, translate.KindRegex},
-		{"query name", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Name = s }, ""},
+		{"query name", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Name = s }, translate.KindQueryName},
 		{"query value", false, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[0].Value = s }, translate.KindHeaderValue},
 		{"query regex", true, func(m *translate.Model, s string) { route(m, 1, 0).Match.Query[1].Value = s }, translate.KindRegex},
 		{"rule name", false, func(m *translate.Model, s string) { m.Rules[0].Name = s }, ""},

@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gwretry/gwretry/translate"
@@ -58,9 +59,9 @@ func wildcardRegexp(hostname string) string {
 func pathExpr(m translate.Match) (expr, error) {
 	switch m.PathType {
 	case translate.PathExact:
-		return call("Path", m.Path), nil
+		return call("Path", rulePath(m.Path)), nil
 	case translate.PathPrefix:
-		p := strings.TrimRight(m.Path, "/")
+		p := rulePath(strings.TrimRight(m.Path, "/"))
 		if p == "" {
 			return call("PathPrefix", "/"), nil
 		}
@@ -85,3 +86,41 @@ func valueExpr(kind string, v translate.ValueMatch) (expr, error) {
 // fullMatch anchors a regular expression: Traefik's *Regexp matchers search
 // (unanchored), gwretry matches the whole value, as Envoy does.
 func fullMatch(re string) string { return "^(?:" + re + ")$" }
+
+// traefikKeptEncoded are the characters whose percent-escapes Traefik
+// keeps when it compares a request's path: RFC 3986's reserved
+// characters and '%' itself.
+const traefikKeptEncoded = "%:/?#[]@!$&'()*+,;="
+
+// rulePath is a match's path as Traefik's Path and PathPrefix compare it
+// with the request's path, which Traefik percent-decodes but for the
+// escapes of reserved characters and '%' (traefikKeptEncoded), which stay
+// encoded with upper-case hex. Live on 3.6.12: Path(`/q/%78`) matches
+// neither /q/x nor /q/%78 while Path(`/q/x`) matches both;
+// Path(`/p/x%3F%25`) matches /p/%78%3F%25; Path(`/r/a;b`) does not match
+// /r/a%3Bb; Path(`/a/` + "\n" + `)` matches /a/%0A, and a decoded '"',
+// space or é is written as it is.
+func rulePath(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' || i+2 >= len(p) {
+			b.WriteByte(p[i])
+			continue
+		}
+		n, err := strconv.ParseUint(p[i+1:i+3], 16, 8)
+		if err != nil {
+			b.WriteByte(p[i])
+			continue
+		}
+		if strings.IndexByte(traefikKeptEncoded, byte(n)) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", n)
+		} else {
+			b.WriteByte(byte(n))
+		}
+		i += 2
+	}
+	return b.String()
+}

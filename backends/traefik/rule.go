@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // expr is a Traefik router rule: a matcher call such as Host(`a.example`),
@@ -45,17 +46,24 @@ func combine(op string, xs []expr) expr {
 // the rule's structure, or start a Go template action: the file provider
 // runs dynamic.yaml through text/template before decoding it. Inside
 // backticks Traefik's rule parser (go/scanner's raw string) keeps every
-// other printable character as it is, quotes, backslashes and spaces
-// included; a carriage return it would drop, so control characters are
-// refused, and so is what is not ASCII. This is the backend's own guard,
-// and its grammar (Expresses).
+// other character as it is, quotes, backslashes, spaces, tabs and line
+// feeds included (a path whose %0A Traefik decodes); a carriage return it
+// would drop and NUL it refuses, so the other control characters are
+// refused. What is not ASCII it keeps as it is when it is valid UTF-8
+// (the scanner refuses invalid UTF-8 and a byte order mark; Traefik's
+// matchers compare Go strings, and its regular expressions are Go's, as
+// RE2 reads them). This is the backend's own guard, and its grammar
+// (Expresses).
 func checkRuleValue(s string) error {
 	if len(s) > 4096 {
 		return fmt.Errorf("rule value of %d bytes is too long", len(s))
 	}
+	if !utf8.ValidString(s) || strings.ContainsRune(s, '\uFEFF') {
+		return fmt.Errorf("rule value %q is not valid UTF-8 without a byte order mark", short(s))
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '`' {
+		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == '`' {
 			return fmt.Errorf("rule value %q: character %q is not allowed in a Traefik rule", short(s), c)
 		}
 	}

@@ -105,8 +105,8 @@ func TestCheckRuleValue(t *testing.T) {
 	good := []string{"", "a", "/a/b", "^(?:[0-9]{1,3})$", "a.example.com", "x-y_z~!$&()*+,=:@%?|[]<>-"}
 	// A backtick string holds quotes, backslashes and spaces as they are
 	// (TestRuleCarriesQuotes).
-	good = append(good, `a\`, `a\b`, "a b", `a"b`, "a'b", "#x;")
-	bad := []string{"a`b", "a\nb", "a\x00b", "a\tb", "é", "{{.}}", "a{{b", "a}}b",
+	good = append(good, `a\`, `a\b`, "a b", `a"b`, "a'b", "#x;", "é", "日本語", "a\nb", "a\tb")
+	bad := []string{"a`b", "a\rb", "a\x00b", "\xff", "a\ufeff", "a\x7f", "{{.}}", "a{{b", "a}}b",
 		strings.Repeat("a", 10<<10)}
 	for _, s := range good {
 		if err := checkRuleValue(s); err != nil {
@@ -116,6 +116,17 @@ func TestCheckRuleValue(t *testing.T) {
 	for _, s := range bad {
 		if checkRuleValue(s) == nil {
 			t.Errorf("checkRuleValue(%q) = nil, want an error", short(s))
+		}
+	}
+}
+
+// TestQueryNamesExpressed: a query name is a backtick string, every
+// character the API allows but the backtick, and '+', which Traefik's
+// form decoding reads as a space (live: e2e TestQuotedValuesLive).
+func TestQueryNamesExpressed(t *testing.T) {
+	for s, want := range map[string]bool{"x!$'*^|~": true, "a#b": true, "a&b": true, "a%b": true, "a+b": false, "a`b": false} {
+		if got := New().Expresses(translate.KindQueryName, s); got != want {
+			t.Errorf("Expresses(query name %q) = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -77,19 +77,34 @@ func (*Backend) Scope() translate.Scope { return translate.GatewayScope() }
 // control character, and no "{{" or "}}" (the file provider runs
 // dynamic.yaml through text/template); checkRuleValue is that grammar. A
 // regular expression must also compile (Traefik's are Go's). Query
-// parameter names and the values filters write keep translate.Portable.
+// parameter names are backtick strings too, but for '+'. The paths
+// filters write keep translate.Portable.
 // A rule with a value outside is answered 500 here, and written by the
 // other targets.
 func (*Backend) Expresses(kind, s string) bool {
 	switch kind {
-	case translate.KindPath, translate.KindHeaderValue, translate.KindHeaderName:
+	case translate.KindPath:
+		// Written as Traefik compares it (rulePath): a percent-escape
+		// that decodes to a control character but tab and line feed
+		// (go/scanner drops \r and refuses NUL) or to bytes that are
+		// not UTF-8 (YAML holds text) cannot be written.
+		return checkRuleValue(rulePath(s)) == nil
+	case translate.KindHeaderValue, translate.KindHeaderName:
 		return checkRuleValue(s) == nil
+	case translate.KindQueryName:
+		// A backtick string holds every character the API allows but
+		// the backtick; Traefik compares the name form-decoded
+		// (url.ParseQuery), which reads a '+' the client sends as a
+		// space: a name with '+' is not written.
+		return checkRuleValue(s) == nil && !strings.Contains(s, "+")
 	case translate.KindRegex:
 		_, err := regexp.Compile(s)
 		return err == nil && checkRuleValue(s) == nil
 	case translate.KindFilterHeaderValue:
 		// dynamic.yaml goes through text/template: no template action.
-		return translate.Portable(kind, s) && !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
+		// Any other value HTTP carries (non-ASCII too) is a YAML string
+		// Traefik's headers middleware sets as it is.
+		return !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
 	}
 	return translate.Portable(kind, s)
 }
@@ -174,8 +189,9 @@ func notes(m *translate.Model, sup support, dynamicFile string) []translate.Note
 		"router priorities follow the Gateway API precedence order; regular expressions in path, " +
 			"header and query matches must match the whole value",
 		"paths are matched percent-decoded, with dot segments and repeated slashes removed (/p/%78, " +
-			"/p/a/../x and /p//x match an Exact /p/x), except that an encoded slash %2F stays encoded " +
-			"(/p/long%2Fz does not match a PathPrefix /p/long); query names and values are matched " +
+			"/p/a/../x and /p//x match an Exact /p/x), except that the escapes of reserved characters and of '%' " +
+			"stay encoded (/p/long%2Fz does not match a PathPrefix /p/long, nor /r/a%3Bb an Exact /r/a;b; " +
+			"a match's own escapes are written the same way); query names and values are matched " +
 			"percent-decoded, and a repeated query parameter matches when any of its values matches " +
 			"(the Gateway API recommends the first)",
 		"entry points keep Traefik's default respondingTimeouts (readTimeout 60s for reading the request, " +
@@ -195,4 +211,28 @@ func notes(m *translate.Model, sup support, dynamicFile string) []translate.Note
 		}
 	}
 	return out
+}
+
+// NotExpressed is translate.ExpressWhy: why Expresses refuses s.
+func (*Backend) NotExpressed(kind, s string) string {
+	const rule = "a Traefik rule's backtick string holds no backtick, carriage return, NUL or other control character but tab and line feed, no text that is not UTF-8, and no '{{' or '}}' (a template action in the file provider)"
+	switch kind {
+	case translate.KindPath:
+		return "Traefik compares the path with its escapes decoded; " + rule
+	case translate.KindHeaderValue, translate.KindHeaderName:
+		return rule
+	case translate.KindRegex:
+		if _, err := regexp.Compile(s); err != nil {
+			return translate.RE2Why
+		}
+		return rule
+	case translate.KindQueryName:
+		if strings.Contains(s, "+") {
+			return "Traefik decodes query names as forms do, reading a '+' the client sends as a space"
+		}
+		return rule
+	case translate.KindFilterHeaderValue:
+		return "'{{' or '}}' starts a Go template action in Traefik's file provider"
+	}
+	return translate.PortableWhy(kind)
 }

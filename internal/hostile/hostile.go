@@ -26,6 +26,8 @@ func HeaderValues() []string {
 		// Spacing, leading dashes, YAML-looking scalars.
 		`a  b`, `x   y  z`, "a\tb", "a \t b", `-x`, `--`, `- a`, `: a`, `a: b`, `? x`, `|`, `>`, `!x`, `&x`, `*x`, `@x`,
 		`true`, `null`, `~`, `0x1F`, `1e3`, `012`, `[a, b]`,
+		// Not ASCII: HTTP's obs-text, UTF-8 as the API gives it.
+		`café`, `日本語 テスト`, `naïve  ü`, `€%[src]$x`,
 		// Long: more than one HAProxy or nginx token buffer would suggest.
 		strings.Repeat("long-", 400),
 	}
