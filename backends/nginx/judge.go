@@ -50,10 +50,10 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 				ups[d.Args[0]] = readUpstream(d.Block)
 			}
 		case "server":
-			serverLeaves := leaves(d.Block)
+			serverLeaves := Leaves(d.Block)
 			// Every server, the catch-all 404 ones too: nginx reads the
 			// request headers with the default server's settings.
-			if err := checkServerHeaderNames([]crossplane.Directives{serverLeaves, leaves(http)}); err != nil {
+			if err := checkServerHeaderNames([]crossplane.Directives{serverLeaves, Leaves(http)}); err != nil {
 				return nil, fmt.Errorf("server %q: %w", serverListen(d.Block), err)
 			}
 			for _, l := range d.Block {
@@ -63,7 +63,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 			}
 		}
 	}
-	httpLeaves := leaves(http)
+	httpLeaves := Leaves(http)
 	blocks, servers, consts := variableBlocks(http), upstreamServers(http), textConsts(http)
 	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
@@ -92,7 +92,7 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 
 // serverListen is the address of a server block's (last) listen.
 func serverListen(ds crossplane.Directives) string {
-	if args, ok := lookup([]crossplane.Directives{ds}, "listen"); ok && len(args) > 0 {
+	if args, ok := Lookup([]crossplane.Directives{ds}, "listen"); ok && len(args) > 0 {
 		return args[0]
 	}
 	return ""
@@ -123,39 +123,20 @@ func readUpstream(ds crossplane.Directives) upstreamSeen {
 	return u
 }
 
-// lookup returns the arguments of the last name directive in the innermost
-// scope that has one (location, then server, then http), and false when
-// none has it.
-func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
-	for _, s := range scopes {
-		var args []string
-		found := false
-		for _, d := range s {
-			if d.Directive == name {
-				args, found = d.Args, true
-			}
-		}
-		if found {
-			return args, true
-		}
-	}
-	return nil, false
-}
-
 // observeRule derives the behaviour of one rule's location per method class.
 func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[string]upstreamSeen) (map[translate.MethodClass]translate.Behaviour, error) {
 	scopes := fs.scopes
 	// nginx answers 413 to a body over client_max_body_size (1m when
 	// unset) without proxying it: a limit the Gateway API does not have,
 	// so every rule must lift it.
-	if args, ok := lookup(scopes, "client_max_body_size"); !ok || len(args) != 1 || args[0] != "0" {
+	if args, ok := Lookup(scopes, "client_max_body_size"); !ok || len(args) != 1 || args[0] != "0" {
 		return nil, fmt.Errorf("client_max_body_size %q: nginx refuses larger request bodies with 413 (1m when unset), which the Gateway API does not", args)
 	}
 	out := map[translate.MethodClass]translate.Behaviour{}
 	// `return` runs in the rewrite phase, before any proxying; add_header
 	// still applies to its answer.
 	for _, s := range scopes[:2] {
-		if args, ok := lookup([]crossplane.Directives{s}, "return"); ok && len(args) > 0 {
+		if args, ok := Lookup([]crossplane.Directives{s}, "return"); ok && len(args) > 0 {
 			code, err := strconv.Atoi(args[0])
 			if err != nil {
 				return nil, fmt.Errorf("return %q", args[0])
@@ -176,7 +157,7 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	}
 	filters.RequestHeaders = reqHeaders
 	filters.ResponseHeaders = fs.responseHeaders()
-	pass, ok := lookup(scopes[:1], "proxy_pass")
+	pass, ok := Lookup(scopes[:1], "proxy_pass")
 	if !ok || len(pass) != 1 || !strings.HasPrefix(pass[0], "http://") {
 		return nil, fmt.Errorf("its location neither returns nor proxies to an upstream (proxy_pass %q)", pass)
 	}
@@ -209,12 +190,12 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	if err := fs.checkUpgrade(); err != nil {
 		return nil, err
 	}
-	next, ok := lookup(scopes, "proxy_next_upstream")
+	next, ok := Lookup(scopes, "proxy_next_upstream")
 	if !ok {
 		next = []string{"error", "timeout"}
 	}
 	tries := 0
-	if args, ok := lookup(scopes, "proxy_next_upstream_tries"); ok && len(args) == 1 {
+	if args, ok := Lookup(scopes, "proxy_next_upstream_tries"); ok && len(args) == 1 {
 		n, err := strconv.Atoi(args[0])
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("proxy_next_upstream_tries %q", args[0])
@@ -237,18 +218,18 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	// proxy_next_upstream_timeout stops new retries once it has passed
 	// since the first try (0: no limit).
 	var budget time.Duration
-	if args, ok := lookup(scopes, "proxy_next_upstream_timeout"); ok && len(args) == 1 {
+	if args, ok := Lookup(scopes, "proxy_next_upstream_timeout"); ok && len(args) == 1 {
 		var err error
-		if budget, err = parseNginxTime(args[0]); err != nil {
+		if budget, err = ParseTime(args[0]); err != nil {
 			return nil, fmt.Errorf("proxy_next_upstream_timeout %q: %w", args[0], err)
 		}
 	}
 	var try time.Duration
 	for i, name := range []string{"proxy_connect_timeout", "proxy_send_timeout", "proxy_read_timeout"} {
 		d := defaultProxyTimeout
-		if args, ok := lookup(scopes, name); ok && len(args) == 1 {
+		if args, ok := Lookup(scopes, name); ok && len(args) == 1 {
 			var err error
-			if d, err = parseNginxTime(args[0]); err != nil {
+			if d, err = ParseTime(args[0]); err != nil {
 				return nil, fmt.Errorf("%s %q: %w", name, args[0], err)
 			}
 		}
@@ -258,25 +239,14 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 		}
 	}
 	maxBody := int64(-1)
-	if args, ok := lookup(scopes, "proxy_request_buffering"); ok && len(args) == 1 && args[0] == "off" {
+	if args, ok := Lookup(scopes, "proxy_request_buffering"); ok && len(args) == 1 && args[0] == "off" {
 		// The body streams to the first try: nothing can be re-sent once
 		// it has started.
 		maxBody = 0
 	}
-	var codes []int
-	for _, tok := range next {
-		if c, ok := strings.CutPrefix(tok, "http_"); ok {
-			n, err := strconv.Atoi(c)
-			if err != nil {
-				return nil, fmt.Errorf("proxy_next_upstream %q", tok)
-			}
-			codes = append(codes, n)
-		}
-	}
-	slices.Sort(codes)
-	conn := translate.ConnRetryNone
-	if slices.Contains(next, "error") {
-		conn = translate.ConnRetryAll
+	codes, conn, timeoutRetried, err := NextUpstream(next)
+	if err != nil {
+		return nil, err
 	}
 	base := translate.Behaviour{
 		Retries:        retries,
@@ -285,7 +255,7 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 		ConnErrors:     conn,
 		MaxRetriedBody: maxBody,
 		TryTimeout:     translate.Timer{Kind: translate.TimerIdle, Value: try},
-		TimeoutRetried: slices.Contains(next, "timeout"),
+		TimeoutRetried: timeoutRetried,
 		// proxy_next_upstream_timeout only stops new retries; nothing
 		// cuts the whole request.
 		RequestTimeout: translate.Timer{Kind: translate.TimerNone},
@@ -310,56 +280,6 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 		out[c] = bh
 	}
 	return out, nil
-}
-
-// parseNginxTime parses an nginx time value as ngx_parse_time does for
-// milliseconds: one or more number+unit parts from the most to the least
-// significant (ms s m h d w M y, no unit = seconds).
-func parseNginxTime(s string) (time.Duration, error) {
-	units := []struct {
-		suffix string
-		d      time.Duration
-	}{
-		{"ms", time.Millisecond}, {"y", 365 * 24 * time.Hour}, {"M", 30 * 24 * time.Hour}, {"w", 7 * 24 * time.Hour},
-		{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second},
-	}
-	rank := func(d time.Duration) int { return int(d / time.Millisecond) }
-	if s == "" {
-		return 0, fmt.Errorf("empty time")
-	}
-	var total time.Duration
-	last := -1
-	for s != "" {
-		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == 0 || i > 12 {
-			return 0, fmt.Errorf("bad number in time")
-		}
-		n, _ := strconv.ParseInt(s[:i], 10, 64)
-		s = s[i:]
-		unit := time.Second
-		matched := s == ""
-		for _, u := range units {
-			if strings.HasPrefix(s, u.suffix) {
-				unit, s, matched = u.d, s[len(u.suffix):], true
-				break
-			}
-		}
-		if !matched {
-			return 0, fmt.Errorf("unknown unit in time")
-		}
-		if last >= 0 && rank(unit) >= last {
-			return 0, fmt.Errorf("time units out of order")
-		}
-		last = rank(unit)
-		if n > int64((1<<63-1)/unit) || total > time.Duration(1<<63-1)-time.Duration(n)*unit {
-			return 0, fmt.Errorf("time out of range")
-		}
-		total += time.Duration(n) * unit
-	}
-	return total, nil
 }
 
 // readBack parses the generated file back as nginx reads it, for the

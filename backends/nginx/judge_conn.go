@@ -32,16 +32,16 @@ func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options,
 	if err != nil {
 		return nil, err
 	}
-	httpLeaves := leaves(http)
+	httpLeaves := Leaves(http)
 	read := func(scopes []crossplane.Directives, names []string) ([]time.Duration, error) {
 		var out []time.Duration
 		for _, n := range names {
 			d := defaultProxyTimeout // every one of them defaults to 60s
-			if args, ok := lookup(scopes, n); ok {
+			if args, ok := Lookup(scopes, n); ok {
 				if len(args) != 1 {
 					return nil, fmt.Errorf("%s has %d arguments", n, len(args))
 				}
-				if d, err = parseNginxTime(args[0]); err != nil {
+				if d, err = ParseTime(args[0]); err != nil {
 					return nil, fmt.Errorf("%s %q: %w", n, args[0], err)
 				}
 			}
@@ -91,12 +91,12 @@ func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options,
 				func(l *translate.Listener) {
 					listen := hostPort(l.Address, l.Port)
 					for _, s := range servers[listen] {
-						add("server "+listen, []crossplane.Directives{leaves(s), httpLeaves})
+						add("server "+listen, []crossplane.Directives{Leaves(s), httpLeaves})
 					}
 				},
 				func(r *translate.Rule) {
 					for _, sc := range locations["@"+locationName(r)] {
-						add("location @"+locationName(r), []crossplane.Directives{sc.location, leaves(sc.server), httpLeaves})
+						add("location @"+locationName(r), []crossplane.Directives{sc.location, Leaves(sc.server), httpLeaves})
 					}
 				})
 		}

@@ -684,7 +684,7 @@ func (fs filterScope) mirrors(r *translate.Rule) ([]*translate.Mirror, error) {
 		}
 		// nginx would act on the X-Accel-* headers of the mirror's
 		// response (an X-Accel-Redirect proxies again).
-		if err := checkIgnored([]crossplane.Directives{loc.Block, leaves(fs.server), fs.scopes[len(fs.scopes)-1]}); err != nil {
+		if err := checkIgnored([]crossplane.Directives{loc.Block, Leaves(fs.server), fs.scopes[len(fs.scopes)-1]}); err != nil {
 			return nil, fmt.Errorf("mirror %s: %w", d.Args[0], err)
 		}
 		var up string
@@ -823,16 +823,4 @@ func cutBoth(s, head, tail string) (string, bool) {
 		return "", false
 	}
 	return strings.CutSuffix(s, tail)
-}
-
-// leaves returns the directives of ds that have no block: the settings a
-// level passes down, without its maps, upstreams, servers or locations.
-func leaves(ds crossplane.Directives) crossplane.Directives {
-	var out crossplane.Directives
-	for _, d := range ds {
-		if d.Block == nil {
-			out = append(out, d)
-		}
-	}
-	return out
 }

@@ -18,7 +18,7 @@ import (
 // (underscores_in_headers off, ignore_invalid_headers on) drop them.
 func checkServerHeaderNames(scopes []crossplane.Directives) error {
 	for _, want := range [][2]string{{"underscores_in_headers", "on"}, {"ignore_invalid_headers", "off"}} {
-		if args, ok := lookup(scopes, want[0]); !ok || !slices.Equal(args, []string{want[1]}) {
+		if args, ok := Lookup(scopes, want[0]); !ok || !slices.Equal(args, []string{want[1]}) {
 			return fmt.Errorf("%s %q: nginx drops client headers with '_' or '.' in the name (%s %s wanted)", want[0], args, want[0], want[1])
 		}
 	}
@@ -28,7 +28,7 @@ func checkServerHeaderNames(scopes []crossplane.Directives) error {
 // checkIgnored refuses a proxying location where nginx acts on a
 // backend's X-Accel-* header.
 func checkIgnored(scopes []crossplane.Directives) error {
-	args, _ := lookup(scopes, "proxy_ignore_headers")
+	args, _ := Lookup(scopes, "proxy_ignore_headers")
 	for _, n := range ignoredHeaders {
 		if !slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, n) }) {
 			return fmt.Errorf("proxy_ignore_headers %q: nginx acts on a backend's %s response header", args, n)

@@ -250,15 +250,15 @@ func TestParseNginxTime(t *testing.T) {
 		"100000h": 100000 * time.Hour, "1h 30m": 0, "2d": 48 * time.Hour, "s": 0, "1s1m": 0, "": 0, "1x": 0,
 		"99999999999999999y": 0,
 	} {
-		got, err := parseNginxTime(in)
+		got, err := ParseTime(in)
 		if want == 0 {
 			if err == nil {
-				t.Errorf("parseNginxTime(%q) = %v, want an error", in, got)
+				t.Errorf("ParseTime(%q) = %v, want an error", in, got)
 			}
 			continue
 		}
 		if err != nil || got != want {
-			t.Errorf("parseNginxTime(%q) = %v, %v, want %v", in, got, err, want)
+			t.Errorf("ParseTime(%q) = %v, %v, want %v", in, got, err, want)
 		}
 	}
 }

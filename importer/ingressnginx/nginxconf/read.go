@@ -13,6 +13,7 @@ import (
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
+	"github.com/gwretry/gwretry/backends/nginx"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -63,11 +64,11 @@ func Read(data []byte, locs []Location) ([]map[translate.MethodClass]translate.B
 			}
 			ups[d.Args[0]] = u
 		case "server":
-			names, _ := lookup([]crossplane.Directives{d.Block}, "server_name")
+			names, _ := nginx.Lookup([]crossplane.Directives{d.Block}, "server_name")
 			for _, l := range d.Block {
 				if l.Directive == "location" {
 					for _, n := range names {
-						blocks[n+"\x00"+strings.Join(l.Args, " ")] = scope{leaves(d.Block), l.Block}
+						blocks[n+"\x00"+strings.Join(l.Args, " ")] = scope{nginx.Leaves(d.Block), l.Block}
 					}
 				}
 			}
@@ -87,7 +88,7 @@ func Read(data []byte, locs []Location) ([]map[translate.MethodClass]translate.B
 			if !ok {
 				return nil, fmt.Errorf("%s: no location %q in server %s", loc.Path, strings.Join(args, " "), name)
 			}
-			bh, err := readLocation([]crossplane.Directives{sc.location, sc.server, leaves(http)}, ups)
+			bh, err := readLocation([]crossplane.Directives{sc.location, sc.server, nginx.Leaves(http)}, ups)
 			if err != nil {
 				return nil, fmt.Errorf("Ingress %s, %s: %w", loc.Ingress, loc.Path, err)
 			}
@@ -101,35 +102,6 @@ func Read(data []byte, locs []Location) ([]map[translate.MethodClass]translate.B
 	return out, nil
 }
 
-// leaves are the directives of ds without a block.
-func leaves(ds crossplane.Directives) crossplane.Directives {
-	var out crossplane.Directives
-	for _, d := range ds {
-		if d.Block == nil {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// lookup returns the arguments of the last name directive of the
-// innermost scope that has one.
-func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
-	for _, s := range scopes {
-		var args []string
-		found := false
-		for _, d := range s {
-			if d.Directive == name {
-				args, found = d.Args, true
-			}
-		}
-		if found {
-			return args, true
-		}
-	}
-	return nil, false
-}
-
 // readLocation derives what one location does, as ingress-nginx runs it:
 // as plain nginx (proxy_next_upstream's conditions, non_idempotent, the
 // idle timers, proxy_next_upstream_timeout), except that the tries are
@@ -137,7 +109,7 @@ func lookup(scopes []crossplane.Directives, name string) ([]string, bool) {
 // balancer asks for one more try each time, and tries 0 never stops).
 func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[translate.MethodClass]translate.Behaviour, error) {
 	out := map[translate.MethodClass]translate.Behaviour{}
-	pass, ok := lookup(scopes[:1], "proxy_pass")
+	pass, ok := nginx.Lookup(scopes[:1], "proxy_pass")
 	if !ok || len(pass) != 1 || !strings.HasPrefix(pass[0], "http://") {
 		return nil, fmt.Errorf("proxy_pass %q: want http://UPSTREAM", pass)
 	}
@@ -145,12 +117,12 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 	if !ok {
 		return nil, fmt.Errorf("proxy_pass %s names no upstream", pass[0])
 	}
-	next, ok := lookup(scopes, "proxy_next_upstream")
+	next, ok := nginx.Lookup(scopes, "proxy_next_upstream")
 	if !ok {
 		next = []string{"error", "timeout"}
 	}
 	tries := 0
-	if args, ok := lookup(scopes, "proxy_next_upstream_tries"); ok {
+	if args, ok := nginx.Lookup(scopes, "proxy_next_upstream_tries"); ok {
 		n, err := strconv.Atoi(strings.Join(args, " "))
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("proxy_next_upstream_tries %q", args)
@@ -176,8 +148,8 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 		retries, source = 0, "proxy_next_upstream off"
 	}
 	var budget time.Duration
-	if args, ok := lookup(scopes, "proxy_next_upstream_timeout"); ok && len(args) == 1 {
-		d, err := seconds(args[0])
+	if args, ok := nginx.Lookup(scopes, "proxy_next_upstream_timeout"); ok && len(args) == 1 {
+		d, err := nginx.ParseTime(args[0])
 		if err != nil {
 			return nil, fmt.Errorf("proxy_next_upstream_timeout %q: %w", args[0], err)
 		}
@@ -187,30 +159,19 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 	// cut by proxy_read_timeout (proxy_connect_timeout only bounds the
 	// connection, proxy_send_timeout the writes of the request).
 	try := 60 * time.Second
-	if args, ok := lookup(scopes, "proxy_read_timeout"); ok && len(args) == 1 {
+	if args, ok := nginx.Lookup(scopes, "proxy_read_timeout"); ok && len(args) == 1 {
 		var err error
-		if try, err = seconds(args[0]); err != nil {
+		if try, err = nginx.ParseTime(args[0]); err != nil {
 			return nil, fmt.Errorf("proxy_read_timeout %q: %w", args[0], err)
 		}
 	}
 	maxBody := int64(-1)
-	if args, ok := lookup(scopes, "proxy_request_buffering"); ok && len(args) == 1 && args[0] == "off" {
+	if args, ok := nginx.Lookup(scopes, "proxy_request_buffering"); ok && len(args) == 1 && args[0] == "off" {
 		maxBody = 0
 	}
-	var codes []int
-	for _, tok := range next {
-		if c, ok := strings.CutPrefix(tok, "http_"); ok {
-			n, err := strconv.Atoi(c)
-			if err != nil {
-				return nil, fmt.Errorf("proxy_next_upstream %q", tok)
-			}
-			codes = append(codes, n)
-		}
-	}
-	slices.Sort(codes)
-	conn := translate.ConnRetryNone
-	if slices.Contains(next, "error") {
-		conn = translate.ConnRetryAll
+	codes, conn, timeoutRetried, err := nginx.NextUpstream(next)
+	if err != nil {
+		return nil, err
 	}
 	base := translate.Behaviour{
 		Retries:        retries,
@@ -219,7 +180,7 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 		ConnErrors:     conn,
 		MaxRetriedBody: maxBody,
 		TryTimeout:     translate.Timer{Kind: translate.TimerIdle, Value: try},
-		TimeoutRetried: slices.Contains(next, "timeout"),
+		TimeoutRetried: timeoutRetried,
 		RequestTimeout: translate.Timer{Kind: translate.TimerNone},
 		TimeoutStatus:  504,
 		RetryBudget:    budget,
@@ -248,14 +209,4 @@ func readLocation(scopes []crossplane.Directives, ups map[string]upstream) (map[
 type upstream struct {
 	entries   int
 	keepalive bool
-}
-
-// seconds reads the template's times: a number of seconds, with or without
-// the unit s.
-func seconds(s string) (time.Duration, error) {
-	n, err := strconv.Atoi(strings.TrimSuffix(s, "s"))
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("want whole seconds")
-	}
-	return time.Duration(n) * time.Second, nil
 }
