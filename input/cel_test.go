@@ -1,42 +1,21 @@
 package input
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gwretry/gwretry/internal/celcases"
 	"github.com/gwretry/gwretry/translate"
 )
 
-// celCase is one case of testdata/cel/*.yaml: an object and whether the
-// API server with the v1.7.0 CRDs of each listed channel accepts it.
-type celCase struct {
-	Name     string   `json:"name"`
-	Source   string   `json:"source"`
-	Channels []string `json:"channels"`
-	Valid    bool     `json:"valid"`
-	// WantErrors are substrings the API server's error contains.
-	WantErrors []string `json:"wantErrors"`
-	// WantFields are field paths that must be named by an error.
-	WantFields []string `json:"wantFields"`
-	Object     any      `json:"object"`
-}
+// celCase is one case of testdata/cel/*.yaml.
+type celCase = celcases.Case
 
 func loadCELCases(t *testing.T, file string) []celCase {
 	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Cases []celCase `json:"cases"`
-	}
-	if err := yaml.UnmarshalStrict(raw, &doc); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return doc.Cases
+	return celcases.Load(t, file)
 }
 
 // TestCELAgreement checks that Validate accepts and rejects what the API

@@ -20,39 +20,21 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwretry/gwretry/backends/envoy"
+	"github.com/gwretry/gwretry/internal/celcases"
 	"github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
 // celCase is one case of testdata/cel/*.yaml (input/cel_test.go reads the
-// same files): an object and whether the API server with the v1.7.0 CRDs
-// of each listed channel accepts it.
-type celCase struct {
-	Name       string         `json:"name"`
-	Source     string         `json:"source"`
-	Channels   []string       `json:"channels"`
-	Valid      bool           `json:"valid"`
-	WantErrors []string       `json:"wantErrors"`
-	WantFields []string       `json:"wantFields"`
-	Object     map[string]any `json:"object"`
-}
+// same files).
+type celCase = celcases.Case
 
 func validCELCases(t *testing.T) []celCase {
 	t.Helper()
 	var out []celCase
 	for _, file := range []string{"../../testdata/cel/upstream.yaml", "../../testdata/cel/schema.yaml"} {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Cases []celCase `json:"cases"`
-		}
-		if err := yaml.UnmarshalStrict(raw, &doc); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for _, c := range doc.Cases {
+		for _, c := range celcases.Load(t, file) {
 			if c.Valid {
 				out = append(out, c)
 			}
