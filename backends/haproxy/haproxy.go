@@ -13,6 +13,7 @@ package haproxy
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -65,6 +66,12 @@ func (*Backend) Expresses(kind, s string) bool {
 		// textFmt writes any value HTTP carries (translate.HTTPExpresses:
 		// tabs and spaces inside, bytes that are not ASCII as they are).
 		return true
+	case translate.KindFilterPath:
+		// pathFmt writes any path HTTP carries ('$', '%XX', ';', '\''
+		// too) in strong quotes, '%' doubled, which set-path and
+		// replace-path (then redirect prefix) send as they are. A '//'
+		// stays out, as for every target.
+		return !strings.Contains(s, "//") && checkQuotable(strings.ReplaceAll(s, "%", "%%")+`\1`) == nil
 	}
 	return translate.Portable(kind, s)
 }

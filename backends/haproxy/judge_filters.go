@@ -192,12 +192,13 @@ func (f filterView) pathModifier(m *translate.Model, r *translate.Rule) (*transl
 		v := fmtValue(a.Fmt)
 		return &translate.PathModifier{Type: translate.ReplaceFullPath, Value: v}, nil
 	case *actions.ReplacePath:
-		return readReplacePath(m, r, a.MatchRegex, a.ReplaceFmt), nil
+		return readReplacePath(m, r, a.MatchRegex, fmtValue(a.ReplaceFmt)), nil
 	}
 	return nil, fmt.Errorf("%T is not a path rule", f.paths[0])
 }
 
-// readReplacePath reads a replace-path of the forms prefixRewrite writes:
+// readReplacePath reads a replace-path of the forms prefixRewrite writes
+// (repl as fmtValue reads its log-format string):
 // "^P/?(.*)" to "/\1" replaces prefix P by "", "^P(.*)" to "R\1" (R a
 // path) replaces it by R. P must be the rule's PathPrefix match; anything
 // else is returned as a path modifier of an unknown type, which no model
@@ -213,7 +214,7 @@ func readReplacePath(m *translate.Model, r *translate.Rule, regex, repl string) 
 		lit = l
 	} else if l, ok := strings.CutSuffix(body, "(.*)"); ok {
 		v, ok := strings.CutSuffix(repl, `\1`)
-		if !ok || !strings.HasPrefix(v, "/") || strings.ContainsAny(v, `%\`) {
+		if !ok || !strings.HasPrefix(v, "/") || strings.Contains(v, `\`) {
 			return other
 		}
 		lit, value = l, v

@@ -1,0 +1,61 @@
+package haproxy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gwretry/gwretry/report"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestPathFmt: a rewrite or redirect path with '$', percent-escapes, ';'
+// and '\” (issue 21) is written in strong quotes with '%' doubled
+// (set-path, and replace-path's replacement ending in \1), the judge
+// (run by generate) reads each back as the value, and the finding's
+// configured fact names it. A '//' is still not written. Live in e2e's
+// TestFilterPathsLive.
+func TestPathFmt(t *testing.T) {
+	if New().Expresses(translate.KindFilterPath, "/a//b") {
+		t.Errorf("Expresses(%q) = true", "/a//b")
+	}
+	values := []string{"/d$1/$x$$/a$", "/p/%2F%41%25;q='s'"}
+	var rules []*translate.Rule
+	for _, v := range values {
+		if !New().Expresses(translate.KindFilterPath, v) {
+			t.Errorf("Expresses(%q) = false", v)
+		}
+		for _, typ := range []translate.PathModifierType{translate.ReplaceFullPath, translate.ReplacePrefixMatch} {
+			r := rule(len(rules), nil, translate.Timeouts{})
+			r.Filters.Rewrite = &translate.Rewrite{Path: &translate.PathModifier{Type: typ, Value: v}}
+			rules = append(rules, r)
+			r = rule(len(rules), nil, translate.Timeouts{})
+			r.Backends, r.NoBackendRefs = nil, true
+			r.Filters.Redirect = &translate.Redirect{StatusCode: 302, Path: &translate.PathModifier{Type: typ, Value: v}}
+			rules = append(rules, r)
+		}
+	}
+	cfg, fs := generate(t, modelOf(rules...), translate.Options{Version: "3.0"})
+	for _, v := range values {
+		q := "'" + strings.ReplaceAll(strings.ReplaceAll(v, "%", "%%"), "'", `'\''`)
+		for _, want := range []string{"http-request set-path " + q + "'\n", `(.*) ` + q + `\1'` + "\n"} {
+			if strings.Count(cfg, want) != 2 {
+				t.Errorf("haproxy.cfg has %q %d times, want 2 (rewrite and redirect):\n%s", want, strings.Count(cfg, want), cfg)
+			}
+		}
+	}
+	for i, r := range rules {
+		feat := translate.FeatureURLRewrite
+		if r.Filters.Redirect != nil {
+			feat = translate.FeatureRequestRedirect
+		}
+		f := findingOf(t, fs, i, feat)
+		if f.Reason != report.ReasonConfigured {
+			t.Errorf("rule %d %s: %s %v, want Configured", i, feat, f.Reason, f.Params)
+		}
+		if rw := r.Filters.Rewrite; rw != nil && rw.Path.Type == translate.ReplaceFullPath {
+			if want := "http-request set-path " + rw.Path.Value; !strings.Contains(f.Configured, want) {
+				t.Errorf("rule %d: configured %q, want %q", i, f.Configured, want)
+			}
+		}
+	}
+}
