@@ -22,13 +22,14 @@ import (
 // carries but the portable grammar does not (issue 21): '$' in every
 // form a replacement template or an nginx variable would read, and
 // percent-escapes, ';' and '\”.
-var filterPathValues = []string{"/d$1/$x$$/a$", "/p/%2F%41%25;q='s'"}
+var filterPathValues = []string{"/d$1/$x$$/a$", "/p/%2F%41%25;q='s'", "/q'u;o=t$e"}
 
 // TestFilterPathsLive: each proxy that writes a ReplaceFullPath or
 // ReplacePrefixMatch rewrite or redirect with a filterPathValues path
 // sends it byte for byte: the backend gets it as its request target, the
 // client as its Location's path; a rule reported ValueNotExpressible
-// answers 500 and reaches no backend.
+// (only nginx's, for a path with '%', which its rewrite would escape
+// again) answers 500 and reaches no backend.
 func TestFilterPathsLive(t *testing.T) {
 	type rule struct {
 		prefix, filter, send, want string
@@ -89,6 +90,9 @@ func TestFilterPathsLive(t *testing.T) {
 					got := resp.Status
 					switch {
 					case unwritten(k):
+						if !strings.Contains(r.want, "%") {
+							t.Errorf("GET %s: rule reported ValueNotExpressible, want it written (only '%%' is left out, on nginx)", r.send)
+						}
 						if resp.StatusCode != http.StatusInternalServerError || len(hits) != 0 {
 							t.Errorf("GET %s (unwritten): %s and %d backend requests, want 500 and none", r.send, resp.Status, len(hits))
 						}
