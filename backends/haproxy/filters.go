@@ -107,15 +107,32 @@ func planFilters(m *translate.Model, r *translate.Rule, ck *tokenChecker) filter
 func headerActions(hm *translate.HeaderModifier, ck *tokenChecker) []types.Action {
 	var out []types.Action
 	for _, n := range hm.Remove {
-		out = append(out, &actions.DelHeader{Name: ck.word("header name", n)})
+		out = append(out, &actions.DelHeader{Name: headerName(ck, n)})
 	}
 	for _, h := range hm.Set {
-		out = append(out, &actions.SetHeader{Name: ck.word("header name", h.Name), Fmt: headerFmt(h, ck)})
+		out = append(out, &actions.SetHeader{Name: headerName(ck, h.Name), Fmt: headerFmt(h, ck)})
 	}
 	for _, h := range hm.Add {
-		out = append(out, &actions.AddHeader{Name: ck.word("header name", h.Name), Fmt: headerFmt(h, ck)})
+		out = append(out, &actions.AddHeader{Name: headerName(ck, h.Name), Fmt: headerFmt(h, ck)})
 	}
 	return out
+}
+
+// headerName writes a header name a filter sets, adds or removes: a
+// plain word when it is one, else in strong quotes (quoteWord: the API's
+// '!#$%&\'*+^`|~' too). The name is no log-format string: HAProxy reads
+// '%' and '$' in it as themselves.
+func headerName(ck *tokenChecker, n string) string {
+	if checkWord(n) == nil {
+		return ck.word("header name", n)
+	}
+	if err := translate.CheckValue(translate.KindFilterHeaderName, n); err != nil {
+		ck.fail(err) // not an HTTP token
+	}
+	if err := checkQuotable(n); err != nil {
+		ck.fail(fmt.Errorf("header name: %w", err))
+	}
+	return quoteWord(n)
 }
 
 // headerFmt writes a header value as a log-format string that HAProxy

@@ -66,6 +66,10 @@ func (*Backend) Expresses(kind, s string) bool {
 		// textFmt writes any value HTTP carries (translate.HTTPExpresses:
 		// tabs and spaces inside, bytes that are not ASCII as they are).
 		return true
+	case translate.KindFilterHeaderName:
+		// headerName writes any token the API allows, in strong quotes
+		// when it is no plain word.
+		return true
 	case translate.KindFilterPath:
 		// pathFmt writes any path HTTP carries ('$', '%XX', ';', '\''
 		// too) in strong quotes, '%' doubled, which set-path and

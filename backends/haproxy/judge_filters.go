@@ -61,16 +61,22 @@ func (f *filterView) requestAction(a types.Action) (ok bool, err error) {
 func readHeaderOp(a types.Action) (*headerOp, error) {
 	var op headerOp
 	var cond string
+	name := func(s string) string {
+		if n, ok := readWord(s); ok {
+			return n
+		}
+		return "<unreadable " + s + ">"
+	}
 	switch a := a.(type) {
 	case *actions.SetHeader:
-		op, cond = headerOp{op: "set", name: a.Name, value: fmtValue(a.Fmt)}, a.Cond
+		op, cond = headerOp{op: "set", name: name(a.Name), value: fmtValue(a.Fmt)}, a.Cond
 	case *actions.AddHeader:
-		op, cond = headerOp{op: "add", name: a.Name, value: fmtValue(a.Fmt)}, a.Cond
+		op, cond = headerOp{op: "add", name: name(a.Name), value: fmtValue(a.Fmt)}, a.Cond
 	case *actions.DelHeader:
 		if a.Method != "" {
 			return nil, fmt.Errorf("del-header %s -m %s: not understood", a.Name, a.Method)
 		}
-		op, cond = headerOp{op: "del", name: a.Name}, a.Cond
+		op, cond = headerOp{op: "del", name: name(a.Name)}, a.Cond
 	default:
 		return nil, fmt.Errorf("%T is not a header rule", a)
 	}
