@@ -93,3 +93,29 @@ func TestHeaderNamesQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryNamesQuoted: a query name with the API's other token
+// characters (issue 21) is written as urlp() in strong quotes, a '\”
+// escaped for HAProxy's argument parser; a plain name stays one word;
+// '&' and '#' are not written. Live in e2e's TestQuotedValuesLive
+// (?x!$'*^|~=1).
+func TestQueryNamesQuoted(t *testing.T) {
+	for s, want := range map[string]bool{"x!$'*^|~": true, "a+b": true, "a%b": true, "a`b": true, "a&b": false, "a#b": false} {
+		if got := New().Expresses(translate.KindQueryName, s); got != want {
+			t.Errorf("Expresses(query name %q) = %v, want %v", s, got, want)
+		}
+	}
+	var ck tokenChecker
+	for name, want := range map[string]string{"x!$'*^|~": `'urlp(x!$\'\''*^|~)'`, "plain": "urlp(plain)"} {
+		if got := queryFetch(&ck, name); got != want {
+			t.Errorf("queryFetch(%q) = %s, want %s", name, got, want)
+		}
+	}
+	if ck.err != nil {
+		t.Error(ck.err)
+	}
+	queryFetch(&ck, "a&b")
+	if ck.err == nil {
+		t.Error("queryFetch(a&b): own check passed")
+	}
+}
