@@ -275,6 +275,11 @@ func (*Backend) NotExpressed(kind, s string) string {
 		return "nginx's parser reads a brace outside a repetition count as a block"
 	case translate.KindQueryName:
 		return "nginx matches a query name on the raw query string, where '&' separates parameters and '#' never appears"
+	case translate.KindFilterPath:
+		if strings.Contains(s, "%") && !strings.Contains(s, "//") {
+			// gwretry's limit, not nginx's: said as such.
+			return "gwretry writes no '%' in a rewrite or redirect path for nginx yet: nginx's rewrite escapes it again (%25) when it proxies the path, and a proxy_pass variable that would carry it is not written"
+		}
 	}
 	return translate.PortableWhy(kind)
 }
