@@ -16,6 +16,7 @@ import (
 	"github.com/gwretry/gwretry/internal/hostile"
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/prove"
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -35,7 +36,7 @@ func TestFilterHeaderValuesLive(t *testing.T) {
 				be := flaky.New(t, "values")
 				ready := flaky.New(t, "ready")
 				listen := fmt.Sprintf("127.0.0.1:%d", proxytest.FreePort(t))
-				report := generateManifest(t, dir, headerValuesManifest(t, values), tg.name+"@"+version, listen,
+				report := generateManifest(t, dir, headerValuesManifest(t, values)+"---\n"+headerNamesManifest, tg.name+"@"+version, listen,
 					[]string{fmt.Sprintf("values.%s:8080=%s", prove.Namespace, be.Addr()), fmt.Sprintf("ready.%s:8080=%s", prove.Namespace, ready.Addr())})
 				// addsHonoured[k]: rule k claims to add to the client's value.
 				addsHonoured := map[int]bool{}
@@ -102,8 +103,71 @@ func TestFilterHeaderValuesLive(t *testing.T) {
 						check(fmt.Sprintf("response X-Add-%d", i), resp.Header.Values(fmt.Sprintf("X-Add-%d", i)), v)
 					}
 				}
+				checkHeaderNames(t, report, tg.name, addr, be)
 			})
 		})
+	}
+}
+
+// Header names with every character the API allows beyond the portable
+// letters, digits, '_', '.' and '-' (issue 21): filterName is set on the
+// request and the response, removedName removed from the request.
+const (
+	filterName  = "x!#$%&'*+^_`|~n"
+	removedName = "y!#$%&'*+^_`|~r"
+)
+
+// headerNamesManifest is a route "names" whose rule (path /names) sets
+// filterName on the request and the response and removes removedName
+// from the request.
+var headerNamesManifest = prove.RouteManifest("names", fmt.Sprintf("  - matches: [{path: {type: PathPrefix, value: /names}}]\n"+
+	"    filters:\n"+
+	"    - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: %q, value: v1}], remove: [%q]}}\n"+
+	"    - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: %q, value: v2}]}}\n"+
+	"    backendRefs: [{name: values, port: 8080}]\n", filterName, removedName, filterName))
+
+// checkHeaderNames: the route "names" sets and removes its header names
+// as named, or, where the report says the target cannot write one
+// (ValueNotExpressible), answers 500 without reaching the backend.
+func checkHeaderNames(t *testing.T, rep *translate.Report, target, addr string, be *flaky.Server) {
+	t.Helper()
+	unwritten := false
+	for _, f := range prove.RuleFindings(rep, target, prove.Namespace+"/names", 0) {
+		unwritten = unwritten || f.Reason == report.ReasonValueNotExpressible
+	}
+	req, err := http.NewRequest("GET", "http://"+addr+"/names", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header[removedName] = []string{"client"}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	be.WaitIdle(5 * time.Second)
+	hits := be.Hits("/names")
+	if unwritten {
+		t.Logf("/names: ValueNotExpressible, %s", resp.Status)
+		if resp.StatusCode != http.StatusInternalServerError || len(hits) != 0 {
+			t.Errorf("/names (unwritten): %s and %d backend requests, want 500 and none", resp.Status, len(hits))
+		}
+		return
+	}
+	if len(hits) != 1 {
+		t.Fatalf("/names: %s, the backend got %d requests, want 1", resp.Status, len(hits))
+	}
+	h := hits[0].Header
+	if got := h.Values(filterName); len(got) != 1 || got[0] != "v1" {
+		t.Errorf("request %s: %q, want v1", filterName, got)
+	}
+	if got := h.Values(removedName); len(got) != 0 {
+		t.Errorf("request %s: %q, want it removed", removedName, got)
+	}
+	if got := resp.Header.Values(filterName); len(got) != 1 || got[0] != "v2" {
+		t.Errorf("response %s: %q, want v2", filterName, got)
 	}
 }
 

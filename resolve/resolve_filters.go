@@ -111,7 +111,7 @@ func headerModifier(f *input.FieldErrors, field string, in *gwv1.HTTPHeaderFilte
 		var res []translate.Header
 		for i, h := range hs {
 			hf := fmt.Sprintf("%s.%s[%d]", field, list, i)
-			res = append(res, translate.Header{Name: checked(f, hf+".name", translate.KindHeaderName, string(h.Name)),
+			res = append(res, translate.Header{Name: checked(f, hf+".name", translate.KindFilterHeaderName, string(h.Name)),
 				Value: checked(f, hf+".value", translate.KindFilterHeaderValue, h.Value)})
 		}
 		return res
@@ -119,7 +119,7 @@ func headerModifier(f *input.FieldErrors, field string, in *gwv1.HTTPHeaderFilte
 	out.Set = conv("set", in.Set)
 	out.Add = conv("add", in.Add)
 	for i, n := range in.Remove {
-		out.Remove = append(out.Remove, checked(f, fmt.Sprintf("%s.remove[%d]", field, i), translate.KindHeaderName, n))
+		out.Remove = append(out.Remove, checked(f, fmt.Sprintf("%s.remove[%d]", field, i), translate.KindFilterHeaderName, n))
 	}
 	return out
 }

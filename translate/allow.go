@@ -59,6 +59,9 @@ const (
 	KindPreciseHostname = "redirect or rewrite hostname"
 	// KindFilterPath is a path a redirect or rewrite writes.
 	KindFilterPath = "redirect or rewrite path"
+	// KindFilterHeaderName is a header name a filter sets, adds or
+	// removes (a match's is KindHeaderName).
+	KindFilterHeaderName = "filter header name"
 )
 
 // CheckValue reports whether s is allowed as a value of the given kind in a
@@ -73,7 +76,7 @@ func CheckValue(kind, s string) error {
 	case KindRegex:
 		// A path is at most 1024 bytes, a header or query value 4096.
 		ok = len(s) <= 4096 && utf8.ValidString(s)
-	case KindHeaderName, KindQueryName:
+	case KindHeaderName, KindQueryName, KindFilterHeaderName:
 		ok = apiTokenRE.MatchString(s)
 	case KindHeaderValue:
 		ok = len(s) <= 4096 && utf8.ValidString(s)
@@ -111,7 +114,7 @@ func checkPortable(kind, s string) error {
 			_, err := regexp.Compile(s)
 			ok = err == nil
 		}
-	case KindHeaderName, KindQueryName:
+	case KindHeaderName, KindQueryName, KindFilterHeaderName:
 		ok = headerNameRE.MatchString(s)
 	case KindHeaderValue:
 		ok = len(s) <= 4096 && headerValueRE.MatchString(s)
@@ -144,7 +147,7 @@ func allowedText(kind string) string {
 		return "'/' then letters, digits and ._~!$&()*+,=:@%/- with no '//'"
 	case KindRegex:
 		return "a valid RE2 expression of letters, digits and ._~!$&()*+,=:@%/?^|[]{}<>- (no backslash, quote, '#', ';', backtick or space)"
-	case KindHeaderName, KindQueryName:
+	case KindHeaderName, KindQueryName, KindFilterHeaderName:
 		return "letters, digits, '_', '.', '-'"
 	case KindHeaderValue:
 		return "letters, digits and ._~!$&()*+,=:@%/?- (no space, quote, backslash, '#', ';' or backtick)"

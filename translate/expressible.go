@@ -158,12 +158,12 @@ func filterValues(fl *Filters, where string, f func(field, kind, s string) bool)
 			continue
 		}
 		for _, h := range append(append([]Header(nil), hm.m.Set...), hm.m.Add...) {
-			if !f(where+hm.name+" name", KindHeaderName, h.Name) || !f(where+hm.name+" "+h.Name, KindFilterHeaderValue, h.Value) {
+			if !f(where+hm.name+" name", KindFilterHeaderName, h.Name) || !f(where+hm.name+" "+h.Name, KindFilterHeaderValue, h.Value) {
 				return false
 			}
 		}
 		for _, n := range hm.m.Remove {
-			if !f(where+hm.name+" remove", KindHeaderName, n) {
+			if !f(where+hm.name+" remove", KindFilterHeaderName, n) {
 				return false
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // Filters are the HTTPRoute filters of a rule, or of one of its
 // backendRefs, as the Gateway API v1.7.0 Standard channel defines them.
 // Every string has passed the allowlists in allow.go (CheckValue with
-// KindHeaderName, KindFilterHeaderValue, KindPreciseHostname and
+// KindFilterHeaderName, KindFilterHeaderValue, KindPreciseHostname and
 // KindFilterPath), so a backend may write it as it is.
 type Filters struct {
 	// RequestHeaders is the RequestHeaderModifier filter (at most one).
@@ -255,11 +255,11 @@ func checkFilters(fl *Filters, where string, check func(where, kind, s string), 
 			continue
 		}
 		for _, h := range append(append([]Header(nil), hm.Set...), hm.Add...) {
-			check(where+" header", KindHeaderName, h.Name)
+			check(where+" header", KindFilterHeaderName, h.Name)
 			check(where+" header "+h.Name, KindFilterHeaderValue, h.Value)
 		}
 		for _, n := range hm.Remove {
-			check(where+" header", KindHeaderName, n)
+			check(where+" header", KindFilterHeaderName, n)
 		}
 	}
 	checkPath := func(p *PathModifier) {

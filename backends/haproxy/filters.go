@@ -107,15 +107,32 @@ func planFilters(m *translate.Model, r *translate.Rule, ck *tokenChecker) filter
 func headerActions(hm *translate.HeaderModifier, ck *tokenChecker) []types.Action {
 	var out []types.Action
 	for _, n := range hm.Remove {
-		out = append(out, &actions.DelHeader{Name: ck.word("header name", n)})
+		out = append(out, &actions.DelHeader{Name: headerName(ck, n)})
 	}
 	for _, h := range hm.Set {
-		out = append(out, &actions.SetHeader{Name: ck.word("header name", h.Name), Fmt: headerFmt(h, ck)})
+		out = append(out, &actions.SetHeader{Name: headerName(ck, h.Name), Fmt: headerFmt(h, ck)})
 	}
 	for _, h := range hm.Add {
-		out = append(out, &actions.AddHeader{Name: ck.word("header name", h.Name), Fmt: headerFmt(h, ck)})
+		out = append(out, &actions.AddHeader{Name: headerName(ck, h.Name), Fmt: headerFmt(h, ck)})
 	}
 	return out
+}
+
+// headerName writes a header name a filter sets, adds or removes: a
+// plain word when it is one, else in strong quotes (quoteWord: the API's
+// '!#$%&\'*+^`|~' too). The name is no log-format string: HAProxy reads
+// '%' and '$' in it as themselves.
+func headerName(ck *tokenChecker, n string) string {
+	if checkWord(n) == nil {
+		return ck.word("header name", n)
+	}
+	if err := translate.CheckValue(translate.KindFilterHeaderName, n); err != nil {
+		ck.fail(err) // not an HTTP token
+	}
+	if err := checkQuotable(n); err != nil {
+		ck.fail(fmt.Errorf("header name: %w", err))
+	}
+	return quoteWord(n)
 }
 
 // headerFmt writes a header value as a log-format string that HAProxy
@@ -146,6 +163,23 @@ func formatWord(ck *tokenChecker, where, s string) string {
 	return ck.word(where, s)
 }
 
+// pathFmt writes a path, then suffix (replace-path's \1 or nothing),
+// as a log-format string in strong quotes (textFmt): '%' doubled, '\”
+// as '\”, and '$', ';' and the rest as they are (HAProxy expands no
+// variable in single quotes, and reads a backslash in them as itself, so
+// replace-path's regex engine gets \1). Its own check: the path is one
+// HTTP carries (translate.HTTPExpresses: no control character, blank,
+// quote, '#' or backslash).
+func pathFmt(ck *tokenChecker, where, path, suffix string) string {
+	if !translate.HTTPExpresses(translate.KindFilterPath, path) {
+		ck.fail(fmt.Errorf("%s: %q is not a path HTTP carries", where, shorten(path)))
+	}
+	if err := checkQuotable(path + suffix); err != nil {
+		ck.fail(fmt.Errorf("%s: %w", where, err))
+	}
+	return textFmt(path + suffix)
+}
+
 func quoteFmt(s string) string { return `"` + s + `"` }
 
 // pathAction is set-path for ReplaceFullPath and replace-path for
@@ -154,21 +188,19 @@ func quoteFmt(s string) string { return `"` + s + `"` }
 func pathAction(m *translate.Model, r *translate.Rule, pm *translate.PathModifier, ck *tokenChecker) (_ types.Action, ok bool) {
 	switch pm.Type {
 	case translate.ReplaceFullPath:
-		return &actions.SetPath{Fmt: formatWord(ck, "rewrite path", pm.Value)}, true
+		return &actions.SetPath{Fmt: pathFmt(ck, "rewrite path", pm.Value, "")}, true
 	case translate.ReplacePrefixMatch:
 		prefix, ok := rulePrefix(m, r)
 		if !ok {
 			return nil, false
 		}
 		value := strings.TrimRight(pm.Value, "/")
-		if value != "" {
-			formatWord(ck, "path replacement", value)
-		}
 		if prefix != "" {
 			ck.pattern("path prefix", prefix)
 		}
 		regex, repl := prefixRewrite(prefix, value)
-		return &actions.ReplacePath{MatchRegex: ck.word("path prefix regular expression", regex), ReplaceFmt: repl}, true
+		return &actions.ReplacePath{MatchRegex: ck.word("path prefix regular expression", regex),
+			ReplaceFmt: pathFmt(ck, "path replacement", strings.TrimSuffix(repl, `\1`), `\1`)}, true
 	}
 	ck.fail(fmt.Errorf("unknown path modifier %q", pm.Type))
 	return nil, true

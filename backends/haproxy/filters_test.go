@@ -95,13 +95,13 @@ func TestFilters(t *testing.T) {
 		`http-request add-header X-Add 'a,b <c> [d]|^e'` + "\n",
 		`http-after-response set-header X-Resp 'r1'` + "\n",
 		`http-after-response del-header X-Backend` + "\n",
-		`http-request replace-path ^/r01(.*) /new\1` + "\n",
+		`http-request replace-path ^/r01(.*) '/new\1'` + "\n",
 		`http-request set-header Host "rewritten.example"` + "\n",
-		`http-request replace-path ^/r02/?(.*) /\1` + "\n",
-		`http-request set-path /full(1)` + "\n",
+		`http-request replace-path ^/r02/?(.*) '/\1'` + "\n",
+		`http-request set-path '/full(1)'` + "\n",
 		"http-request redirect prefix https://%[req.hdr(host),regsub(:[0-9]*$,)] code 302 if { ssl_fc } { dst_port 443 }\n",
 		"http-request redirect prefix http://%[req.hdr(host),regsub(:[0-9]*$,)]:%[dst_port] code 302\n",
-		"http-request replace-path ^/r05(.*) /to\\1\n",
+		"http-request replace-path ^/r05(.*) '/to\\1'\n",
 		"http-request redirect prefix https://example.org code 301\n",
 		"http-request redirect prefix https://%[req.hdr(host),regsub(:[0-9]*$,)]:8443 code 308 if { ssl_fc }\n",
 		"http-request redirect prefix http://%[req.hdr(host),regsub(:[0-9]*$,)] code 307\n",
@@ -184,8 +184,8 @@ func TestJudgeCatchesFilters(t *testing.T) {
 		"conditional add":              {replace(`add-header X-Add 'a,b <c> [d]|^e'`, `add-header X-Add 'a,b <c> [d]|^e' if { ssl_fc }`), nil},
 		"response set dropped":         {replace("  http-after-response set-header X-Resp 'r1'\n", ""), nil},
 		"prefix of another match":      {replace(`replace-path ^/r01(.*)`, `replace-path ^/r0(.*)`), nil},
-		"prefix without slash keeping": {replace(`replace-path ^/r02/?(.*) /\1`, `replace-path ^/r02(.*) \1`), nil},
-		"full path changed":            {replace(`set-path /full(1)`, `set-path /full(2)`), nil},
+		"prefix without slash keeping": {replace(`replace-path ^/r02/?(.*) '/\1'`, `replace-path ^/r02(.*) '\1'`), nil},
+		"full path changed":            {replace(`set-path '/full(1)'`, `set-path '/full(2)'`), nil},
 		"host rewrite dropped":         {replace("  http-request set-header Host \"rewritten.example\"\n", ""), nil},
 		"redirect code":                {replace("https://example.org code 301", "https://example.org code 302"), nil},
 		"redirect host":                {replace("https://example.org code 301", "https://example.com code 301"), nil},
@@ -228,8 +228,11 @@ func TestFilterValuesChecked(t *testing.T) {
 	}
 	for _, v := range []string{`a"b`, "a\nb", "a%b", "a$b", `a\b`, "a#b", "a  b", "a\tb", "é"} {
 		for name, set := range fields {
-			if name == "header name" && (v == "a%b" || v == "a$b") {
-				continue // a header name is not a log-format string: HAProxy reads both as they are
+			if name == "header name" && (v == "a%b" || v == "a$b" || v == "a#b") {
+				continue // an HTTP token, no log-format string: written in strong quotes (headerName), HAProxy reads it as it is
+			}
+			if (name == "rewrite path" || name == "prefix value") && v == "a$b" {
+				continue // a path HTTP carries, in strong quotes (pathFmt); see TestPathFmt
 			}
 			if (name == "header value" || name == "response value") && !strings.ContainsAny(v, "\n") {
 				continue // quoted text (headerFmt), non-ASCII too; see TestTextFmt

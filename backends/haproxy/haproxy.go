@@ -13,6 +13,7 @@ package haproxy
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/gwretry/gwretry/translate"
 )
@@ -65,6 +66,21 @@ func (*Backend) Expresses(kind, s string) bool {
 		// textFmt writes any value HTTP carries (translate.HTTPExpresses:
 		// tabs and spaces inside, bytes that are not ASCII as they are).
 		return true
+	case translate.KindQueryName:
+		// queryFetch writes any token in urlp(): but '&', which splits
+		// the query (a name a&b would match ?a&b=1, two parameters), and
+		// '#', which no request's query holds.
+		return !strings.ContainsAny(s, "&#")
+	case translate.KindFilterHeaderName:
+		// headerName writes any token the API allows, in strong quotes
+		// when it is no plain word.
+		return true
+	case translate.KindFilterPath:
+		// pathFmt writes any path HTTP carries ('$', '%XX', ';', '\''
+		// too) in strong quotes, '%' doubled, which set-path and
+		// replace-path (then redirect prefix) send as they are. A '//'
+		// stays out, as for every target.
+		return !strings.Contains(s, "//") && checkQuotable(strings.ReplaceAll(s, "%", "%%")+`\1`) == nil
 	}
 	return translate.Portable(kind, s)
 }
@@ -200,6 +216,8 @@ func (*Backend) NotExpressed(kind, s string) string {
 			return fmt.Sprintf("longer than the %d bytes gwretry writes as one word of haproxy.cfg", maxTokenLen)
 		}
 		return "a control character ends a word or a line of haproxy.cfg (config-parser)"
+	case translate.KindQueryName:
+		return "HAProxy's urlp reads the raw query string, where '&' separates parameters and '#' never appears"
 	}
 	return translate.PortableWhy(kind)
 }

@@ -61,16 +61,22 @@ func (f *filterView) requestAction(a types.Action) (ok bool, err error) {
 func readHeaderOp(a types.Action) (*headerOp, error) {
 	var op headerOp
 	var cond string
+	name := func(s string) string {
+		if n, ok := readWord(s); ok {
+			return n
+		}
+		return "<unreadable " + s + ">"
+	}
 	switch a := a.(type) {
 	case *actions.SetHeader:
-		op, cond = headerOp{op: "set", name: a.Name, value: fmtValue(a.Fmt)}, a.Cond
+		op, cond = headerOp{op: "set", name: name(a.Name), value: fmtValue(a.Fmt)}, a.Cond
 	case *actions.AddHeader:
-		op, cond = headerOp{op: "add", name: a.Name, value: fmtValue(a.Fmt)}, a.Cond
+		op, cond = headerOp{op: "add", name: name(a.Name), value: fmtValue(a.Fmt)}, a.Cond
 	case *actions.DelHeader:
 		if a.Method != "" {
 			return nil, fmt.Errorf("del-header %s -m %s: not understood", a.Name, a.Method)
 		}
-		op, cond = headerOp{op: "del", name: a.Name}, a.Cond
+		op, cond = headerOp{op: "del", name: name(a.Name)}, a.Cond
 	default:
 		return nil, fmt.Errorf("%T is not a header rule", a)
 	}
@@ -192,12 +198,13 @@ func (f filterView) pathModifier(m *translate.Model, r *translate.Rule) (*transl
 		v := fmtValue(a.Fmt)
 		return &translate.PathModifier{Type: translate.ReplaceFullPath, Value: v}, nil
 	case *actions.ReplacePath:
-		return readReplacePath(m, r, a.MatchRegex, a.ReplaceFmt), nil
+		return readReplacePath(m, r, a.MatchRegex, fmtValue(a.ReplaceFmt)), nil
 	}
 	return nil, fmt.Errorf("%T is not a path rule", f.paths[0])
 }
 
-// readReplacePath reads a replace-path of the forms prefixRewrite writes:
+// readReplacePath reads a replace-path of the forms prefixRewrite writes
+// (repl as fmtValue reads its log-format string):
 // "^P/?(.*)" to "/\1" replaces prefix P by "", "^P(.*)" to "R\1" (R a
 // path) replaces it by R. P must be the rule's PathPrefix match; anything
 // else is returned as a path modifier of an unknown type, which no model
@@ -213,7 +220,7 @@ func readReplacePath(m *translate.Model, r *translate.Rule, regex, repl string) 
 		lit = l
 	} else if l, ok := strings.CutSuffix(body, "(.*)"); ok {
 		v, ok := strings.CutSuffix(repl, `\1`)
-		if !ok || !strings.HasPrefix(v, "/") || strings.ContainsAny(v, `%\`) {
+		if !ok || !strings.HasPrefix(v, "/") || strings.Contains(v, `\`) {
 			return other
 		}
 		lit, value = l, v

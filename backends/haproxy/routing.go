@@ -133,10 +133,28 @@ func matchACLs(prefix string, m translate.Match, ck *tokenChecker) ([]types.ACL,
 	}
 	for i, q := range m.Query {
 		n := fmt.Sprintf("%s_q%d", prefix, i)
-		fetch := "urlp(" + ck.word("query parameter name", q.Name) + ")"
+		fetch := queryFetch(ck, q.Name)
 		add(n, valueMatch(n, fetch, q, ck))
 	}
 	return acls, names
+}
+
+// queryFetch is the sample fetch urlp(NAME) of a query parameter: one
+// plain word when the name is one; else the name with each '\” escaped
+// for HAProxy's argument parser (\', which reads quotes in arguments),
+// and the whole fetch in strong quotes for its config tokenizer
+// (quoteWord: '#', '$', '\” and the rest as they are).
+func queryFetch(ck *tokenChecker, name string) string {
+	if strings.ContainsAny(name, "&#") {
+		ck.fail(fmt.Errorf("query parameter name %q: '&' or '#'", shorten(name)))
+	}
+	if checkWord(name) == nil {
+		return "urlp(" + ck.word("query parameter name", name) + ")"
+	}
+	if err := translate.CheckValue(translate.KindQueryName, name); err != nil {
+		ck.fail(err)
+	}
+	return quoteWord("urlp(" + strings.ReplaceAll(name, "'", `\'`) + ")")
 }
 
 // valueMatch matches a header (whole value, commas included, any

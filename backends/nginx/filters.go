@@ -438,7 +438,7 @@ func (p *filterPlan) planRedirect(r *translate.Rule, rd *translate.Redirect, mat
 	if rd.Path != nil {
 		switch rd.Path.Type {
 		case translate.ReplaceFullPath:
-			path = rd.Path.Value + "$is_args$args"
+			path = textArg(rd.Path.Value) + "$is_args$args"
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()
 			if !ok {
@@ -499,7 +499,9 @@ func (p *filterPlan) planRewrite(r *translate.Rule, rw *translate.Rewrite, match
 	if pm := rw.Path; pm != nil {
 		switch pm.Type {
 		case translate.ReplaceFullPath:
-			p.Location = append(p.Location, directive("rewrite", "^", pm.Value, "break"))
+			// textArg: a '$' is the constant ${gwretry_dollar}; nginx
+			// escapes none of '$', '\'' and ';' when it proxies the path.
+			p.Location = append(p.Location, directive("rewrite", "^", textArg(pm.Value), "break"))
 			facts = append(facts, "rewrite ^ "+pm.Value+" break")
 		case translate.ReplacePrefixMatch:
 			raw, ambiguous, ok := matches.prefixes()

@@ -270,8 +270,9 @@ func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefi
 	path := m[4]
 	switch {
 	case path == "$request_uri":
-	case strings.HasSuffix(path, "$is_args$args") && !strings.Contains(strings.TrimSuffix(path, "$is_args$args"), "$"):
-		rd.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: strings.TrimSuffix(path, "$is_args$args")}
+	case strings.HasPrefix(path, "/") && fullPathOK(path, fs.consts):
+		v, _ := readValueWith(path, "$is_args$args", fs.consts)
+		rd.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: v}
 	default:
 		var wantPath *translate.PathModifier
 		if want != nil {
@@ -280,6 +281,13 @@ func (fs filterScope) redirect(code int, args []string, r *translate.Rule, prefi
 		rd.Path = fs.prefixRedirect(path, args, prefixes, wantPath)
 	}
 	return rd
+}
+
+// fullPathOK reports whether a Location's path is a literal path (as
+// textArg writes it) then the request's query ($is_args$args).
+func fullPathOK(path string, consts map[string]string) bool {
+	_, ok := readValueWith(path, "$is_args$args", consts)
+	return ok
 }
 
 // isPortMap checks the map behind redirectPortVar: nothing for port 80
@@ -622,8 +630,10 @@ func (fs filterScope) rewrite(host string, prefixes []string, want *translate.Re
 				wantPath = want.Path
 			}
 			rw.Path, usesPass = fs.prefixRewrite(d, pass, prefixes, wantPath)
+		} else if v, ok := readTextArg(d.Args[1], fs.consts); ok {
+			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: v}
 		} else {
-			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: d.Args[1]}
+			rw.Path = &translate.PathModifier{Type: translate.ReplaceFullPath, Value: "<rewrite " + strings.Join(d.Args, " ") + ">"}
 		}
 	}
 	if rw.Hostname == "" && rw.Path == nil {

@@ -142,6 +142,12 @@ func (*Backend) Expresses(kind, s string) bool {
 		// that is not ASCII as it is: nginx's tokenizer and crossplane
 		// pass it through).
 		return true
+	case translate.KindFilterPath:
+		// textArg writes '$' as the constant ${gwretry_dollar}, and
+		// crossplane quotes '\'' and ';'; nginx's rewrite escapes none of
+		// them when it proxies the path. A '%' it escapes to %25 there:
+		// not written (a proxy_pass variable could carry it).
+		return !strings.Contains(s, "%") && translate.Portable(kind, strings.NewReplacer("$", "_", "'", "_", ";", "_").Replace(s))
 	case translate.KindRegex:
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] > 0x7e {
@@ -269,6 +275,11 @@ func (*Backend) NotExpressed(kind, s string) string {
 		return "nginx's parser reads a brace outside a repetition count as a block"
 	case translate.KindQueryName:
 		return "nginx matches a query name on the raw query string, where '&' separates parameters and '#' never appears"
+	case translate.KindFilterPath:
+		if strings.Contains(s, "%") && !strings.Contains(s, "//") {
+			// gwretry's limit, not nginx's: said as such.
+			return "gwretry writes no '%' in a rewrite or redirect path for nginx yet: nginx's rewrite escapes it again (%25) when it proxies the path, and a proxy_pass variable that would carry it is not written"
+		}
 	}
 	return translate.PortableWhy(kind)
 }

@@ -239,7 +239,7 @@ func redirectMiddleware(rd *translate.Redirect, listenerScheme string, port int,
 	if p := rd.Path; p != nil {
 		switch p.Type {
 		case translate.ReplaceFullPath:
-			pathRepl = p.Value
+			pathRepl = replLiteral(p.Value)
 		case translate.ReplacePrefixMatch:
 			prefix, repl, ok := prefixParts(m, p.Value)
 			if !ok {
@@ -277,8 +277,13 @@ func prefixRE(prefix, repl, rest string) (re, replacement string) {
 	if repl == "" {
 		return q + `(?:/(` + rest + `))?`, "/${4}"
 	}
-	return q + `(/` + rest + `)?`, repl + "${4}"
+	return q + `(/` + rest + `)?`, replLiteral(repl) + "${4}"
 }
+
+// replLiteral writes s as a Go regexp replacement template
+// (Regexp.Expand, which Traefik's redirectRegex and replacePathRegex
+// run) that expands to s: each '$' doubled.
+func replLiteral(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 // locationPort is the ":port" of the Location, or "" when the Gateway API
 // leaves it out: the redirect's port; else 80 or 443 for a redirect

@@ -258,17 +258,47 @@ func readPrefixRewriteValue(rr *replacePathRegex, f routerFacts) *translate.Path
 	case rr.Regex == "^"+q+`(?:/(.*))?$` && rr.Replacement == "/${1}":
 		return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: ""}
 	case rr.Regex == "^"+q+`(/.*)?$` && strings.HasSuffix(rr.Replacement, "${1}"):
-		v := strings.TrimSuffix(rr.Replacement, "${1}")
-		if isLiteralPath(v) && v != "" && !strings.HasSuffix(v, "/") {
+		v, ok := expandLiteral(strings.TrimSuffix(rr.Replacement, "${1}"))
+		if ok && isLiteralPath(v) && v != "" && !strings.HasSuffix(v, "/") {
 			return &translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: v}
 		}
 	}
 	return bad
 }
 
-// isLiteralPath reports whether s is a path with no regexp expansion.
+// isLiteralPath reports whether s, a replacement's expansion, is a path
+// (expandLiteral: no expansion left in it).
 func isLiteralPath(s string) bool {
-	return strings.HasPrefix(s, "/") && !strings.ContainsAny(s, "$\\")
+	return strings.HasPrefix(s, "/") && !strings.Contains(s, "\\")
+}
+
+// literalPath is the path replacement template t expands to, or "" when
+// it is no literal path.
+func literalPath(t string) string {
+	if s, ok := expandLiteral(t); ok && isLiteralPath(s) {
+		return s
+	}
+	return ""
+}
+
+// expandLiteral is what Go's Regexp.Expand makes of template t when t
+// names no group: each "$$" is one '$'. ok is false when t holds another
+// '$' (a group reference, expanded from the request).
+func expandLiteral(t string) (s string, ok bool) {
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		if t[i] != '$' {
+			b.WriteByte(t[i])
+			continue
+		}
+		if i+1 < len(t) && t[i+1] == '$' {
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		return "", false
+	}
+	return b.String(), true
 }
 
 // locTemplate is a Location as a redirect builds it: literal parts, or ""
@@ -360,13 +390,13 @@ func readRedirect(rr *redirectRegex, f routerFacts, want *translate.Redirect) *t
 	switch {
 	case pathRE == anyPathRE && rest == "${4}":
 		t.keepPath = true
-	case pathRE == anyPathRE && isLiteralPath(rest):
-		t.path = translate.PathModifier{Type: translate.ReplaceFullPath, Value: rest}
+	case pathRE == anyPathRE && literalPath(rest) != "":
+		t.path = translate.PathModifier{Type: translate.ReplaceFullPath, Value: literalPath(rest)}
 	case f.hasPrefix && pathRE == q+`(?:/([^?#]*))?` && rest == "/${4}":
 		t.path = translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: ""}
 	case f.hasPrefix && pathRE == q+`(/[^?#]*)?` && strings.HasSuffix(rest, "${4}") &&
-		isLiteralPath(strings.TrimSuffix(rest, "${4}")) && !strings.HasSuffix(strings.TrimSuffix(rest, "${4}"), "/"):
-		t.path = translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: strings.TrimSuffix(rest, "${4}")}
+		literalPath(strings.TrimSuffix(rest, "${4}")) != "" && !strings.HasSuffix(literalPath(strings.TrimSuffix(rest, "${4}")), "/"):
+		t.path = translate.PathModifier{Type: translate.ReplacePrefixMatch, Value: literalPath(strings.TrimSuffix(rest, "${4}"))}
 	default:
 		return unrecognised
 	}

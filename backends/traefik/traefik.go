@@ -105,6 +105,18 @@ func (*Backend) Expresses(kind, s string) bool {
 		// Any other value HTTP carries (non-ASCII too) is a YAML string
 		// Traefik's headers middleware sets as it is.
 		return !strings.Contains(s, "{{") && !strings.Contains(s, "}}")
+	case translate.KindFilterHeaderName:
+		// Any token the API allows ('!#$%&'*+^`|~' too): a YAML key
+		// the headers middleware sets, adds or deletes as it is (no
+		// brace, so no template action).
+		return true
+	case translate.KindFilterPath:
+		// Any path HTTP carries (translate.HTTPExpresses: '$', '%XX',
+		// '\'', ';' too), a YAML string: replacePath sets it as the raw
+		// path, and redirectRegex's and replacePathRegex's replacement
+		// holds it with each '$' doubled (replLiteral). A '//' stays
+		// out, as for every target.
+		return !strings.Contains(s, "//")
 	}
 	return translate.Portable(kind, s)
 }

@@ -151,7 +151,7 @@ func TestProveTamperSuite(t *testing.T) {
 		"haproxy": {none,
 			{"retries 2 to 1", tamperEdit{Old: "retries 2", New: "retries 1"}, 0, translate.FeatureRetryAttempts, ""},
 			{"http-after-response removed", tamperEdit{Old: "http-after-response ", Delete: true}, 1, translate.FeatureResponseHeaderModifier, ""},
-			{"set-path edited", tamperEdit{Old: "set-path /full", New: "set-path /fool"}, 2, translate.FeatureURLRewrite, ""},
+			{"set-path /full edited", tamperEdit{Old: "/full", New: "/fool"}, 2, translate.FeatureURLRewrite, ""},
 		},
 		"traefik": {none,
 			{"attempts 3 to 1", tamperEdit{Old: "attempts: 3", New: "attempts: 1"}, 0, translate.FeatureRetryAttempts, translate.FeatureRetryConnectionErrors},

@@ -21,11 +21,11 @@ import (
 // the value and the target's why (ExpressWhy) in its params; the other
 // targets write the rule. Rule 0: a header regex that is not ASCII
 // (nginx's and HAProxy's PCRE read bytes); rule 1: a query name with '+'
-// (Traefik's form decoding; HAProxy's urlp keeps plain words); rule 2: a
+// (Traefik's form decoding); rule 2: a
 // filter header value with a template action (Traefik's file provider);
 // rule 3: a path whose %0D Traefik would decode to a carriage return,
 // which its rule string drops; rule 4: a query name with '&' (nginx's raw
-// $args).
+// $args, HAProxy's urlp).
 func TestNotExpressedWhy(t *testing.T) {
 	route := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -88,13 +88,12 @@ spec: {ports: [{port: 8080}]}
 	want := map[key]report.Decision{
 		{"nginx", 0}:   match("header x-a", translate.KindRegex, "café+", ng.NotExpressed(translate.KindRegex, "café+")),
 		{"haproxy", 0}: match("header x-a", translate.KindRegex, "café+", hp.NotExpressed(translate.KindRegex, "café+")),
-		{"haproxy", 1}: match("query name", translate.KindQueryName, "a+b", translate.PortableWhy(translate.KindQueryName)),
 		{"traefik", 1}: match("query name", translate.KindQueryName, "a+b", tr.NotExpressed(translate.KindQueryName, "a+b")),
 		{"traefik", 2}: report.Decide(report.ReasonValueNotExpressible, "field", "requestHeaderModifier x-s", "value", "{{x}}",
 			"why", tr.NotExpressed(translate.KindFilterHeaderValue, "{{x}}")),
 		{"traefik", 3}: match("path", translate.KindPath, "/r3%0D", tr.NotExpressed(translate.KindPath, "/r3%0D")),
 		{"nginx", 4}:   match("query name", translate.KindQueryName, "a&b", ng.NotExpressed(translate.KindQueryName, "a&b")),
-		{"haproxy", 4}: match("query name", translate.KindQueryName, "a&b", translate.PortableWhy(translate.KindQueryName)),
+		{"haproxy", 4}: match("query name", translate.KindQueryName, "a&b", hp.NotExpressed(translate.KindQueryName, "a&b")),
 	}
 	for k, d := range want {
 		if d.Params["why"] == "" {

@@ -41,7 +41,10 @@ type Hit struct {
 	// Endpoint is the name of the server that received it.
 	Endpoint string
 	Path     string
-	Method   string
+	// URI is the request target as the client sent it (RequestURI),
+	// escapes and all.
+	URI    string
+	Method string
 	// Request is the value of RequestHeader, if any.
 	Request string
 	// N counts the hits of this path on this server, from 0.
@@ -249,7 +252,7 @@ func (s *Server) begin(r *http.Request, body int64) *Hit {
 	defer s.mu.Unlock()
 	n := s.counts[r.URL.Path]
 	s.counts[r.URL.Path] = n + 1
-	h := &Hit{Endpoint: s.name, Path: r.URL.Path, Method: r.Method, Request: r.Header.Get(RequestHeader),
+	h := &Hit{Endpoint: s.name, Path: r.URL.Path, URI: r.RequestURI, Method: r.Method, Request: r.Header.Get(RequestHeader),
 		N: n, Action: s.scripts[r.URL.Path].action(n), Start: time.Now(), Reused: reused, BodyBytes: body,
 		Host: r.Host, RawQuery: r.URL.RawQuery, Header: r.Header.Clone()}
 	s.hits = append(s.hits, h)
