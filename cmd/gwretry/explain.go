@@ -31,7 +31,7 @@ func newExplainCmd(stdin io.Reader, stdout io.Writer) *cobra.Command {
 back as the report's check does, and prints for every rule and method class the timeline of
 tries the data plane makes when every try fails: the pause before each try (backoff, jitter,
 turn-around), its earliest start (every try before failed at once), its latest start (every try
-before ran until its timer cut it), the timer that cuts it, and the worst-case total. It lists
+before ran until its timer cut it, or waited out the turn-around when that is longer), the timer that cuts it, and the worst-case total. It lists
 the retries the rule asks for that the data plane never makes, and why: a retry count capped by
 the configuration (nginx's upstream entries, gRPC's maxAttempts cap of 5), or retries that the
 request timeout or a retry budget always cuts.
