@@ -257,6 +257,9 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		}
 		res.Notes = append(res.Notes, Warning("", "%s", text))
 	}
+	// The report holds every target's findings to the end: their
+	// decisions share what repeats (report.Interner).
+	in := report.NewInterner()
 	err := inOrder(len(targets), lookahead(len(targets), m.RouteCount), func(i int) (*Output, error) {
 		out, _, err := generate(m, targets[i], retryNonIdempotent)
 		return out, err
@@ -275,6 +278,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		res.Report.Findings = slices.Grow(res.Report.Findings, n)
 		for _, f := range out.Findings {
 			f.Target = name
+			f.Decision = in.Decision(f.Decision)
 			res.Report.Findings = append(res.Report.Findings, f)
 		}
 		out.Findings = nil
@@ -289,6 +293,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		// every target: not applicable, not a gap.
 		scope.outOfScope(m, func(f Finding) {
 			f.Target = name
+			f.Decision = in.Decision(f.Decision)
 			res.Report.Findings = append(res.Report.Findings, f)
 		})
 		var files []File

@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,5 +197,53 @@ func TestQueryNamesExpressed(t *testing.T) {
 		if got := New().Expresses(translate.KindQueryName, s); got != want {
 			t.Errorf("Expresses(query name %q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestShapesAsEqualDirective: two directives have the same shape exactly
+// when equalDirective finds them equal, so the read-back check that keeps
+// only the shapes of what was built (renderLayoutParsed) refuses what the
+// directive-by-directive comparison refused.
+func TestShapesAsEqualDirective(t *testing.T) {
+	d := func(name string, args []string, block crossplane.Directives) *crossplane.Directive {
+		return &crossplane.Directive{Directive: name, Args: args, Block: block}
+	}
+	base := d("server", []string{}, crossplane.Directives{d("listen", []string{"80"}, nil), d("location", []string{"/"}, crossplane.Directives{})})
+	variants := map[string]*crossplane.Directive{
+		"same":           d("server", nil, crossplane.Directives{d("listen", []string{"80"}, nil), d("location", []string{"/"}, crossplane.Directives{})}),
+		"name":           d("servers", []string{}, base.Block),
+		"argument":       d("server", []string{}, crossplane.Directives{d("listen", []string{"81"}, nil), base.Block[1]}),
+		"split argument": d("server", []string{}, crossplane.Directives{d("listen", []string{"8", "0"}, nil), base.Block[1]}),
+		"joined name":    d("server", []string{}, crossplane.Directives{d("listen80", nil, nil), base.Block[1]}),
+		"not a block":    d("server", []string{}, crossplane.Directives{base.Block[0], d("location", []string{"/"}, nil)}),
+		"one more":       d("server", []string{}, append(slices.Clone(base.Block), d("listen", []string{"80"}, nil))),
+		"moved":          d("server", []string{}, crossplane.Directives{base.Block[0], d("location", []string{"/"}, crossplane.Directives{d("listen", []string{"80"}, nil)})}),
+		"comment":        d("#", []string{}, nil),
+	}
+	variants["comment"].Comment = new(string)
+	for name, v := range variants {
+		equal := equalDirective(base, v)
+		same := slices.Equal(shapes(crossplane.Directives{base}), shapes(crossplane.Directives{v}))
+		if equal != same || equal != (name == "same") {
+			t.Errorf("%s: equalDirective %v, same shapes %v", name, equal, same)
+		}
+	}
+	// Inside http {}, each directive has its own shape, so the first one
+	// that differs is named with its line.
+	http := func(inner ...*crossplane.Directive) crossplane.Directives {
+		return crossplane.Directives{d("events", []string{}, crossplane.Directives{}), d("http", []string{}, inner)}
+	}
+	meant := shapes(http(base, base))
+	read := http(base, variants["argument"])
+	read[1].Block[1] = &crossplane.Directive{Directive: "server", Line: 42, Block: variants["argument"].Block}
+	got := shapes(read)
+	if len(meant) != 4 || slices.Equal(meant, got) {
+		t.Fatalf("shapes: %d, equal %v", len(meant), slices.Equal(meant, got))
+	}
+	if msg := firstDifference(meant, got, read); msg != "http on line 0 differs from the directive built" {
+		t.Errorf("firstDifference = %q", msg)
+	}
+	if msg := firstDifference(meant[2:], got[2:], read[1].Block); msg != "server on line 42 differs from the directive built" {
+		t.Errorf("firstDifference inside = %q", msg)
 	}
 }

@@ -186,6 +186,9 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if b.Layout() == LayoutFull {
 		ds = fullConfig(cp.HTTP)
 	}
+	// renderLayoutParsed drops the directives once written: nothing else
+	// may hold them.
+	cp.HTTP = nil
 	// Both are second lines of defence behind the allowlists: a failure is
 	// a bug in gwretry, not a problem with the input.
 	if err := checkArgs(ds); err != nil {
