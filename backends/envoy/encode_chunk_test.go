@@ -2,8 +2,10 @@ package envoy
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
@@ -84,6 +86,168 @@ func TestJSONToYAMLChunked(t *testing.T) {
 			}
 			if !proto.Equal(back, bs) || !proto.Equal(sigs, bs) {
 				t.Errorf("the bootstrap read back differs (as built: %v, as sigs.k8s.io/yaml reads it: %v)", proto.Equal(back, bs), proto.Equal(back, sigs))
+			}
+		})
+	}
+}
+
+// TestEncodeInPieces checks that encode, which writes a bootstrap of
+// static clusters and listeners one at a time, gives the bytes of
+// sigs.k8s.io/yaml's JSONToYAML of the whole bootstrap's JSON: on a
+// generated corpus, with only clusters or only listeners, with a value
+// long enough for yaml.v2 to fold at its column, and with a value holding
+// the chunked writer's placeholder.
+func TestEncodeInPieces(t *testing.T) {
+	data, err := corpus.Generate(corpus.Defaults(120))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "corpus.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := resolve.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lookup("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := (&generator{cap: c}).bootstrap(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := full.GetStaticResources()
+	odd := proto.Clone(full).(*bootstrapv3.Bootstrap)
+	odd.StaticResources.Clusters = odd.StaticResources.Clusters[:2]
+	odd.StaticResources.Listeners = odd.StaticResources.Listeners[:1]
+	odd.StaticResources.Clusters[0].Name = strings.Repeat("folded words ", 30) + "gwretrychunk1 x"
+	odd.StaticResources.Clusters[1].Name = "yes"
+	cases := map[string]*bootstrapv3.Bootstrap{
+		"corpus":         full,
+		"clusters only":  {StaticResources: &bootstrapv3.Bootstrap_StaticResources{Clusters: sr.Clusters}},
+		"listeners only": {StaticResources: &bootstrapv3.Bootstrap_StaticResources{Listeners: sr.Listeners}},
+		"odd values":     odd,
+		"empty":          {StaticResources: &bootstrapv3.Bootstrap_StaticResources{}},
+		"nothing":        {},
+	}
+	for name, bs := range cases {
+		t.Run(name, func(t *testing.T) {
+			j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(bs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := yaml.JSONToYAML(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := encode(bs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("encode differs from JSONToYAML of the whole (%d and %d bytes)\n%s", len(got), len(want), firstLineDiff(got, want))
+			}
+			if _, err := verify(bs, got); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func firstLineDiff(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("%d and %d lines", len(al), len(bl))
+}
+
+// decodeWhole is decode through the JSON of the whole bootstrap, as it
+// was before it read clusters and listeners one at a time.
+func decodeWhole(data []byte) (*bootstrapv3.Bootstrap, error) {
+	j, err := yamlchunk.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, err
+	}
+	bs := &bootstrapv3.Bootstrap{}
+	if err := (protojson.UnmarshalOptions{}).Unmarshal(j, bs); err != nil {
+		return nil, err
+	}
+	return bs, nil
+}
+
+// TestDecodeInPieces: decode, which reads clusters and listeners one at a
+// time, reads what reading the whole bootstrap reads and refuses what it
+// refuses.
+func TestDecodeInPieces(t *testing.T) {
+	data, err := corpus.Generate(corpus.Defaults(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "corpus.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := resolve.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lookup("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := (&generator{cap: c}).bootstrap(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpusYAML, err := encode(bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cluster = "  - connect_timeout: 10s\n    name: a\n    type: STATIC\n"
+	const listener = "  - address:\n      socket_address:\n        address: 0.0.0.0\n        port_value: 80\n    name: l\n"
+	cases := map[string]struct {
+		yaml string
+		ok   bool
+	}{
+		"corpus":                    {string(corpusYAML), true},
+		"small":                     {"static_resources:\n  clusters:\n" + cluster + cluster + "  listeners:\n" + listener, true},
+		"listeners first":           {"static_resources:\n  listeners:\n" + listener + "  clusters:\n" + cluster, true},
+		"empty lists":               {"static_resources:\n  clusters: []\n  listeners: []\n", true},
+		"nothing":                   {"{}\n", true},
+		"empty document":            {"", false},
+		"unknown field in cluster":  {"static_resources:\n  clusters:\n  - name: a\n    nonsense: 1\n", false},
+		"unknown field at the top":  {"static_resources:\n  clusters:\n" + cluster + "nonsense: 1\n", false},
+		"duplicate key in cluster":  {"static_resources:\n  clusters:\n  - name: a\n    name: b\n", false},
+		"clusters twice":            {"static_resources:\n  clusters:\n" + cluster + "  clusters:\n" + cluster, false},
+		"scalar element":            {"static_resources:\n  clusters:\n  - 5\n", false},
+		"null element":              {"static_resources:\n  clusters:\n  - null\n", false},
+		"alias in listener":         {"static_resources:\n  listeners:\n  - name: &x l\n    stat_prefix: *x\n", false},
+		"clusters not a list":       {"static_resources:\n  clusters: {}\n", false},
+		"YAML 1.1 boolean in piece": {"static_resources:\n  clusters:\n  - name: yes\n", false},
+		"second document":           {"static_resources:\n  clusters:\n" + cluster + "---\n{}\n", false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := decode([]byte(tc.yaml))
+			want, werr := decodeWhole([]byte(tc.yaml))
+			if (err == nil) != tc.ok || (werr == nil) != tc.ok {
+				t.Fatalf("in pieces: %v; whole: %v; want ok %v", err, werr, tc.ok)
+			}
+			if tc.ok && !proto.Equal(got, want) {
+				t.Errorf("in pieces and whole read different bootstraps")
 			}
 		})
 	}

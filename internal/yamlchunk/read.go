@@ -30,10 +30,23 @@ import (
 // that YAML 1.1 (yaml.v2) reads as booleans but YAML 1.2 (yaml.v3, which
 // resolves the others here) as strings (yes, on, n, ...) are errors.
 func YAMLToJSONStrict(y []byte) ([]byte, error) {
+	return YAMLToJSONPieces(y, nil, nil)
+}
+
+// YAMLToJSONPieces is YAMLToJSONStrict, with the elements of the
+// sequences at the mapping keys split chooses (from the root; nil: none)
+// given one at a time, as JSON, to piece with their sequence's path and
+// their index, and each of those sequences written as [] in the JSON it
+// returns. Every check is the same; a reader that needs the document's
+// value in pieces (Envoy's bootstrap, one cluster or listener at a time)
+// holds the JSON of one piece instead of the whole.
+func YAMLToJSONPieces(y []byte, split func(path []string) bool, piece func(path []string, i int, j []byte) error) ([]byte, error) {
 	p := yamlv3events.NewParser(y)
-	w := &jsonWriter{scalars: map[scalarKey]any{}}
-	w.buf.Grow(len(y) / 2)
-	w.enc = json.NewEncoder(&w.buf)
+	w := &jsonWriter{buf: &bytes.Buffer{}, scalars: map[scalarKey]any{}, split: split, piece: piece}
+	if split == nil {
+		w.buf.Grow(len(y) / 2)
+	}
+	w.enc = json.NewEncoder(writeTo{w})
 	w.enc.SetEscapeHTML(false)
 	ev, err := p.Next()
 	if err != nil {
@@ -165,7 +178,10 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 			if err != nil {
 				return err
 			}
-			if err := w.event(p, vev); err != nil {
+			w.path = append(w.path, k.Value)
+			err = w.event(p, vev)
+			w.path = w.path[:len(w.path)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -175,7 +191,10 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 		if t := node(yamlv3.SequenceNode, ev).ShortTag(); t != "!!seq" {
 			return fmt.Errorf("line %d: a sequence tagged %s", ev.Line, t)
 		}
-		w.buf.WriteByte('[')
+		split := w.split != nil && w.split(w.path)
+		doc := w.buf
+		doc.WriteByte('[')
+		var piece bytes.Buffer
 		for i := 0; ; i++ {
 			eev, err := p.Next()
 			if err != nil {
@@ -183,6 +202,21 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 			}
 			if eev.Kind == yamlv3events.SequenceEnd {
 				break
+			}
+			if split {
+				// A piece is written alone, with no pieces inside it.
+				piece.Reset()
+				outer, splitter := w.path, w.split
+				w.buf, w.path, w.split = &piece, nil, nil
+				err := w.event(p, eev)
+				w.buf, w.path, w.split = doc, outer, splitter
+				if err != nil {
+					return err
+				}
+				if err := w.piece(outer, i, piece.Bytes()); err != nil {
+					return err
+				}
+				continue
 			}
 			if i > 0 {
 				w.buf.WriteByte(',')
@@ -202,10 +236,18 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 }
 
 type jsonWriter struct {
-	buf bytes.Buffer
+	// buf is where the JSON goes: the document's, or a piece's.
+	buf *bytes.Buffer
 	// enc writes strings and floats, each followed by a newline (white
-	// space between JSON tokens).
+	// space between JSON tokens), to buf.
 	enc *json.Encoder
+	// path is the keys of the mappings being written, from the root.
+	path []string
+	// split, when set, says which sequences' elements are pieces: each
+	// is written to its own buffer and given to piece, and the sequence
+	// is written as [] in the document.
+	split func(path []string) bool
+	piece func(path []string, i int, j []byte) error
 	// scalars are the ints, floats and booleans decoded so far.
 	scalars map[scalarKey]any
 }
@@ -272,3 +314,8 @@ func (w *jsonWriter) scalar(n *yamlv3.Node) error {
 	}
 	return nil
 }
+
+// writeTo is the io.Writer of w's encoder: whichever buffer w writes to.
+type writeTo struct{ w *jsonWriter }
+
+func (t writeTo) Write(b []byte) (int, error) { return t.w.buf.Write(b) }

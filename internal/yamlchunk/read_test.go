@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,4 +120,47 @@ func TestRoundTrip(t *testing.T) {
 	if !sameJSON(t, back, want) {
 		t.Errorf("read back %s\nsigs.k8s.io/yaml reads %s", back, want)
 	}
+}
+
+// TestPiecesAsWhole: the JSON YAMLToJSONPieces returns, with each split
+// sequence filled again with its pieces, is YAMLToJSONStrict's; a split
+// sequence inside a piece is not split again.
+func TestPiecesAsWhole(t *testing.T) {
+	doc := "a:\n  b:\n  - x: 1\n    b:\n    - 2\n  - z: [3, 4]\n  c:\n  - 5\nb:\n- 6\n"
+	split := func(path []string) bool { return slices.Equal(path, []string{"a", "b"}) || slices.Equal(path, []string{"b"}) }
+	got := map[string][]string{}
+	j, err := YAMLToJSONPieces([]byte(doc), split, func(path []string, i int, p []byte) error {
+		k := strings.Join(path, ".")
+		if len(got[k]) != i {
+			t.Errorf("%s: piece %d after %d", k, i, len(got[k]))
+		}
+		got[k] = append(got[k], compact(t, p))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compact(t, j) != `{"a":{"b":[],"c":[5]},"b":[]}` {
+		t.Errorf("document = %s", j)
+	}
+	want := map[string][]string{"a.b": {`{"x":1,"b":[2]}`, `{"z":[3,4]}`}, "b": {"6"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pieces = %q, want %q", got, want)
+	}
+	whole, err := YAMLToJSONStrict([]byte(doc))
+	if err != nil || compact(t, whole) != `{"a":{"b":[{"x":1,"b":[2]},{"z":[3,4]}],"c":[5]},"b":[6]}` {
+		t.Errorf("whole = %s, %v", whole, err)
+	}
+	// A piece's error is the reader's.
+	if _, err := YAMLToJSONPieces([]byte("b:\n- {k: 1, k: 2}\n"), split, func([]string, int, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), `key "k" already set`) {
+		t.Errorf("duplicate key in a piece: %v", err)
+	}
+}
+
+func compact(t *testing.T, j []byte) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, j); err != nil {
+		t.Fatalf("%s: %v", j, err)
+	}
+	return b.String()
 }

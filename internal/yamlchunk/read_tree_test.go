@@ -31,8 +31,8 @@ func yamlToJSONStrictTree(y []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("line %d: a second YAML document", extra.Line)
 	}
-	w := &jsonWriter{scalars: map[scalarKey]any{}}
-	w.enc = json.NewEncoder(&w.buf)
+	w := &jsonWriter{buf: &bytes.Buffer{}, scalars: map[scalarKey]any{}}
+	w.enc = json.NewEncoder(w.buf)
 	w.enc.SetEscapeHTML(false)
 	if doc.Kind != yamlv3.DocumentNode || len(doc.Content) != 1 {
 		return nil, errors.New("reading YAML: no document")

@@ -64,6 +64,51 @@ func (w *Writer) JSONToYAML(j []byte) ([]byte, error) {
 	return cw.render(nil, obj)
 }
 
+// Element returns the lines JSONToYAML writes for the JSON value j as an
+// element of the list that is the value at the mapping keys path of a
+// larger document: "- " at that list's indentation, then j's lines, each
+// at the column and with the line folding it has in the whole document.
+// A writer that holds the document's pieces rather than the document
+// (Envoy's bootstrap, one cluster or listener at a time) writes each
+// element of a list with it after the keys' own lines ("key:\n" at two
+// spaces a level); it reads the whole document back to check it.
+func (w *Writer) Element(path []string, j []byte) ([]byte, error) {
+	steps := make([]step, 0, len(path)+1)
+	for _, k := range path {
+		steps = append(steps, step{key: k})
+	}
+	steps = append(steps, step{})
+	marker, err := yamlv2.Marshal(wrap(steps, chunkToken))
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(marker, []byte(chunkToken))
+	if at < 0 {
+		return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
+	}
+	prefix := marker[:at]
+	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
+	v, err := w.r.read(j)
+	if err != nil {
+		return nil, err
+	}
+	var t []byte
+	if bytes.Contains(j, []byte(chunkToken)) {
+		// The placeholders of large pieces would be ambiguous: yaml.v2
+		// writes the element whole.
+		t, err = yamlv2.Marshal(wrap(steps, v))
+	} else {
+		t, err = (&chunkWriter{}).render(steps, v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(t, prefix) {
+		return nil, fmt.Errorf("writing YAML: an element does not start as its placeholder %q", prefix)
+	}
+	return append(slices.Clip(lead), t[len(prefix):]...), nil
+}
+
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
 // j, as JSONToYAML does (to keep integers integers), but with every
 // mapping a yaml.v2 MapSlice already in the order yaml.v2 writes a map's
