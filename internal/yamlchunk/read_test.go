@@ -127,7 +127,9 @@ func TestRoundTrip(t *testing.T) {
 // sequence inside a piece is not split again.
 func TestPiecesAsWhole(t *testing.T) {
 	doc := "a:\n  b:\n  - x: 1\n    b:\n    - 2\n  - z: [3, 4]\n  c:\n  - 5\nb:\n- 6\n"
-	split := func(path []string) bool { return slices.Equal(path, []string{"a", "b"}) || slices.Equal(path, []string{"b"}) }
+	split := func(path []string) bool {
+		return slices.Equal(path, []string{"a", "b"}) || slices.Equal(path, []string{"b"})
+	}
 	got := map[string][]string{}
 	j, err := YAMLToJSONPieces([]byte(doc), split, func(path []string, i int, p []byte) error {
 		k := strings.Join(path, ".")
