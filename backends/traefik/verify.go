@@ -18,8 +18,15 @@ import (
 // equals v. A value that changed the document's structure cannot pass.
 func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 	// yamlchunk writes yaml.Marshal's bytes without yaml.v2's emitter
-	// holding the whole document's events (dynamic.yaml is megabytes).
-	data, err := yamlchunk.Marshal(v)
+	// holding the whole document's events (dynamic.yaml is megabytes);
+	// dynamic.yaml is written a router, middleware or service at a time.
+	var data []byte
+	var err error
+	if d, ok := any(v).(*dynamicConfig); ok {
+		data, err = encodeDynamic(d)
+	} else {
+		data, err = yamlchunk.Marshal(v)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encoding: %w", err)
 	}

@@ -11,6 +11,7 @@ package corpus
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -28,6 +29,11 @@ type Options struct {
 	GatewayClass string
 	// ControllerName is the GatewayClass's controllerName.
 	ControllerName string
+	// MaxRules and MaxMatches bound the rules of a route and the matches
+	// of a rule (each drawn from 1 to the bound); 0 is the default, 4 and
+	// 3. Smaller routes make larger corpora of the same bytes (issue 22's
+	// 30 MB file of 68,000 routes: 1 and 1).
+	MaxRules, MaxMatches int
 }
 
 // Defaults are the options of the shipped benchmarks with n routes.
@@ -191,7 +197,7 @@ func (g *gen) route(i, nns int) {
 		}
 	}
 	g.p("  rules:\n")
-	nrules := 1 + r.IntN(4)
+	nrules := 1 + r.IntN(cmp.Or(g.o.MaxRules, 4))
 	for j := range nrules {
 		g.rule(i, j, hosts == nil)
 	}
@@ -200,7 +206,7 @@ func (g *gen) route(i, nns int) {
 func (g *gen) rule(i, j int, shared bool) {
 	r := g.rnd
 	g.p("  - name: rule-%d\n    matches:\n", j)
-	for m := range 1 + r.IntN(3) {
+	for m := range 1 + r.IntN(cmp.Or(g.o.MaxMatches, 3)) {
 		prefix := fmt.Sprintf("/%s/%d", g.pick(words), j*3+m)
 		if shared {
 			// Routes without hostnames share one virtual host: their

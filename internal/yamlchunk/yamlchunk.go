@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
@@ -107,6 +108,62 @@ func (w *Writer) Element(path []string, j []byte) ([]byte, error) {
 		return nil, fmt.Errorf("writing YAML: an element does not start as its placeholder %q", prefix)
 	}
 	return append(slices.Clip(lead), t[len(prefix):]...), nil
+}
+
+// Entries appends to out the lines JSONToYAML writes for a mapping that
+// is the value at the mapping keys path of a larger document, given as
+// its keys (distinct) and value, which returns a key's value as JSON: the
+// keys in yaml.v2's order, each written alone, at the column and with the
+// line folding it has in the whole document. A writer that holds a large
+// mapping's values rather than its JSON (Traefik's routers, one at a
+// time) writes the mapping's key line itself ("key:\n" at two spaces a
+// level), then these; it reads the whole document back to check it.
+func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(key string) ([]byte, error)) ([][]byte, error) {
+	steps := make([]step, 0, len(path))
+	for _, k := range path {
+		steps = append(steps, step{key: k})
+	}
+	marker, err := yamlv2.Marshal(wrap(steps, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}}))
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(marker, []byte(chunkToken))
+	if at < 0 {
+		return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
+	}
+	prefix := marker[:at]
+	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
+	sorted := slices.Clone(keys)
+	order, err := w.r.order(sorted)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range order {
+		k := sorted[o]
+		j, err := value(k)
+		if err != nil {
+			return nil, err
+		}
+		v, err := w.r.read(j)
+		if err != nil {
+			return nil, err
+		}
+		entry := yamlv2.MapSlice{{Key: k, Value: v}}
+		var t []byte
+		if bytes.Contains(j, []byte(chunkToken)) || strings.Contains(k, chunkToken) {
+			t, err = yamlv2.Marshal(wrap(steps, entry))
+		} else {
+			t, err = (&chunkWriter{}).render(steps, entry)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.HasPrefix(t, prefix) {
+			return nil, fmt.Errorf("writing YAML: key %q does not start as its placeholder %q", k, prefix)
+		}
+		out = append(out, append(slices.Clip(lead), t[len(prefix):]...))
+	}
+	return out, nil
 }
 
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON

@@ -1,0 +1,105 @@
+package traefik
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/internal/corpus"
+	"github.com/gwretry/gwretry/resolve"
+	"github.com/gwretry/gwretry/translate"
+)
+
+// TestEncodeDynamicInPieces: encodeDynamic, which writes dynamic.yaml a
+// router, middleware, service or servers transport at a time, gives
+// sigs.k8s.io/yaml's Marshal bytes of the whole configuration: on a
+// generated corpus, and on one with every map and the tls section, keys
+// that yaml.v2 orders by their numbers, a value long enough to fold, and
+// the chunked writer's placeholder in a key and a value.
+func TestEncodeDynamicInPieces(t *testing.T) {
+	data, err := corpus.Generate(corpus.Defaults(150))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "corpus.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := resolve.Build(in, translate.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, err := lookupVersion("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, _, err := buildDynamic(m, sup, translate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := &dynamicConfig{
+		HTTP: httpConfig{
+			Routers: map[string]*router{
+				"r-10": {EntryPoints: []string{"web"}, Rule: "Path(`/" + strings.Repeat("folded words ", 20) + "`)", Service: "s"},
+				"r-9":  {EntryPoints: []string{"web"}, Rule: "Path(`/gwretrychunk1`)", Service: "s", Priority: 3},
+				"r-9a": {EntryPoints: []string{"web"}, Rule: "Path(`/`)", Service: "s", TLS: &routerTLS{}},
+			},
+			Middlewares: map[string]*middleware{
+				"gwretrychunk2": {Retry: &retry{Attempts: 2, Status: []string{"500-599"}}},
+				"yes":           {Retry: &retry{Attempts: 1}},
+			},
+			Services: map[string]*service{
+				"s": {LoadBalancer: &loadBalancer{Servers: []server{{URL: "http://a:80"}, {URL: "http://b:80"}}, ServersTransport: "t"}},
+			},
+			ServersTransports: map[string]*serversTransport{
+				"t": {MaxIdleConnsPerHost: -1, ForwardingTimeouts: &forwardingTimeouts{DialTimeout: "5s"}},
+			},
+		},
+		TLS: &tlsConfig{Certificates: []*certAndStores{{CertFile: "/c.pem", KeyFile: "/k.pem"}},
+			Stores: map[string]*tlsStore{defaultStore: {DefaultCertificate: &certAndStores{CertFile: "/c.pem", KeyFile: "/k.pem"}}}},
+	}
+	cases := map[string]*dynamicConfig{
+		"corpus":       built,
+		"odd values":   odd,
+		"routers only": {HTTP: httpConfig{Routers: odd.HTTP.Routers}},
+		"empty":        {},
+	}
+	for name, dyn := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, err := yaml.Marshal(dyn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := encodeDynamic(dyn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("encodeDynamic differs from sigs.k8s.io/yaml's Marshal (%d and %d bytes)\n%s", len(got), len(want), firstLineDiff(got, want))
+			}
+			if _, err := encodeChecked(dyn, &dynamicConfig{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func firstLineDiff(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("%d and %d lines", len(al), len(bl))
+}
