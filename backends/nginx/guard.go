@@ -81,17 +81,9 @@ func renderLayout(ds crossplane.Directives, layout string, v version) ([]byte, e
 	return conf, err
 }
 
-// parsedConf is the parse-back of a generated file, for the judges
-// (translate.File.Parsed): the contents of its http {} block as read for
-// one layout and version.
-type parsedConf struct {
-	layout, version string
-	http            crossplane.Directives
-}
-
 // renderLayoutParsed is renderLayout, and also returns the parse of the
 // bytes it compared.
-func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]byte, *parsedConf, error) {
+func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]byte, *httpParts, error) {
 	name := fileName(layout)
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
@@ -101,45 +93,66 @@ func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]b
 	conf := buf.Bytes()
 	// What was meant is kept as a digest of each directive (each of
 	// http {}'s one by one), so that the built directives are dropped
-	// before the parse-back is built beside them (issue 22: at 10,000
-	// routes each is about 150 MB). Equal digests are equal directives as
-	// equalDirective compares them.
+	// before the file is read back, and the file is read back in parts
+	// (readParts: its server blocks a batch at a time): issue 22, at
+	// 10,000 routes the directives built and their parse were about
+	// 150 MB each. Equal digests are equal directives as equalDirective
+	// compares them.
 	meant := shapes(ds)
 	ds = nil
-	read, http, err := parseConfig(conf, layout, v)
+	parts, err := readParts(conf, layout, v)
 	if err != nil {
 		return nil, nil, err
 	}
-	if got := shapes(read); !slices.Equal(meant, got) {
-		return nil, nil, fmt.Errorf("generated %s does not read back as written: %s", name, firstDifference(meant, got, read))
+	got, err := parts.shapes()
+	if err != nil {
+		return nil, nil, err
 	}
-	return conf, &parsedConf{layout: layout, version: v.Name, http: http}, nil
+	if !slices.EqualFunc(meant, got, func(a, b shaped) bool { return a.sum == b.sum }) {
+		return nil, nil, fmt.Errorf("generated %s does not read back as written: %s", name, firstDifference(meant, got))
+	}
+	return conf, parts, nil
 }
 
-// shape is the SHA-256 of a directive as equalDirective compares it.
-type shape [sha256.Size]byte
+// shaped is the SHA-256 of a directive as equalDirective compares it
+// (of http's name, arguments and number of directives only, each of
+// which has its own), and where it was read.
+type shaped struct {
+	sum  [sha256.Size]byte
+	name string
+	line int
+}
 
 // shapes returns the shape of each directive of ds, in order, and for an
-// http block the shape of each directive inside it after its own.
-func shapes(ds crossplane.Directives) []shape {
-	var out []shape
-	h := sha256.New()
-	var b []byte
+// http block its own shape followed by the shape of each directive inside
+// it.
+func shapes(ds crossplane.Directives) []shaped {
+	var out []shaped
 	for _, d := range ds {
-		h.Reset()
-		b = appendDirective(b[:0], d)
-		h.Write(b)
-		out = append(out, shape(h.Sum(nil)))
-		if d.Directive == "http" && d.IsBlock() {
-			for _, c := range d.Block {
-				h.Reset()
-				b = appendDirective(b[:0], c)
-				h.Write(b)
-				out = append(out, shape(h.Sum(nil)))
-			}
+		if !isHTTP(d) {
+			out = append(out, shapeOf(d))
+			continue
+		}
+		out = append(out, headerShape(d, len(d.Block)))
+		for _, c := range d.Block {
+			out = append(out, shapeOf(c))
 		}
 	}
 	return out
+}
+
+func isHTTP(d *crossplane.Directive) bool { return d.Directive == "http" && d.IsBlock() }
+
+func shapeOf(d *crossplane.Directive) shaped {
+	return shaped{sum: sha256.Sum256(appendDirective([]byte{'d'}, d)), name: d.Directive, line: d.Line}
+}
+
+// headerShape is the shape of http block d with n directives, not counting
+// them.
+func headerShape(d *crossplane.Directive, n int) shaped {
+	b := appendDirective([]byte{'h'}, &crossplane.Directive{Directive: d.Directive, Args: d.Args, Comment: d.Comment})
+	b = binary.AppendUvarint(b, uint64(n))
+	return shaped{sum: sha256.Sum256(b), name: d.Directive, line: d.Line}
 }
 
 // appendDirective appends an encoding of d that tells apart exactly what
@@ -173,26 +186,12 @@ func appendText(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// firstDifference names the first directive whose shape differs between
-// what was meant and what was read, by where it was read.
-func firstDifference(meant, got []shape, read crossplane.Directives) string {
-	i := 0
-	for i < len(meant) && i < len(got) && meant[i] == got[i] {
-		i++
-	}
-	n := 0
-	for _, d := range read {
-		if n == i {
-			return fmt.Sprintf("%s on line %d differs from the directive built", d.Directive, d.Line)
-		}
-		n++
-		if d.Directive == "http" && d.IsBlock() {
-			for _, c := range d.Block {
-				if n == i {
-					return fmt.Sprintf("%s on line %d (in http) differs from the directive built", c.Directive, c.Line)
-				}
-				n++
-			}
+// firstDifference names the first directive read whose shape differs from
+// the one built, with its line.
+func firstDifference(meant, got []shaped) string {
+	for i := range min(len(meant), len(got)) {
+		if meant[i].sum != got[i].sum {
+			return fmt.Sprintf("%s on line %d differs from the %s built", got[i].name, got[i].line, meant[i].name)
 		}
 	}
 	return fmt.Sprintf("%d directives built, %d read", len(meant), len(got))

@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -26,67 +27,89 @@ const defaultProxyTimeout = 60 * time.Second
 // defaults (proxy_next_upstream error timeout, tries 0 = unlimited, 60s
 // proxy timers, request buffering on).
 func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	v, http, err := b.readBack(opts, files)
+	v, parts, err := b.readBack(opts, files)
+	if err != nil {
+		return nil, err
+	}
+	// http's directives but its server blocks, which are read a batch at
+	// a time below (issue 22): what every server reads.
+	http := parts.http
+	ups := map[string]upstreamSeen{}
+	for _, d := range http {
+		if d.Directive == "upstream" && len(d.Args) == 1 {
+			ups[d.Args[0]] = readUpstream(d.Block)
+		}
+	}
+	httpLeaves := Leaves(http)
+	blocks, servers, consts := variableBlocks(http), upstreamServers(http), textConsts(http)
+	rules := map[string][]*translate.Rule{}
+	for _, r := range m.Rules {
+		rules["@"+locationName(r)] = append(rules["@"+locationName(r)], r)
+	}
+	// The errors are reported in the order the whole file's reading
+	// reported them: the TLS read back, the servers' header settings in
+	// file order, then the rules in the model's order.
+	tls := map[string]*tlsSeen{}
+	var tlsErr, headerErr error
+	ruleErr := map[*translate.Rule]error{}
+	out := map[string]map[translate.MethodClass]translate.Behaviour{}
+	err = parts.eachServers(func(batch crossplane.Directives) error {
+		if tlsErr == nil {
+			tlsErr = readTLSInto(tls, batch)
+		}
+		for _, d := range batch {
+			serverLeaves := Leaves(d.Block)
+			// Every server, the catch-all 404 ones too: nginx reads the
+			// request headers with the default server's settings.
+			if err := checkServerHeaderNames([]crossplane.Directives{serverLeaves, httpLeaves}); err != nil && headerErr == nil {
+				headerErr = fmt.Errorf("server %q: %w", serverListen(d.Block), err)
+			}
+			for _, l := range d.Block {
+				if l.Directive != "location" || len(l.Args) != 1 {
+					continue
+				}
+				for _, r := range rules[l.Args[0]] {
+					if ruleErr[r] != nil {
+						continue
+					}
+					fs := filterScope{scopes: []crossplane.Directives{l.Block, serverLeaves, httpLeaves}, server: d.Block,
+						blocks: blocks, servers: servers, consts: consts, v: v, tls: listensSSL(d.Block)}
+					bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
+					switch first, seen := out[r.Name]; {
+					case err != nil:
+						ruleErr[r] = err
+					case !seen:
+						out[r.Name] = bh
+					case !reflect.DeepEqual(first, bh):
+						ruleErr[r] = errors.New("its locations in two servers behave differently")
+					}
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	// Which listener terminates TLS, with which certificate per SNI name:
 	// translate.Behaviour has no field for it, so the judge checks it
 	// against the model here and fails on any difference.
-	seen, err := readTLS(http)
-	if err != nil {
-		return nil, err
+	if tlsErr != nil {
+		return nil, tlsErr
 	}
-	if err := checkTLS(m, seen); err != nil {
+	if err := checkTLS(m, tls); err != nil {
 		return nil, fmt.Errorf("TLS read back from %s: %w", b.path(), err)
 	}
-	ups := map[string]upstreamSeen{}
-	type scope struct{ server, serverLeaves, location crossplane.Directives }
-	locations := map[string][]scope{}
-	for _, d := range http {
-		switch d.Directive {
-		case "upstream":
-			if len(d.Args) == 1 {
-				ups[d.Args[0]] = readUpstream(d.Block)
-			}
-		case "server":
-			serverLeaves := Leaves(d.Block)
-			// Every server, the catch-all 404 ones too: nginx reads the
-			// request headers with the default server's settings.
-			if err := checkServerHeaderNames([]crossplane.Directives{serverLeaves, Leaves(http)}); err != nil {
-				return nil, fmt.Errorf("server %q: %w", serverListen(d.Block), err)
-			}
-			for _, l := range d.Block {
-				if l.Directive == "location" && len(l.Args) == 1 {
-					locations[l.Args[0]] = append(locations[l.Args[0]], scope{d.Block, serverLeaves, l.Block})
-				}
-			}
-		}
+	if headerErr != nil {
+		return nil, headerErr
 	}
-	httpLeaves := Leaves(http)
-	blocks, servers, consts := variableBlocks(http), upstreamServers(http), textConsts(http)
-	out := map[string]map[translate.MethodClass]translate.Behaviour{}
 	for _, r := range m.Rules {
-		var first map[translate.MethodClass]translate.Behaviour
-		for i, sc := range locations["@"+locationName(r)] {
-			fs := filterScope{scopes: []crossplane.Directives{sc.location, sc.serverLeaves, httpLeaves}, server: sc.server,
-				blocks: blocks, servers: servers, consts: consts, v: v, tls: listensSSL(sc.server)}
-			bh, err := observeRule(r, fs, judgePrefixes(m, r), ups)
-			if err != nil {
-				return nil, fmt.Errorf("rule %s: %w", r.Name, err)
-			}
-			if i == 0 {
-				first = bh
-			} else if !reflect.DeepEqual(first, bh) {
-				return nil, fmt.Errorf("rule %s: its locations in two servers behave differently", r.Name)
-			}
-		}
-		// A rule with no location is reached by no request; it gets no
-		// behaviour, so no honoured claim about it can pass.
-		if first != nil {
-			out[r.Name] = first
+		if err := ruleErr[r]; err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 		}
 	}
+	// A rule with no location is reached by no request; it gets no
+	// behaviour, so no honoured claim about it can pass.
 	return out, nil
 }
 
@@ -282,31 +305,29 @@ func observeRule(r *translate.Rule, fs filterScope, prefixes []string, ups map[s
 	return out, nil
 }
 
-// readBack parses the generated file back as nginx reads it, for the
-// version of opts (or takes Generate's parse of the same bytes for the
-// same layout and version: translate.FileParsed): the version and the
-// contents of its http {} block.
-func (b *Backend) readBack(opts translate.Options, files []translate.File) (version, crossplane.Directives, error) {
+// readBack reads the generated file back in parts as nginx reads it
+// (readParts), for the version of opts, or takes Generate's reading of
+// the same bytes for the same layout and version (translate.FileParsed).
+func (b *Backend) readBack(opts translate.Options, files []translate.File) (version, *httpParts, error) {
 	v, err := lookupVersion(opts.Version)
 	if err != nil {
 		return v, nil, err
 	}
 	layout := b.Layout()
-	parsed, err := translate.FileParsed(files, b.path(), func(data []byte) (*parsedConf, error) {
-		_, http, err := parseConfig(data, layout, v)
-		return &parsedConf{layout: layout, version: v.Name, http: http}, err
+	parts, err := translate.FileParsed(files, b.path(), func(data []byte) (*httpParts, error) {
+		return readParts(data, layout, v)
 	})
 	if err != nil {
 		return v, nil, err
 	}
-	if parsed.layout != layout || parsed.version != v.Name {
-		// Generate's parse was for another layout or version.
+	if parts.layout != layout || parts.v.Name != v.Name {
+		// Generate's reading was for another layout or version.
 		data, err := translate.FileData(files, b.path())
 		if err != nil {
 			return v, nil, err
 		}
-		_, http, err := parseConfig(data, layout, v)
-		return v, http, err
+		parts, err = readParts(data, layout, v)
+		return v, parts, err
 	}
-	return v, parsed.http, nil
+	return v, parts, nil
 }

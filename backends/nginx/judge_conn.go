@@ -28,78 +28,95 @@ var (
 // and nginx's 60s default when unset. Each directive is one value, so a
 // claim fails when either differs.
 func (b *Backend) ObserveConnections(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.Feature][]time.Duration, error) {
-	_, http, err := b.readBack(opts, files)
+	if len(m.ConnectionTimeouts) == 0 {
+		return map[string]map[translate.Feature][]time.Duration{}, nil
+	}
+	_, parts, err := b.readBack(opts, files)
 	if err != nil {
 		return nil, err
 	}
-	httpLeaves := Leaves(http)
-	read := func(scopes []crossplane.Directives, names []string) ([]time.Duration, error) {
-		var out []time.Duration
+	httpLeaves := Leaves(parts.http)
+	read := func(scopes []crossplane.Directives, names []string) timers {
+		var out timers
 		for _, n := range names {
 			d := defaultProxyTimeout // every one of them defaults to 60s
 			if args, ok := Lookup(scopes, n); ok {
 				if len(args) != 1 {
-					return nil, fmt.Errorf("%s has %d arguments", n, len(args))
+					return timers{err: fmt.Errorf("%s has %d arguments", n, len(args))}
 				}
 				if d, err = ParseTime(args[0]); err != nil {
-					return nil, fmt.Errorf("%s %q: %w", n, args[0], err)
+					return timers{err: fmt.Errorf("%s %q: %w", n, args[0], err)}
 				}
 			}
-			out = append(out, d)
+			out.ds = append(out.ds, d)
 		}
-		return out, nil
+		return out
 	}
-	// Server blocks by listen address, and the named locations of rules.
-	type scope struct{ server, location crossplane.Directives }
-	servers := map[string][]crossplane.Directives{}
-	locations := map[string][]scope{}
-	for _, d := range http {
-		if d.Directive != "server" {
-			continue
-		}
-		for _, x := range d.Block {
-			switch {
-			case x.Directive == "listen" && len(x.Args) > 0:
-				servers[x.Args[0]] = append(servers[x.Args[0]], d.Block)
-			case x.Directive == "location" && len(x.Args) == 1 && strings.HasPrefix(x.Args[0], "@"):
-				locations[x.Args[0]] = append(locations[x.Args[0]], scope{d.Block, x.Block})
+	// What each server block (by listen address) and each copy of a
+	// rule's named location holds of both sets of timers, read a batch of
+	// server blocks at a time.
+	type read2 struct{ client, server timers }
+	servers := map[string][]read2{}
+	locations := map[string][]read2{}
+	err = parts.eachServers(func(batch crossplane.Directives) error {
+		for _, d := range batch {
+			leaves := Leaves(d.Block)
+			for _, x := range d.Block {
+				switch {
+				case x.Directive == "listen" && len(x.Args) > 0:
+					scopes := []crossplane.Directives{leaves, httpLeaves}
+					servers[x.Args[0]] = append(servers[x.Args[0]], read2{read(scopes, judgedClientTimers), read(scopes, judgedServerTimers)})
+				case x.Directive == "location" && len(x.Args) == 1 && strings.HasPrefix(x.Args[0], "@"):
+					scopes := []crossplane.Directives{x.Block, leaves, httpLeaves}
+					locations[x.Args[0]] = append(locations[x.Args[0]], read2{read(scopes, judgedClientTimers), read(scopes, judgedServerTimers)})
+				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]map[translate.Feature][]time.Duration{}
 	var rerr error
 	for _, g := range m.ConnectionTimeouts {
 		out[g.Gateway] = map[translate.Feature][]time.Duration{}
 		for _, c := range g.Timeouts {
-			var names []string
+			var pick func(read2) timers
 			switch c.Feature {
 			case translate.FeatureConnClientTimeout:
-				names = judgedClientTimers
+				pick = func(r read2) timers { return r.client }
 			case translate.FeatureConnServerTimeout:
-				names = judgedServerTimers
+				pick = func(r read2) timers { return r.server }
 			default:
 				continue
 			}
-			add := func(where string, scopes []crossplane.Directives) {
-				ds, err := read(scopes, names)
-				if err != nil && rerr == nil {
-					rerr = fmt.Errorf("%s: %w", where, err)
+			add := func(where string, t timers) {
+				if t.err != nil && rerr == nil {
+					rerr = fmt.Errorf("%s: %w", where, t.err)
 				}
-				out[g.Gateway][c.Feature] = append(out[g.Gateway][c.Feature], ds...)
+				out[g.Gateway][c.Feature] = append(out[g.Gateway][c.Feature], t.ds...)
 			}
 			g.ConnectionSites(c.Feature,
 				func(l *translate.Listener) {
 					listen := hostPort(l.Address, l.Port)
-					for _, s := range servers[listen] {
-						add("server "+listen, []crossplane.Directives{Leaves(s), httpLeaves})
+					for _, r := range servers[listen] {
+						add("server "+listen, pick(r))
 					}
 				},
 				func(r *translate.Rule) {
-					for _, sc := range locations["@"+locationName(r)] {
-						add("location @"+locationName(r), []crossplane.Directives{sc.location, Leaves(sc.server), httpLeaves})
+					for _, l := range locations["@"+locationName(r)] {
+						add("location @"+locationName(r), pick(l))
 					}
 				})
 		}
 	}
 	return out, rerr
+}
+
+// timers are the values of a set of timer directives read in one scope,
+// or why they could not be read.
+type timers struct {
+	ds  []time.Duration
+	err error
 }

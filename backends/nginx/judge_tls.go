@@ -40,10 +40,11 @@ type tlsSeen struct {
 	Rejects    bool
 }
 
-// readTLS reads, per listen address, which servers terminate TLS and with
+// readTLSInto reads, per listen address, which servers terminate TLS and with
 // which certificate files each SNI name is answered.
-func readTLS(http crossplane.Directives) (map[string]*tlsSeen, error) {
-	out := map[string]*tlsSeen{}
+// It adds the server blocks of http to out, for reading them a batch at
+// a time.
+func readTLSInto(out map[string]*tlsSeen, http crossplane.Directives) error {
 	for _, d := range http {
 		if d.Directive != "server" {
 			continue
@@ -54,14 +55,14 @@ func readTLS(http crossplane.Directives) (map[string]*tlsSeen, error) {
 			switch x.Directive {
 			case "listen":
 				if len(x.Args) == 0 {
-					return nil, fmt.Errorf("listen without an address")
+					return fmt.Errorf("listen without an address")
 				}
 				addr = x.Args[0]
 				ssl = slices.Contains(x.Args[1:], "ssl")
 				def = slices.Contains(x.Args[1:], "default_server")
 			case "server_name":
 				if len(x.Args) != 1 {
-					return nil, fmt.Errorf("server_name %q: want one name", x.Args)
+					return fmt.Errorf("server_name %q: want one name", x.Args)
 				}
 				name = x.Args[0]
 			case "ssl_certificate":
@@ -81,18 +82,18 @@ func readTLS(http crossplane.Directives) (map[string]*tlsSeen, error) {
 		seen.Plain = seen.Plain || !ssl
 		if cert != "" || key != "" {
 			if _, dup := seen.Certs[name]; dup {
-				return nil, fmt.Errorf("listen %s: two servers named %q", addr, name)
+				return fmt.Errorf("listen %s: two servers named %q", addr, name)
 			}
 			seen.Certs[name] = translate.Certificate{CertFile: cert, KeyFile: key}
 		}
 		if def {
 			if seen.HasDefault {
-				return nil, fmt.Errorf("listen %s: two default servers", addr)
+				return fmt.Errorf("listen %s: two default servers", addr)
 			}
 			seen.HasDefault, seen.Default, seen.Rejects = true, name, reject
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // checkTLS compares the TLS read back from a file with the model: every
