@@ -17,9 +17,11 @@ const noRoute = "@no_route"
 
 // configPlan is the whole nginx.conf and what gwretry reports about it.
 type configPlan struct {
-	// HTTP is what goes inside http {}: hash sizes, maps, upstreams and
-	// servers.
+	// HTTP is what goes inside http {} before the server blocks: hash
+	// sizes, maps and upstreams.
 	HTTP crossplane.Directives
+	// Servers are the server blocks, written at the end of http {}.
+	Servers []builtServer
 	// Hash names the hash size directives HTTP sets, "" for none.
 	Hash     string
 	Findings []translate.Finding
@@ -95,7 +97,22 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	}
 
 	maps := crossplane.Directives{}
-	servers := crossplane.Directives{}
+	// Each server block is written as soon as it is built (buildServer),
+	// keeping what the blocks before it need to know of it.
+	var servers []builtServer
+	var usesUpgrade, usesHost bool
+	constUsed := map[string]bool{}
+	addServer := func(d *crossplane.Directive) error {
+		ds := crossplane.Directives{d}
+		usesUpgrade = usesUpgrade || usesArg(ds, upgradeVar)
+		usesHost = usesHost || usesArg(ds, hostVar)
+		for _, ref := range textConstRefs {
+			constUsed[ref] = constUsed[ref] || uses(ds, ref)
+		}
+		s, err := buildServer(d)
+		servers = append(servers, s)
+		return err
+	}
 	// routed maps each rule that at least one match reaches to true, and
 	// each rule whose matches nginx cannot express to false.
 	routed := map[*translate.Rule]bool{}
@@ -136,7 +153,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			body = append(body, sb.routing(l, vh)...)
 			maps = append(maps, sb.maps...)
 			cp.Notes = append(cp.Notes, sb.notes...)
-			servers = append(servers, block("server", nil, body))
+			if err := addServer(block("server", nil, body)); err != nil {
+				return cp, err
+			}
 		}
 		if !hasDefault {
 			// Without it nginx would send unknown hosts to the first server.
@@ -154,14 +173,16 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			body = append(body, conn...)
 			body = append(body,
 				block("location", []string{"/"}, crossplane.Directives{directive("return", "404")}))
-			servers = append(servers, block("server", nil, body))
+			if err := addServer(block("server", nil, body)); err != nil {
+				return cp, err
+			}
 		}
 	}
 
 	for _, r := range m.Rules {
 		cp.Findings = append(cp.Findings, translate.Assess(r, ruleDecisions(m, r, plans[r].Decisions, routed))...)
 	}
-	maps = append(maps, passMaps(servers)...)
+	maps = append(maps, passMapsFor(usesUpgrade, usesHost)...)
 	http := crossplane.Directives{}
 	if longestName > 32 {
 		http = append(http, directive("server_names_hash_bucket_size", strconv.Itoa(nextPow2(longestName+32))))
@@ -182,12 +203,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	if portMap {
 		maps = append(maps, portMapBlock(anyTLS))
 	}
-	http = append(http, textConstBlocks(slices.Concat(filterMaps, servers))...)
+	http = append(http, textConstBlocksFor(func(ref string) bool { return constUsed[ref] || uses(filterMaps, ref) })...)
 	http = append(http, maps...)
 	http = append(http, filterMaps...)
 	http = append(http, upstreams...)
-	http = append(http, servers...)
 	cp.HTTP = http
+	cp.Servers = servers
 	return cp, nil
 }
 

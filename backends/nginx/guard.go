@@ -77,20 +77,83 @@ func render(ds crossplane.Directives, v version) ([]byte, error) {
 // nginx.conf, for LayoutConfD the contents of http {}. It parses the text
 // back as nginx would read it and compares.
 func renderLayout(ds crossplane.Directives, layout string, v version) ([]byte, error) {
-	conf, _, err := renderLayoutParsed(ds, layout, v)
+	conf, _, err := renderLayoutParsed(ds, nil, layout, v)
 	return conf, err
+}
+
+// builtServer is a server block of http {} as planConfig keeps it once
+// built: its text as crossplane.Build writes it alone (at no
+// indentation) and its shape. The directives themselves are dropped
+// (issue 22: the server blocks were most of the 150 MB of directives
+// built at 10,000 routes).
+type builtServer struct {
+	text []byte
+	// shape is shapeOf the server block.
+	shape shaped
+}
+
+// buildServer checks server block d (checkArgs) and writes it.
+func buildServer(d *crossplane.Directive) (builtServer, error) {
+	ds := crossplane.Directives{d}
+	if err := checkArgs(ds); err != nil {
+		return builtServer{}, err
+	}
+	var buf bytes.Buffer
+	if err := crossplane.Build(&buf, crossplane.Config{Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
+		return builtServer{}, fmt.Errorf("writing a server block: %w", err)
+	}
+	return builtServer{text: bytes.Clone(buf.Bytes()), shape: shapeOf(d)}, nil
+}
+
+// withServers returns conf, crossplane.Build's text of a file of layout
+// whose http {} lacks the server blocks, with servers written at the end
+// of http {} as Build writes them there: each on its own lines, indented
+// as a directive of http (4 spaces in nginx.conf).
+func withServers(conf []byte, servers []builtServer, layout string) []byte {
+	if len(servers) == 0 {
+		return conf
+	}
+	n := len(conf)
+	for _, s := range servers {
+		n += len(s.text) + 1 + (bytes.Count(s.text, []byte("\n"))+1)*4
+	}
+	out := make([]byte, 0, n)
+	tail := []byte(nil)
+	if layout == LayoutFull {
+		// http {} is the last block: its closing brace ends the text.
+		if !bytes.HasSuffix(conf, []byte("\n}")) {
+			return nil
+		}
+		conf, tail = conf[:len(conf)-2], conf[len(conf)-2:]
+	}
+	out = append(out, conf...)
+	for _, s := range servers {
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
+		if layout == LayoutFull {
+			out = append(out, "    "...)
+			out = append(out, bytes.ReplaceAll(s.text, []byte("\n"), []byte("\n    "))...)
+		} else {
+			out = append(out, s.text...)
+		}
+	}
+	return append(out, tail...)
 }
 
 // renderLayoutParsed is renderLayout, and also returns the parse of the
 // bytes it compared.
-func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]byte, *httpParts, error) {
+func renderLayoutParsed(ds crossplane.Directives, servers []builtServer, layout string, v version) ([]byte, *httpParts, error) {
 	name := fileName(layout)
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
 		return nil, nil, fmt.Errorf("writing %s: %w", name, err)
 	}
-	buf.WriteByte('\n')
-	conf := buf.Bytes()
+	conf := withServers(buf.Bytes(), servers, layout)
+	if conf == nil {
+		return nil, nil, fmt.Errorf("writing %s: no http block to end with the server blocks", name)
+	}
+	conf = append(conf, '\n')
 	// What was meant is kept as a digest of each directive (each of
 	// http {}'s one by one), so that the built directives are dropped
 	// before the file is read back, and the file is read back in parts
@@ -98,7 +161,7 @@ func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]b
 	// 10,000 routes the directives built and their parse were about
 	// 150 MB each. Equal digests are equal directives as equalDirective
 	// compares them.
-	meant := shapes(ds)
+	meant := shapesWith(ds, servers, layout)
 	ds = nil
 	parts, err := readParts(conf, layout, v)
 	if err != nil {
@@ -112,6 +175,34 @@ func renderLayoutParsed(ds crossplane.Directives, layout string, v version) ([]b
 		return nil, nil, fmt.Errorf("generated %s does not read back as written: %s", name, firstDifference(meant, got))
 	}
 	return conf, parts, nil
+}
+
+// shapesWith is shapes of ds with the server blocks servers at the end of
+// http {} (of ds itself for conf.d).
+func shapesWith(ds crossplane.Directives, servers []builtServer, layout string) []shaped {
+	var out []shaped
+	add := func() {
+		for _, s := range servers {
+			out = append(out, s.shape)
+		}
+	}
+	if layout == LayoutConfD {
+		out = shapes(ds)
+		add()
+		return out
+	}
+	for _, d := range ds {
+		if !isHTTP(d) {
+			out = append(out, shapeOf(d))
+			continue
+		}
+		out = append(out, headerShape(d, len(d.Block)+len(servers)))
+		for _, c := range d.Block {
+			out = append(out, shapeOf(c))
+		}
+		add()
+	}
+	return out
 }
 
 // shaped is the SHA-256 of a directive as equalDirective compares it

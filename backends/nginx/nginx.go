@@ -186,15 +186,16 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if b.Layout() == LayoutFull {
 		ds = fullConfig(cp.HTTP)
 	}
-	// renderLayoutParsed drops the directives once written: nothing else
-	// may hold them.
-	cp.HTTP = nil
+	// renderLayoutParsed drops the directives and the servers' text once
+	// written: nothing else may hold them.
+	servers := cp.Servers
+	cp.HTTP, cp.Servers = nil, nil
 	// Both are second lines of defence behind the allowlists: a failure is
 	// a bug in gwretry, not a problem with the input.
 	if err := checkArgs(ds); err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
-	conf, parsed, err := renderLayoutParsed(ds, b.Layout(), v)
+	conf, parsed, err := renderLayoutParsed(ds, servers, b.Layout(), v)
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}

@@ -119,11 +119,17 @@ func hostMaps() crossplane.Directives {
 
 // passMaps returns the pass-through maps the directives of servers use.
 func passMaps(servers crossplane.Directives) crossplane.Directives {
+	return passMapsFor(usesArg(servers, upgradeVar), usesArg(servers, hostVar))
+}
+
+// passMapsFor is passMaps of servers that use upgradeVar and hostVar as
+// said.
+func passMapsFor(upgrade, host bool) crossplane.Directives {
 	var out crossplane.Directives
-	if usesArg(servers, upgradeVar) {
+	if upgrade {
 		out = append(out, upgradeMap())
 	}
-	if usesArg(servers, hostVar) {
+	if host {
 		out = append(out, hostMaps()...)
 	}
 	return out

@@ -94,9 +94,18 @@ func readTextArg(arg string, consts map[string]string) (string, bool) {
 // textConstBlocks returns the geo blocks of the constants that http's
 // directives use, to go before them.
 func textConstBlocks(http crossplane.Directives) crossplane.Directives {
+	return textConstBlocksFor(func(ref string) bool { return uses(http, ref) })
+}
+
+// textConstRefs are how arguments refer to the constants' variables.
+var textConstRefs = []string{"${" + dollarVar[1:] + "}", "${" + emptyVar[1:] + "}"}
+
+// textConstBlocksFor is textConstBlocks of directives some argument of
+// which contains ref (one of textConstRefs) when used(ref).
+func textConstBlocksFor(used func(ref string) bool) crossplane.Directives {
 	var out crossplane.Directives
 	for _, c := range []struct{ name, value string }{{dollarVar, "$"}, {emptyVar, ""}} {
-		if uses(http, "${"+c.name[1:]+"}") {
+		if used("${" + c.name[1:] + "}") {
 			out = append(out, block("geo", []string{c.name}, crossplane.Directives{directive("default", c.value)}))
 		}
 	}
