@@ -113,7 +113,7 @@ func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 	split := func(path []string) bool {
 		return len(path) == 2 && path[0] == "static_resources" && (path[1] == "clusters" || path[1] == "listeners")
 	}
-	piece := func(path []string, i int, j []byte) error {
+	piece := func(path []string, _ string, i int, j []byte) error {
 		var m proto.Message
 		if path[1] == "clusters" {
 			c := &clusterv3.Cluster{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -102,4 +103,43 @@ func firstLineDiff(a, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d and %d lines", len(al), len(bl))
+}
+
+// TestDecodeDynamicAsWhole: decodeDynamic, which decodes dynamic.yaml an
+// entry of http's maps at a time, reads what yaml.v2's strict decoding of
+// the whole file reads, and refuses what it refuses.
+func TestDecodeDynamicAsWhole(t *testing.T) {
+	const router = "    r:\n      entryPoints:\n      - web\n      priority: 1\n      rule: Path(`/`)\n      service: s\n"
+	const service = "    s:\n      loadBalancer:\n        servers:\n        - url: http://a:80\n"
+	cases := map[string]struct {
+		yaml string
+		ok   bool
+	}{
+		"routers and services":     {"http:\n  routers:\n" + router + "  services:\n" + service, true},
+		"tls":                      {"http:\n  routers:\n" + router + "tls:\n  options:\n    default:\n      sniStrict: true\n", true},
+		"empty maps":               {"http:\n  routers: {}\n", true},
+		"nothing under http":       {"http: {}\n", true},
+		"unknown field in router":  {"http:\n  routers:\n    r:\n      nonsense: 1\n", false},
+		"field in another case":    {"http:\n  routers:\n    r:\n      Service: s\n", false},
+		"unknown map under http":   {"http:\n  tcp:\n    r: {}\n", false},
+		"unknown field at the top": {"http: {}\nnonsense: 1\n", false},
+		"router twice":             {"http:\n  routers:\n" + router + router, false},
+		"routers twice":            {"http:\n  routers:\n" + router + "  routers:\n" + router, false},
+		"routers a list":           {"http:\n  routers:\n  - a\n", false},
+		"routers a scalar":         {"http:\n  routers: a\n", false},
+		"priority a string":        {"http:\n  routers:\n    r:\n      priority: x\n", false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := decodeDynamic([]byte(tc.yaml))
+			var want dynamicConfig
+			werr := decodeStrict([]byte(tc.yaml), &want)
+			if (err == nil) != tc.ok || (werr == nil) != tc.ok {
+				t.Fatalf("in pieces: %v; whole: %v; want ok %v", err, werr, tc.ok)
+			}
+			if tc.ok && !reflect.DeepEqual(got, &want) {
+				t.Errorf("in pieces %+v, whole %+v", got.HTTP, want.HTTP)
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/gwretry/gwretry/internal/yamlchunk"
 )
@@ -35,7 +36,13 @@ func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 	if bytes.Contains(data, []byte("{{")) {
 		return nil, errors.New("output contains a template action {{")
 	}
-	if err := decodeStrict(data, fresh); err != nil {
+	if d, ok := any(fresh).(*dynamicConfig); ok {
+		back, err := decodeDynamic(data)
+		if err != nil {
+			return nil, fmt.Errorf("decoding the output back: %w", err)
+		}
+		*d = *back
+	} else if err := decodeStrict(data, fresh); err != nil {
 		return nil, fmt.Errorf("decoding the output back: %w", err)
 	}
 	if !reflect.DeepEqual(v, fresh) {
@@ -67,12 +74,109 @@ func parseStatic(data []byte) (*staticConfig, error) {
 	return &st, nil
 }
 
-func parseDynamic(data []byte) (*dynamicConfig, error) {
-	var d dynamicConfig
-	if err := decodeStrict(data, &d); err != nil {
+func parseDynamic(data []byte) (*dynamicConfig, error) { return decodeDynamic(data) }
+
+// decodeDynamic decodes dynamic.yaml strictly, a router, middleware,
+// service or servers transport at a time (issue 22: yaml.v2's node tree
+// of the whole file was 90 MB at 10,000 routes): yamlchunk's event reader
+// (duplicate keys, aliases, tags and YAML 1.1 booleans refused) gives the
+// JSON of each entry of http's maps and of the rest, which
+// sigs.k8s.io/json decodes strictly (unknown fields, and field names in
+// another case, are errors; the JSON names are the YAML names,
+// TestYAMLTagsMatchJSON). TestDecodeDynamicAsWhole compares it with
+// decodeStrict.
+func decodeDynamic(data []byte) (*dynamicConfig, error) {
+	// Each entry is decoded as it comes, into maps put in place once the
+	// rest of the document is decoded.
+	var h httpConfig
+	split := func(path []string) bool { return len(path) == 2 && path[0] == "http" }
+	piece := func(path []string, key string, _ int, j []byte) error {
+		var err error
+		switch path[1] {
+		case "routers":
+			h.Routers, err = decodeEntry(h.Routers, key, j)
+		case "middlewares":
+			h.Middlewares, err = decodeEntry(h.Middlewares, key, j)
+		case "services":
+			h.Services, err = decodeEntry(h.Services, key, j)
+		case "serversTransports":
+			h.ServersTransports, err = decodeEntry(h.ServersTransports, key, j)
+		default:
+			err = errors.New("unknown field")
+		}
+		if err != nil {
+			return fmt.Errorf("http.%s: %s: %w", path[1], key, err)
+		}
+		return nil
+	}
+	j, err := yamlchunk.YAMLToJSONPieces(data, split, piece)
+	if err != nil {
 		return nil, err
 	}
+	var d dynamicConfig
+	if err := unmarshalStrict(j, &d); err != nil {
+		return nil, err
+	}
+	// The document decoded each map that was there, as {}: an entry is
+	// in a map the document has.
+	for _, m := range []struct {
+		name    string
+		doc, in int
+	}{{"routers", lenIfSet(d.HTTP.Routers), len(h.Routers)}, {"middlewares", lenIfSet(d.HTTP.Middlewares), len(h.Middlewares)},
+		{"services", lenIfSet(d.HTTP.Services), len(h.Services)}, {"serversTransports", lenIfSet(d.HTTP.ServersTransports), len(h.ServersTransports)}} {
+		if m.in > 0 && m.doc != 0 {
+			return nil, fmt.Errorf("http.%s: not a mapping", m.name)
+		}
+	}
+	if h.Routers != nil {
+		d.HTTP.Routers = h.Routers
+	}
+	if h.Middlewares != nil {
+		d.HTTP.Middlewares = h.Middlewares
+	}
+	if h.Services != nil {
+		d.HTTP.Services = h.Services
+	}
+	if h.ServersTransports != nil {
+		d.HTTP.ServersTransports = h.ServersTransports
+	}
 	return &d, nil
+}
+
+// lenIfSet is 0 for an empty map the document set, -1 for none, and the
+// map's length otherwise.
+func lenIfSet[V any](m map[string]V) int {
+	if m == nil {
+		return -1
+	}
+	return len(m)
+}
+
+// decodeEntry decodes j strictly as the value of key in m, made if nil.
+func decodeEntry[V any](m map[string]*V, key string, j []byte) (map[string]*V, error) {
+	var v *V
+	if err := unmarshalStrict(j, &v); err != nil {
+		return m, err
+	}
+	if m == nil {
+		m = map[string]*V{}
+	}
+	m[key] = v
+	return m, nil
+}
+
+// unmarshalStrict is sigs.k8s.io/json's strict decoding, its strict
+// errors (unknown or duplicate fields, field names in another case)
+// errors too.
+func unmarshalStrict(j []byte, v any) error {
+	strict, err := sigsjson.UnmarshalStrict(j, v)
+	if err != nil {
+		return err
+	}
+	if len(strict) > 0 {
+		return errors.Join(strict...)
+	}
+	return nil
 }
 
 // checkRules parses every router rule in the encoded dynamic configuration

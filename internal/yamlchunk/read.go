@@ -33,14 +33,16 @@ func YAMLToJSONStrict(y []byte) ([]byte, error) {
 	return YAMLToJSONPieces(y, nil, nil)
 }
 
-// YAMLToJSONPieces is YAMLToJSONStrict, with the elements of the
-// sequences at the mapping keys split chooses (from the root; nil: none)
-// given one at a time, as JSON, to piece with their sequence's path and
-// their index, and each of those sequences written as [] in the JSON it
-// returns. Every check is the same; a reader that needs the document's
-// value in pieces (Envoy's bootstrap, one cluster or listener at a time)
-// holds the JSON of one piece instead of the whole.
-func YAMLToJSONPieces(y []byte, split func(path []string) bool, piece func(path []string, i int, j []byte) error) ([]byte, error) {
+// YAMLToJSONPieces is YAMLToJSONStrict, with the values of the mappings
+// and the elements of the sequences at the mapping keys split chooses
+// (from the root; nil: none) given one at a time, as JSON, to piece with
+// their mapping's or sequence's path, their key ("" in a sequence) and
+// their index, and each of those mappings and sequences written as {} or
+// [] in the JSON it returns. Every check is the same (a key given twice
+// in a split mapping too); a reader that needs the document's value in
+// pieces (Envoy's bootstrap, one cluster or listener at a time; Traefik's
+// routers) holds the JSON of one piece instead of the whole.
+func YAMLToJSONPieces(y []byte, split func(path []string) bool, piece func(path []string, key string, i int, j []byte) error) ([]byte, error) {
 	p := yamlv3events.NewParser(y)
 	w := &jsonWriter{buf: &bytes.Buffer{}, scalars: map[scalarKey]any{}, split: split, piece: piece}
 	if split == nil {
@@ -136,6 +138,9 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 		if t := node(yamlv3.MappingNode, ev).ShortTag(); t != "!!map" {
 			return fmt.Errorf("line %d: a mapping tagged %s", ev.Line, t)
 		}
+		split := w.split != nil && w.split(w.path)
+		doc := w.buf
+		var piece bytes.Buffer
 		seen := map[string]struct{}{}
 		w.buf.WriteByte('{')
 		for i := 0; ; i++ {
@@ -167,6 +172,17 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 				return fmt.Errorf("line %d: key %q already set in the mapping", k.Line, k.Value)
 			}
 			seen[k.Value] = struct{}{}
+			if split {
+				vev, err := p.Next()
+				if err != nil {
+					return err
+				}
+				if err := w.writePiece(p, vev, &piece, k.Value, i); err != nil {
+					return err
+				}
+				w.buf = doc
+				continue
+			}
 			if i > 0 {
 				w.buf.WriteByte(',')
 			}
@@ -204,16 +220,7 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 				break
 			}
 			if split {
-				// A piece is written alone, with no pieces inside it.
-				piece.Reset()
-				outer, splitter := w.path, w.split
-				w.buf, w.path, w.split = &piece, nil, nil
-				err := w.event(p, eev)
-				w.buf, w.path, w.split = doc, outer, splitter
-				if err != nil {
-					return err
-				}
-				if err := w.piece(outer, i, piece.Bytes()); err != nil {
+				if err := w.writePiece(p, eev, &piece, "", i); err != nil {
 					return err
 				}
 				continue
@@ -235,6 +242,21 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 	return fmt.Errorf("line %d: unexpected YAML event %d", ev.Line, ev.Kind)
 }
 
+// writePiece writes the node that starts with ev, the value of key or
+// the element i of a split mapping or sequence, alone into piece (with no
+// pieces inside it), and gives it to w.piece.
+func (w *jsonWriter) writePiece(p *yamlv3events.Parser, ev yamlv3events.Event, piece *bytes.Buffer, key string, i int) error {
+	piece.Reset()
+	doc, outer, splitter := w.buf, w.path, w.split
+	w.buf, w.path, w.split = piece, nil, nil
+	err := w.event(p, ev)
+	w.buf, w.path, w.split = doc, outer, splitter
+	if err != nil {
+		return err
+	}
+	return w.piece(outer, key, i, piece.Bytes())
+}
+
 type jsonWriter struct {
 	// buf is where the JSON goes: the document's, or a piece's.
 	buf *bytes.Buffer
@@ -243,11 +265,12 @@ type jsonWriter struct {
 	enc *json.Encoder
 	// path is the keys of the mappings being written, from the root.
 	path []string
-	// split, when set, says which sequences' elements are pieces: each
-	// is written to its own buffer and given to piece, and the sequence
-	// is written as [] in the document.
+	// split, when set, says which mappings' values and sequences'
+	// elements are pieces: each is written to its own buffer and given
+	// to piece, and the mapping or sequence is written as {} or [] in
+	// the document.
 	split func(path []string) bool
-	piece func(path []string, i int, j []byte) error
+	piece func(path []string, key string, i int, j []byte) error
 	// scalars are the ints, floats and booleans decoded so far.
 	scalars map[scalarKey]any
 }

@@ -3,6 +3,7 @@ package yamlchunk
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -131,7 +132,7 @@ func TestPiecesAsWhole(t *testing.T) {
 		return slices.Equal(path, []string{"a", "b"}) || slices.Equal(path, []string{"b"})
 	}
 	got := map[string][]string{}
-	j, err := YAMLToJSONPieces([]byte(doc), split, func(path []string, i int, p []byte) error {
+	j, err := YAMLToJSONPieces([]byte(doc), split, func(path []string, _ string, i int, p []byte) error {
 		k := strings.Join(path, ".")
 		if len(got[k]) != i {
 			t.Errorf("%s: piece %d after %d", k, i, len(got[k]))
@@ -153,8 +154,21 @@ func TestPiecesAsWhole(t *testing.T) {
 	if err != nil || compact(t, whole) != `{"a":{"b":[{"x":1,"b":[2]},{"z":[3,4]}],"c":[5]},"b":[6]}` {
 		t.Errorf("whole = %s, %v", whole, err)
 	}
+	// A mapping's values are pieces with their keys, the mapping {}.
+	keys := map[string]string{}
+	j, err = YAMLToJSONPieces([]byte("m:\n  a: 1\n  b: [2]\no: 3\n"), func(path []string) bool { return slices.Equal(path, []string{"m"}) },
+		func(path []string, key string, i int, p []byte) error {
+			keys[key] = fmt.Sprint(i, " ", compact(t, p))
+			return nil
+		})
+	if err != nil || compact(t, j) != `{"m":{},"o":3}` || !reflect.DeepEqual(keys, map[string]string{"a": "0 1", "b": "1 [2]"}) {
+		t.Errorf("mapping pieces: %s %v %v", j, keys, err)
+	}
+	if _, err := YAMLToJSONPieces([]byte("m:\n  a: 1\n  a: 2\n"), func(path []string) bool { return len(path) == 1 }, func([]string, string, int, []byte) error { return nil }); err == nil {
+		t.Error("a key given twice in a split mapping was read")
+	}
 	// A piece's error is the reader's.
-	if _, err := YAMLToJSONPieces([]byte("b:\n- {k: 1, k: 2}\n"), split, func([]string, int, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), `key "k" already set`) {
+	if _, err := YAMLToJSONPieces([]byte("b:\n- {k: 1, k: 2}\n"), split, func([]string, string, int, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), `key "k" already set`) {
 		t.Errorf("duplicate key in a piece: %v", err)
 	}
 }
