@@ -2,9 +2,6 @@ package envoy
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,33 +10,15 @@ import (
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gwretry/gwretry/input"
-	"github.com/gwretry/gwretry/internal/corpus"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/internal/yamlchunk"
-	"github.com/gwretry/gwretry/resolve"
-	"github.com/gwretry/gwretry/translate"
 )
 
 // TestJSONToYAMLChunked checks that the chunked writer gives JSONToYAML's
 // bytes on the bootstrap of a generated corpus, large enough to be written
 // in chunks several levels deep.
 func TestJSONToYAMLChunked(t *testing.T) {
-	data, err := corpus.Generate(corpus.Defaults(150))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "corpus.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := resolve.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Corpus(t, 150)
 	c, err := lookup("")
 	if err != nil {
 		t.Fatal(err)
@@ -98,22 +77,7 @@ func TestJSONToYAMLChunked(t *testing.T) {
 // long enough for yaml.v2 to fold at its column, and with a value holding
 // the chunked writer's placeholder.
 func TestEncodeInPieces(t *testing.T) {
-	data, err := corpus.Generate(corpus.Defaults(120))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "corpus.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := resolve.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Corpus(t, 120)
 	c, err := lookup("")
 	if err != nil {
 		t.Fatal(err)
@@ -151,23 +115,13 @@ func TestEncodeInPieces(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("encode differs from JSONToYAML of the whole (%d and %d bytes)\n%s", len(got), len(want), firstLineDiff(got, want))
+				t.Errorf("encode differs from JSONToYAML of the whole (%d and %d bytes)\n%s", len(got), len(want), testmodel.FirstLineDiff(got, want))
 			}
 			if _, err := verify(bs, got); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-}
-
-func firstLineDiff(a, b []byte) string {
-	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, al[i], bl[i])
-		}
-	}
-	return fmt.Sprintf("%d and %d lines", len(al), len(bl))
 }
 
 // decodeWhole is decode through the JSON of the whole bootstrap, as it
@@ -188,22 +142,7 @@ func decodeWhole(data []byte) (*bootstrapv3.Bootstrap, error) {
 // time, reads what reading the whole bootstrap reads and refuses what it
 // refuses.
 func TestDecodeInPieces(t *testing.T) {
-	data, err := corpus.Generate(corpus.Defaults(40))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "corpus.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := resolve.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Corpus(t, 40)
 	c, err := lookup("")
 	if err != nil {
 		t.Fatal(err)

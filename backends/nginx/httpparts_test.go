@@ -1,16 +1,12 @@
 package nginx
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 
-	"github.com/gwretry/gwretry/input"
-	"github.com/gwretry/gwretry/internal/corpus"
-	"github.com/gwretry/gwretry/resolve"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -20,22 +16,7 @@ import (
 // lines, and the shapes are those of the whole parse, for both layouts
 // and more servers than one batch.
 func TestReadParts(t *testing.T) {
-	data, err := corpus.Generate(corpus.Defaults(700))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "corpus.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := resolve.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Corpus(t, 700)
 	v, err := lookupVersion("")
 	if err != nil {
 		t.Fatal(err)

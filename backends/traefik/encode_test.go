@@ -2,18 +2,13 @@ package traefik
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/gwretry/gwretry/input"
-	"github.com/gwretry/gwretry/internal/corpus"
-	"github.com/gwretry/gwretry/resolve"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -24,22 +19,7 @@ import (
 // that yaml.v2 orders by their numbers, a value long enough to fold, and
 // the chunked writer's placeholder in a key and a value.
 func TestEncodeDynamicInPieces(t *testing.T) {
-	data, err := corpus.Generate(corpus.Defaults(150))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "corpus.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.Load([]string{p}, nil, translate.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := resolve.Build(in, translate.ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testmodel.Corpus(t, 150)
 	sup, err := lookupVersion("")
 	if err != nil {
 		t.Fatal(err)
@@ -86,23 +66,13 @@ func TestEncodeDynamicInPieces(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("encodeDynamic differs from sigs.k8s.io/yaml's Marshal (%d and %d bytes)\n%s", len(got), len(want), firstLineDiff(got, want))
+				t.Errorf("encodeDynamic differs from sigs.k8s.io/yaml's Marshal (%d and %d bytes)\n%s", len(got), len(want), testmodel.FirstLineDiff(got, want))
 			}
 			if _, err := encodeChecked(dyn, &dynamicConfig{}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-}
-
-func firstLineDiff(a, b []byte) string {
-	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, al[i], bl[i])
-		}
-	}
-	return fmt.Sprintf("%d and %d lines", len(al), len(bl))
 }
 
 // TestDecodeDynamicAsWhole: decodeDynamic, which decodes dynamic.yaml an

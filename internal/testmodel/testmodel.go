@@ -4,11 +4,13 @@
 package testmodel
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/gwretry/gwretry/input"
+	"github.com/gwretry/gwretry/internal/corpus"
 	"github.com/gwretry/gwretry/resolve"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -101,4 +103,27 @@ func ConnectionTimeouts(tb testing.TB) *translate.Model {
 func FromYAML(tb testing.TB, manifest string, opts translate.ResolveOptions) (*input.Input, *translate.Model) {
 	tb.Helper()
 	return load(tb, []string{"-"}, strings.NewReader(manifest), opts, nil)
+}
+
+// Corpus is the model of the benchmark corpus of n routes
+// (internal/corpus, its defaults), loaded and resolved as the CLI does.
+func Corpus(tb testing.TB, n int) *translate.Model {
+	tb.Helper()
+	data, err := corpus.Generate(corpus.Defaults(n))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return LoadText(tb, string(data), translate.ResolveOptions{})
+}
+
+// FirstLineDiff says where two generated files first differ, by line,
+// for a test's failure message.
+func FirstLineDiff(got, want []byte) string {
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
+		}
+	}
+	return fmt.Sprintf("%d and %d lines", len(gl), len(wl))
 }
