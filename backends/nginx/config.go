@@ -113,6 +113,26 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		servers = append(servers, s)
 		return err
 	}
+	// A rule's location is copied into each server block whose virtual
+	// host routes to it: once the last of them is written, the plan's
+	// copy is dropped (left, by rule, is how many are still to come).
+	left := map[*translate.Rule]int{}
+	for _, l := range m.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, r := range rulesOf(vh) {
+				left[r]++
+			}
+		}
+	}
+	written := func(vh *translate.VirtualHost) {
+		for _, r := range rulesOf(vh) {
+			if left[r]--; left[r] == 0 {
+				p := plans[r]
+				p.Location, p.Server = nil, nil
+				plans[r] = p
+			}
+		}
+	}
 	// routed maps each rule that at least one match reaches to true, and
 	// each rule whose matches nginx cannot express to false.
 	routed := map[*translate.Rule]bool{}
@@ -156,6 +176,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			if err := addServer(block("server", nil, body)); err != nil {
 				return cp, err
 			}
+			written(vh)
 		}
 		if !hasDefault {
 			// Without it nginx would send unknown hosts to the first server.
@@ -210,6 +231,19 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	cp.HTTP = http
 	cp.Servers = servers
 	return cp, nil
+}
+
+// rulesOf lists the rules vh routes to, each once.
+func rulesOf(vh *translate.VirtualHost) []*translate.Rule {
+	var out []*translate.Rule
+	seen := map[*translate.Rule]bool{}
+	for _, rm := range vh.Routes {
+		if !seen[rm.Rule] {
+			seen[rm.Rule] = true
+			out = append(out, rm.Rule)
+		}
+	}
+	return out
 }
 
 // hashNames lists the names of the hash size directives in ds.

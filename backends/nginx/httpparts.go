@@ -52,7 +52,6 @@ func readParts(data []byte, layout string, v version) (*httpParts, error) {
 	}
 	open, closing := []byte(indent+"server {"), []byte(indent+"}")
 	p := &httpParts{data: data, layout: layout, v: v}
-	head := make([]byte, 0, len(data))
 	line, at, in := 1, 0, -1
 	for at < len(data) {
 		end := bytes.IndexByte(data[at:], '\n')
@@ -69,21 +68,29 @@ func readParts(data []byte, layout string, v version) (*httpParts, error) {
 		case in >= 0 && bytes.Equal(text, closing):
 			p.servers[in].end = end
 			in = -1
-			head = append(head, '\n')
-			line, at = line+1, end
-			continue
-		}
-		if in >= 0 {
-			head = append(head, '\n')
-		} else {
-			head = append(head, data[at:end]...)
 		}
 		line, at = line+1, end
 	}
 	if in >= 0 {
 		// An unclosed server block: the whole file is read as one.
-		p.servers, head = nil, data
+		p.servers = nil
 	}
+	// The head is the file with a blank line for each line of a server
+	// block, sized exactly.
+	size := len(data)
+	for _, sp := range p.servers {
+		size -= sp.end - sp.start - bytes.Count(data[sp.start:sp.end], []byte("\n"))
+	}
+	head := make([]byte, 0, size)
+	from := 0
+	for _, sp := range p.servers {
+		head = append(head, data[from:sp.start]...)
+		for range bytes.Count(data[sp.start:sp.end], []byte("\n")) {
+			head = append(head, '\n')
+		}
+		from = sp.end
+	}
+	head = append(head, data[from:]...)
 	top, http, err := parseConfig(head, layout, v)
 	if err != nil {
 		return nil, err
