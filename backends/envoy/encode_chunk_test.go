@@ -18,15 +18,7 @@ import (
 // bytes on the bootstrap of a generated corpus, large enough to be written
 // in chunks several levels deep.
 func TestJSONToYAMLChunked(t *testing.T) {
-	m := testmodel.Corpus(t, 150)
-	c, err := lookup("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs, err := (&generator{cap: c}).bootstrap(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bs := corpusBootstrap(t, 150)
 	big, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(bs)
 	if err != nil {
 		t.Fatal(err)
@@ -77,15 +69,7 @@ func TestJSONToYAMLChunked(t *testing.T) {
 // long enough for yaml.v2 to fold at its column, and with a value holding
 // the chunked writer's placeholder.
 func TestEncodeInPieces(t *testing.T) {
-	m := testmodel.Corpus(t, 120)
-	c, err := lookup("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := (&generator{cap: c}).bootstrap(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := corpusBootstrap(t, 120)
 	sr := full.GetStaticResources()
 	odd := proto.Clone(full).(*bootstrapv3.Bootstrap)
 	odd.StaticResources.Clusters = odd.StaticResources.Clusters[:2]
@@ -142,15 +126,7 @@ func decodeWhole(data []byte) (*bootstrapv3.Bootstrap, error) {
 // time, reads what reading the whole bootstrap reads and refuses what it
 // refuses.
 func TestDecodeInPieces(t *testing.T) {
-	m := testmodel.Corpus(t, 40)
-	c, err := lookup("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs, err := (&generator{cap: c}).bootstrap(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bs := corpusBootstrap(t, 40)
 	corpusYAML, err := encode(bs)
 	if err != nil {
 		t.Fatal(err)
@@ -190,4 +166,19 @@ func TestDecodeInPieces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// corpusBootstrap is the bootstrap Generate builds for the benchmark
+// corpus of n routes.
+func corpusBootstrap(t *testing.T, n int) *bootstrapv3.Bootstrap {
+	t.Helper()
+	c, err := lookup("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := (&generator{cap: c}).bootstrap(testmodel.Corpus(t, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
 }

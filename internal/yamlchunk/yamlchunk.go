@@ -79,16 +79,10 @@ func (w *Writer) Element(path []string, j []byte) ([]byte, error) {
 		steps = append(steps, step{key: k})
 	}
 	steps = append(steps, step{})
-	marker, err := yamlv2.Marshal(wrap(steps, chunkToken))
+	prefix, lead, err := placeholder(steps, chunkToken)
 	if err != nil {
 		return nil, err
 	}
-	at := bytes.Index(marker, []byte(chunkToken))
-	if at < 0 {
-		return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
-	}
-	prefix := marker[:at]
-	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 	v, err := w.r.read(j)
 	if err != nil {
 		return nil, err
@@ -123,16 +117,10 @@ func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(
 	for _, k := range path {
 		steps = append(steps, step{key: k})
 	}
-	marker, err := yamlv2.Marshal(wrap(steps, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}}))
+	prefix, lead, err := placeholder(steps, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}})
 	if err != nil {
 		return nil, err
 	}
-	at := bytes.Index(marker, []byte(chunkToken))
-	if at < 0 {
-		return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
-	}
-	prefix := marker[:at]
-	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 	sorted := slices.Clone(keys)
 	order, err := w.r.order(sorted)
 	if err != nil {
@@ -533,16 +521,10 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 			continue
 		}
 		elem := append(c.path[:len(c.path):len(c.path)], step{})
-		marker, err := yamlv2.Marshal(wrap(elem, chunkToken))
+		prefix, lead, err := placeholder(elem, chunkToken)
 		if err != nil {
 			return nil, err
 		}
-		at := bytes.Index(marker, []byte(chunkToken))
-		if at < 0 {
-			return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
-		}
-		prefix := marker[:at]
-		lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 		var body bytes.Buffer
 		body.WriteString(":\n")
 		for i, e := range c.list {
@@ -564,6 +546,22 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 	return doc, nil
 }
 
+// placeholder returns what yaml.v2 writes before v (chunkToken, or a
+// mapping of it to itself) at path (prefix), and the last line of it
+// (lead: the indentation, and "- " for a list element).
+func placeholder(path []step, v any) (prefix, lead []byte, err error) {
+	marker, err := yamlv2.Marshal(wrap(path, v))
+	if err != nil {
+		return nil, nil, err
+	}
+	at := bytes.Index(marker, []byte(chunkToken))
+	if at < 0 {
+		return nil, nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
+	}
+	prefix = marker[:at]
+	return prefix, prefix[bytes.LastIndexByte(prefix, '\n')+1:], nil
+}
+
 // splice puts body (":\n" and the lines of a list or mapping) where the
 // placeholder token is a mapping's value in doc.
 func splice(doc []byte, token string, body []byte) ([]byte, error) {
@@ -578,16 +576,10 @@ func splice(doc []byte, token string, body []byte) ([]byte, error) {
 // a few keys at a time (m is in yaml.v2's order of keys): the lines of
 // consecutive keys of a block mapping are those of each key alone.
 func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) {
-	marker, err := yamlv2.Marshal(wrap(path, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}}))
+	prefix, lead, err := placeholder(path, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}})
 	if err != nil {
 		return nil, err
 	}
-	at := bytes.Index(marker, []byte(chunkToken))
-	if at < 0 {
-		return nil, fmt.Errorf("writing YAML: no placeholder in %q", marker)
-	}
-	prefix := marker[:at]
-	lead := prefix[bytes.LastIndexByte(prefix, '\n')+1:]
 	var body bytes.Buffer
 	body.WriteString(":\n")
 	for start := 0; start < len(m); {
