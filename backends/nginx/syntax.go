@@ -28,6 +28,31 @@ const decodedSafe = "._~!$&()*+,=:@%/-"
 // decodePath decodes the percent-escapes of a path the way nginx decodes the
 // request path before matching it.
 func decodePath(p string) (string, error) {
+	return decodeEscapes(p, func(c byte) string {
+		if !isAlnum(c) && !strings.ContainsRune(decodedSafe, rune(c)) {
+			return "decodes to a character gwretry does not write into an nginx regex"
+		}
+		return ""
+	})
+}
+
+// decodeMatchPath decodes the percent-escapes of a path that a match
+// compares with nginx's decoded $uri: any byte but NUL (which nginx
+// refuses with 400) may be the escape's, as nginx decodes it (a line feed
+// from %0A too); pathRegex writes the bytes literal does not as \xHH
+// (valueLiteral).
+func decodeMatchPath(p string) (string, error) {
+	return decodeEscapes(p, func(c byte) string {
+		if c == 0 {
+			return "decodes to NUL, which nginx refuses with 400"
+		}
+		return ""
+	})
+}
+
+// decodeEscapes decodes the percent-escapes of p; refuse says why an
+// escape's byte may not be written ("" when it may).
+func decodeEscapes(p string, refuse func(c byte) string) (string, error) {
 	if !strings.Contains(p, "%") {
 		return p, nil
 	}
@@ -44,40 +69,8 @@ func decodePath(p string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("path %q: invalid percent-escape %q", p, p[i:i+3])
 		}
-		c := byte(n)
-		if !isAlnum(c) && !strings.ContainsRune(decodedSafe, rune(c)) {
-			return "", fmt.Errorf("path %q: percent-escape %q decodes to a character gwretry does not write into an nginx regex", p, p[i:i+3])
-		}
-		b.WriteByte(c)
-		i += 2
-	}
-	return b.String(), nil
-}
-
-// decodeMatchPath decodes the percent-escapes of a path that a match
-// compares with nginx's decoded $uri: any byte but NUL (which nginx
-// refuses with 400) may be the escape's, as nginx decodes it (a line feed
-// from %0A too); pathRegex writes the bytes literal does not as \xHH
-// (valueLiteral).
-func decodeMatchPath(p string) (string, error) {
-	if d, err := decodePath(p); err == nil {
-		return d, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		if p[i] != '%' {
-			b.WriteByte(p[i])
-			continue
-		}
-		if i+2 >= len(p) {
-			return "", fmt.Errorf("path %q: incomplete percent-escape", p)
-		}
-		n, err := strconv.ParseUint(p[i+1:i+3], 16, 8)
-		if err != nil {
-			return "", fmt.Errorf("path %q: invalid percent-escape %q", p, p[i:i+3])
-		}
-		if n == 0 {
-			return "", fmt.Errorf("path %q: percent-escape %q decodes to NUL, which nginx refuses with 400", p, p[i:i+3])
+		if why := refuse(byte(n)); why != "" {
+			return "", fmt.Errorf("path %q: percent-escape %q %s", p, p[i:i+3], why)
 		}
 		b.WriteByte(byte(n))
 		i += 2
