@@ -22,6 +22,7 @@ import (
 	"github.com/gwretry/gwretry/backends/envoy"
 	"github.com/gwretry/gwretry/internal/celcases"
 	"github.com/gwretry/gwretry/internal/hostile"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -404,19 +405,7 @@ spec:
     backendRefs: [{name: svc, port: 8080}]
   - matches: [{path: {type: PathPrefix, value: /plain}}]
     backendRefs: [{name: svc, port: 8080}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: default}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: svc, namespace: default}
-spec: {ports: [{port: 8080}]}
-`, fmt.Sprintf(field, q))
+`+testmodel.GatewayAndService, fmt.Sprintf(field, q))
 			out := t.TempDir()
 			code, _, stderr := gwretry(t, route, "translate", "-", "--target", "all", "--output-dir", out, "--report", "none", "-q",
 				"--endpoint", "svc.default:8080=127.0.0.1:9")

@@ -12,6 +12,7 @@ import (
 	"github.com/gwretry/gwretry/backends/haproxy"
 	"github.com/gwretry/gwretry/backends/nginx"
 	"github.com/gwretry/gwretry/backends/traefik"
+	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
@@ -44,19 +45,7 @@ spec:
     backendRefs: [{name: svc, port: 8080}]
   - matches: [{path: {type: PathPrefix, value: /r4}, queryParams: [{name: "a&b", value: "1"}]}]
     backendRefs: [{name: svc, port: 8080}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: default}
-spec:
-  gatewayClassName: x
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: svc, namespace: default}
-spec: {ports: [{port: 8080}]}
-`)
+` + testmodel.GatewayAndService)
 	out := t.TempDir()
 	code, _, stderr := gwretry(t, route, "translate", "-", "--target", "all", "--output-dir", out, "--report", "none", "-q",
 		"--endpoint", "svc.default:8080=127.0.0.1:9")

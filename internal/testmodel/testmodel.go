@@ -127,3 +127,21 @@ func FirstLineDiff(got, want []byte) string {
 	}
 	return fmt.Sprintf("%d and %d lines", len(gl), len(wl))
 }
+
+// GatewayAndService are Gateway default/gw (one HTTP listener on port 80)
+// and Service default/svc (port 8080), the frame of the tests whose
+// HTTPRoute default/r, written before them, attaches to gw and forwards
+// to svc.
+const GatewayAndService = `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: x
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: default}
+spec: {ports: [{port: 8080}]}
+`
