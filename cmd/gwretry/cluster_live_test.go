@@ -248,13 +248,24 @@ func (c *liveCluster) clear(t *testing.T) {
 // gwretry's.
 func (c *liveCluster) asStored(t *testing.T, dumpDir string) string {
 	t.Helper()
-	dir := t.TempDir()
-	var buf bytes.Buffer
+	var objs []map[string]any
 	mine := map[string]bool{}
 	for _, u := range c.created {
 		mine[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = true
 		obj := u.DeepCopy().Object
 		cluster.Strip(obj)
+		objs = append(objs, obj)
+	}
+	return c.writeObjects(t, objs, dumpDir, mine)
+}
+
+// writeObjects writes objs into a new directory's objects.yaml, and the
+// objects of the dump not in mine into its own.yaml (writeOwn).
+func (c *liveCluster) writeObjects(t *testing.T, objs []map[string]any, dumpDir string, mine map[string]bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	for _, obj := range objs {
 		y, err := yaml.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
@@ -300,8 +311,7 @@ func (c *liveCluster) withTimestamps(t *testing.T, docs []input.Document, dumpDi
 		ts := u.GetCreationTimestamp()
 		created[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = ts.UTC().Format(time.RFC3339)
 	}
-	dir := t.TempDir()
-	var buf bytes.Buffer
+	var objs []map[string]any
 	mine := map[string]bool{}
 	for _, d := range docs {
 		if d.Kind == "Namespace" {
@@ -323,18 +333,9 @@ func (c *liveCluster) withTimestamps(t *testing.T, docs []input.Document, dumpDi
 			obj["metadata"].(map[string]any)["creationTimestamp"] = ts
 			mine[key] = true
 		}
-		y, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(y)
+		objs = append(objs, obj)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "objects.yaml"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c.writeOwn(t, dir, dumpDir, mine)
-	return dir
+	return c.writeObjects(t, objs, dumpDir, mine)
 }
 
 // splitArgs separates a golden case's arguments into its input paths and
