@@ -94,30 +94,19 @@ func TestDiffTimersLive(t *testing.T) {
 		t.Run("observe "+p.target(), func(t *testing.T) { runs[p.target()] = observe(t, p, nil) })
 	}
 
-	var matrix []string
-	for i, a := range diffPlanes {
-		for _, b := range diffPlanes[i+1:] {
-			pair := a + " -> " + b
-			ra, rb := runs[a], runs[b]
-			if ra == nil || rb == nil {
-				matrix = append(matrix, pair+": not run ("+missingOf(runs, a, b)+")")
-				continue
-			}
-			t.Run(pair, func(t *testing.T) {
-				d := timersDiff(t, a, b, live)
-				// A near miss on a loaded machine: both planes are observed
-				// once more, and only the second observation counts.
-				rec := &errorRecorder{}
-				lines := checkPair(rec, d, ra, rb)
-				if len(rec.errs) > 0 {
-					t.Logf("observed again after:\n%s", strings.Join(rec.errs, "\n"))
-					ra, rb = observe(t, ra.plane, nil), observe(t, rb.plane, nil)
-					lines = checkPair(t, d, ra, rb)
-				}
-				matrix = append(matrix, lines...)
-			})
+	matrix := eachPair(t, runs, func(t *testing.T, a, b string, ra, rb *planeRun) []string {
+		d := timersDiff(t, a, b, live)
+		// A near miss on a loaded machine: both planes are observed
+		// once more, and only the second observation counts.
+		rec := &errorRecorder{}
+		lines := checkPair(rec, d, ra, rb)
+		if len(rec.errs) > 0 {
+			t.Logf("observed again after:\n%s", strings.Join(rec.errs, "\n"))
+			ra, rb = observe(t, ra.plane, nil), observe(t, rb.plane, nil)
+			lines = checkPair(t, d, ra, rb)
 		}
-	}
+		return lines
+	})
 	t.Run("a changed timer is caught", func(t *testing.T) {
 		ng, hp := runs["nginx@1.26"], runs["haproxy@3.0"]
 		if ng == nil || hp == nil {
