@@ -17,11 +17,10 @@ const noRoute = "@no_route"
 
 // configPlan is the whole nginx.conf and what gwretry reports about it.
 type configPlan struct {
-	// HTTP is what goes inside http {} before the server blocks: hash
-	// sizes, maps and upstreams.
-	HTTP crossplane.Directives
-	// Servers are the server blocks, written at the end of http {}.
-	Servers []builtServer
+	// HTTP is what goes inside http {}, each directive built as soon as
+	// it was planned: hash sizes, constants, maps, upstreams, then the
+	// server blocks.
+	HTTP []builtBlock
 	// Hash names the hash size directives HTTP sets, "" for none.
 	Hash     string
 	Findings []translate.Finding
@@ -39,7 +38,15 @@ type configPlan struct {
 func planConfig(m *translate.Model, v version, opts translate.Options) (configPlan, error) {
 	var cp configPlan
 	plans := map[*translate.Rule]rulePlan{}
-	upstreams := crossplane.Directives{}
+	// Every map, upstream and server is written as soon as it is
+	// planned, and only its text is kept (builtBlock); what the directives
+	// before them in http {} need to know of them is counted as they
+	// come: the longest variable and the number of maps (hash sizes), the
+	// constants they use.
+	var upstreams, filterMaps, maps, servers []builtBlock
+	var vars variableCount
+	constUsed := map[string]bool{}
+	var err error
 	names := map[string]string{}
 	hostnames := map[string]bool{}
 	matches := map[*translate.Rule]ruleMatches{}
@@ -60,7 +67,6 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			}
 		}
 	}
-	filterMaps := crossplane.Directives{}
 	portMap := false
 	for _, r := range m.Rules {
 		lower := strings.ToLower(upstreamName(r))
@@ -74,16 +80,28 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			return cp, err
 		}
 		p.Location = append(p.Location, conn...)
-		filterMaps = append(filterMaps, p.Maps...)
+		vars.add(p.Maps)
+		for _, ref := range textConstRefs {
+			constUsed[ref] = constUsed[ref] || uses(p.Maps, ref)
+		}
+		if filterMaps, err = buildBlocks(filterMaps, p.Maps); err != nil {
+			return cp, err
+		}
+		p.Maps = nil
 		portMap = portMap || p.PortMap
-		upstreams = append(upstreams, p.MirrorUpstreams...)
+		if upstreams, err = buildBlocks(upstreams, p.MirrorUpstreams); err != nil {
+			return cp, err
+		}
+		p.MirrorUpstreams = nil
 		if r.Forwards() && p.Upstream.Servers == nil {
 			return cp, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
 		}
 		plans[r] = p
 		cp.Notes = append(cp.Notes, p.Notes...)
 		if p.Upstream.Servers != nil {
-			upstreams = append(upstreams, block("upstream", []string{upstreamName(r)}, p.Upstream.Servers))
+			if upstreams, err = buildBlocks(upstreams, crossplane.Directives{block("upstream", []string{upstreamName(r)}, p.Upstream.Servers)}); err != nil {
+				return cp, err
+			}
 		}
 		if p.Upstream.Rounded {
 			cp.Notes = append(cp.Notes, translate.Warning(translate.RuleObject(r), "backend weights rounded to fit nginx entry weights of at most %d", maxEntryWeight))
@@ -96,12 +114,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 	}
 
-	maps := crossplane.Directives{}
-	// Each server block is written as soon as it is built (buildServer),
-	// keeping what the blocks before it need to know of it.
-	var servers []builtServer
 	var usesUpgrade, usesHost bool
-	constUsed := map[string]bool{}
 	addServer := func(d *crossplane.Directive) error {
 		ds := crossplane.Directives{d}
 		usesUpgrade = usesUpgrade || usesArg(ds, upgradeVar)
@@ -109,8 +122,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		for _, ref := range textConstRefs {
 			constUsed[ref] = constUsed[ref] || uses(ds, ref)
 		}
-		s, err := buildServer(d)
-		servers = append(servers, s)
+		servers, err = buildBlocks(servers, ds)
+		return err
+	}
+	addMaps := func(ds crossplane.Directives) error {
+		vars.add(ds)
+		maps, err = buildBlocks(maps, ds)
 		return err
 	}
 	// A rule's location is copied into each server block whose virtual
@@ -171,7 +188,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			body = append(body, acceptedHeaderNames()...)
 			body = append(body, conn...)
 			body = append(body, sb.routing(l, vh)...)
-			maps = append(maps, sb.maps...)
+			if err := addMaps(sb.maps); err != nil {
+				return cp, err
+			}
 			cp.Notes = append(cp.Notes, sb.notes...)
 			if err := addServer(block("server", nil, body)); err != nil {
 				return cp, err
@@ -203,7 +222,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	for _, r := range m.Rules {
 		cp.Findings = append(cp.Findings, translate.Assess(r, ruleDecisions(m, r, plans[r].Decisions, routed))...)
 	}
-	maps = append(maps, passMapsFor(usesUpgrade, usesHost)...)
+	if err := addMaps(passMapsFor(usesUpgrade, usesHost)); err != nil {
+		return cp, err
+	}
 	http := crossplane.Directives{}
 	if longestName > 32 {
 		http = append(http, directive("server_names_hash_bucket_size", strconv.Itoa(nextPow2(longestName+32))))
@@ -214,23 +235,37 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	// Variable names are hashed too: nginx refuses to start when the
 	// longest does not fit a bucket of 64 bytes (with its pointer and
 	// length), as rules of long route names make them.
-	if longest := longestVariable(slices.Concat(maps, filterMaps)); longest > 32 {
-		http = append(http, directive("variables_hash_bucket_size", strconv.Itoa(nextPow2(longest+32))))
+	if vars.longest > 32 {
+		http = append(http, directive("variables_hash_bucket_size", strconv.Itoa(nextPow2(vars.longest+32))))
 	}
-	if n := len(maps) + len(filterMaps); n > 256 {
-		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*n))))
+	if vars.n > 256 {
+		http = append(http, directive("variables_hash_max_size", strconv.Itoa(nextPow2(4*vars.n))))
 	}
 	cp.Hash = hashNames(http)
 	if portMap {
-		maps = append(maps, portMapBlock(anyTLS))
+		if maps, err = buildBlocks(maps, crossplane.Directives{portMapBlock(anyTLS)}); err != nil {
+			return cp, err
+		}
 	}
-	http = append(http, textConstBlocksFor(func(ref string) bool { return constUsed[ref] || uses(filterMaps, ref) })...)
-	http = append(http, maps...)
-	http = append(http, filterMaps...)
-	http = append(http, upstreams...)
-	cp.HTTP = http
-	cp.Servers = servers
+	http = append(http, textConstBlocksFor(func(ref string) bool { return constUsed[ref] })...)
+	head, err := buildBlocks(nil, http)
+	if err != nil {
+		return cp, err
+	}
+	cp.HTTP = slices.Concat(head, maps, filterMaps, upstreams, servers)
 	return cp, nil
+}
+
+// variableCount counts the variables that map, geo and split_clients
+// blocks define, and the longest name among them.
+type variableCount struct {
+	n, longest int
+}
+
+// add counts the directives of ds, each a variable's block.
+func (c *variableCount) add(ds crossplane.Directives) {
+	c.n += len(ds)
+	c.longest = max(c.longest, longestVariable(ds))
 }
 
 // rulesOf lists the rules vh routes to, each once.

@@ -81,40 +81,53 @@ func renderLayout(ds crossplane.Directives, layout string, v version) ([]byte, e
 	return conf, err
 }
 
-// builtServer is a server block of http {} as planConfig keeps it once
-// built: its text as crossplane.Build writes it alone (at no
-// indentation) and its shape. The directives themselves are dropped
-// (issue 22: the server blocks were most of the 150 MB of directives
-// built at 10,000 routes).
-type builtServer struct {
+// builtBlock is a directive of http {} (a server block, a map, an
+// upstream) as planConfig keeps it once built: its text as
+// crossplane.Build writes it alone (at no indentation) and its shape.
+// The directives themselves are dropped (issue 22: the server blocks
+// and the routing maps were most of the directives built at 10,000
+// routes, 150 and 110 MB).
+type builtBlock struct {
 	text []byte
-	// shape is shapeOf the server block.
+	// shape is shapeOf the directive.
 	shape shaped
 }
 
-// buildServer checks server block d (checkArgs) and writes it.
-func buildServer(d *crossplane.Directive) (builtServer, error) {
+// buildBlock checks directive d (checkArgs) and writes it.
+func buildBlock(d *crossplane.Directive) (builtBlock, error) {
 	ds := crossplane.Directives{d}
 	if err := checkArgs(ds); err != nil {
-		return builtServer{}, err
+		return builtBlock{}, err
 	}
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
-		return builtServer{}, fmt.Errorf("writing a server block: %w", err)
+		return builtBlock{}, fmt.Errorf("writing a %s directive: %w", d.Directive, err)
 	}
-	return builtServer{text: bytes.Clone(buf.Bytes()), shape: shapeOf(d)}, nil
+	return builtBlock{text: bytes.Clone(buf.Bytes()), shape: shapeOf(d)}, nil
 }
 
-// withServers returns conf, crossplane.Build's text of a file of layout
-// whose http {} lacks the server blocks, with servers written at the end
+// buildBlocks is buildBlock of each of ds, appended to out.
+func buildBlocks(out []builtBlock, ds crossplane.Directives) ([]builtBlock, error) {
+	for _, d := range ds {
+		b, err := buildBlock(d)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// withBlocks returns conf, crossplane.Build's text of a file of layout
+// whose http {} lacks the directives built, with them written at the end
 // of http {} as Build writes them there: each on its own lines, indented
 // as a directive of http (4 spaces in nginx.conf).
-func withServers(conf []byte, servers []builtServer, layout string) []byte {
-	if len(servers) == 0 {
+func withBlocks(conf []byte, blocks []builtBlock, layout string) []byte {
+	if len(blocks) == 0 {
 		return conf
 	}
 	n := len(conf)
-	for _, s := range servers {
+	for _, s := range blocks {
 		n += len(s.text) + 1 + (bytes.Count(s.text, []byte("\n"))+1)*4
 	}
 	out := make([]byte, 0, n)
@@ -127,7 +140,7 @@ func withServers(conf []byte, servers []builtServer, layout string) []byte {
 		conf, tail = conf[:len(conf)-2], conf[len(conf)-2:]
 	}
 	out = append(out, conf...)
-	for _, s := range servers {
+	for _, s := range blocks {
 		if len(out) > 0 {
 			out = append(out, '\n')
 		}
@@ -143,15 +156,15 @@ func withServers(conf []byte, servers []builtServer, layout string) []byte {
 
 // renderLayoutParsed is renderLayout, and also returns the parse of the
 // bytes it compared.
-func renderLayoutParsed(ds crossplane.Directives, servers []builtServer, layout string, v version) ([]byte, *httpParts, error) {
+func renderLayoutParsed(ds crossplane.Directives, blocks []builtBlock, layout string, v version) ([]byte, *httpParts, error) {
 	name := fileName(layout)
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
 		return nil, nil, fmt.Errorf("writing %s: %w", name, err)
 	}
-	conf := withServers(buf.Bytes(), servers, layout)
+	conf := withBlocks(buf.Bytes(), blocks, layout)
 	if conf == nil {
-		return nil, nil, fmt.Errorf("writing %s: no http block to end with the server blocks", name)
+		return nil, nil, fmt.Errorf("writing %s: no http block to end with the directives built", name)
 	}
 	conf = append(conf, '\n')
 	// What was meant is kept as a digest of each directive (each of
@@ -161,7 +174,7 @@ func renderLayoutParsed(ds crossplane.Directives, servers []builtServer, layout 
 	// 10,000 routes the directives built and their parse were about
 	// 150 MB each. Equal digests are equal directives as equalDirective
 	// compares them.
-	meant := shapesWith(ds, servers, layout)
+	meant := shapesWith(ds, blocks, layout)
 	ds = nil
 	parts, err := readParts(conf, layout, v)
 	if err != nil {
@@ -177,12 +190,12 @@ func renderLayoutParsed(ds crossplane.Directives, servers []builtServer, layout 
 	return conf, parts, nil
 }
 
-// shapesWith is shapes of ds with the server blocks servers at the end of
+// shapesWith is shapes of ds with the directives blocks at the end of
 // http {} (of ds itself for conf.d).
-func shapesWith(ds crossplane.Directives, servers []builtServer, layout string) []shaped {
+func shapesWith(ds crossplane.Directives, blocks []builtBlock, layout string) []shaped {
 	var out []shaped
 	add := func() {
-		for _, s := range servers {
+		for _, s := range blocks {
 			out = append(out, s.shape)
 		}
 	}
@@ -196,7 +209,7 @@ func shapesWith(ds crossplane.Directives, servers []builtServer, layout string) 
 			out = append(out, shapeOf(d))
 			continue
 		}
-		out = append(out, headerShape(d, len(d.Block)+len(servers)))
+		out = append(out, headerShape(d, len(d.Block)+len(blocks)))
 		for _, c := range d.Block {
 			out = append(out, shapeOf(c))
 		}

@@ -3,56 +3,81 @@ package nginx
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
 )
 
-// serverBatch is how many server blocks httpParts parses at once: the
+// batchSize is how many blocks of a kind httpParts parses at once: the
 // parse of a whole generated file was three times its size (170 MB for
-// nginx.conf at 10,000 routes, issue 22), and its server blocks are more
-// than half of it.
-const serverBatch = 200
+// nginx.conf at 10,000 routes, issue 22), and its server blocks, routing
+// maps and upstreams are nearly all of it.
+const batchSize = 200
 
-// httpParts is a generated file read in parts, as the read-back check and
-// the judges read it: the file with the server blocks of its http {}
-// block left out (blank lines in their place, so every line keeps its
-// number), parsed once (top, and http: the maps, upstreams, constants and
-// http-level directives every server reads), and where each server block
-// is, parsed a batch at a time by eachServers.
-type httpParts struct {
-	top, http crossplane.Directives
-	// servers are the server blocks of http {}, in file order.
-	servers []serverSpan
-	data    []byte
-	layout  string
-	v       version
+// partKind is a kind of http-level block that httpParts reads a batch at
+// a time rather than with the head.
+type partKind int
+
+const (
+	// partServer: server blocks.
+	partServer partKind = iota
+	// partUpstream: upstream blocks.
+	partUpstream
+	// partRouteMap: the maps of a server's routing, which define a
+	// variable of that server ($gw_s<index>_...): no other directive than
+	// the server's location / reads them.
+	partRouteMap
+	partKinds
+)
+
+// directive is the name of the directives of a kind.
+func (k partKind) directive() string {
+	return [partKinds]string{"server", "upstream", "map"}[k]
 }
 
-// serverSpan is a server block's lines: data[start:end], the first on
-// line (of the text parsed: for conf.d, the file wrapped as parseConfig
-// wraps it).
-type serverSpan struct {
+// httpParts is a generated file read in parts, as the read-back check and
+// the judges read it: the file with the server blocks, upstreams and
+// routing maps of its http {} block left out (blank lines in their
+// place, so every line keeps its number), parsed once (top, and http:
+// the constants, the filters' maps and the http-level directives every
+// server reads), and where each block left out is, parsed a batch at a
+// time by each.
+type httpParts struct {
+	top, http crossplane.Directives
+	// spans are the blocks of each kind left out, in file order.
+	spans  [partKinds][]blockSpan
+	data   []byte
+	layout string
+	v      version
+}
+
+// blockSpan is a block's lines: data[start:end], the first on line (of
+// the text parsed: for conf.d, the file wrapped as parseConfig wraps it).
+type blockSpan struct {
 	start, end, line int
 }
 
 // readParts reads data, a file of layout written by this backend, in
-// parts. It finds the server blocks of http {} by their lines, as
-// crossplane.Build writes them: "server {" and a closing "}" alone on a
-// line at the indentation of http's directives (none for conf.d, 4
-// spaces in nginx.conf); anything else stays in the head. The parts are
-// checked by parsing them: a cut in the wrong place does not parse or
-// does not read back as what was built (renderLayoutParsed compares
-// every directive).
+// parts. It finds the blocks it leaves out of the head by their lines, as
+// crossplane.Build writes them at the indentation of http's directives
+// (none for conf.d, 4 spaces in nginx.conf): "server {", "upstream NAME
+// {" or "map SOURCE $gw_s<index>_NAME {" alone on a line, up to the
+// first "}" alone on a line at that indentation; anything else stays in
+// the head. The parts are checked by parsing them: a cut in the wrong
+// place does not parse, or does not read as a block of its kind, or does
+// not read back as what was built (renderLayoutParsed compares every
+// directive).
 func readParts(data []byte, layout string, v version) (*httpParts, error) {
 	indent, shift := "    ", 0
 	if layout == LayoutConfD {
 		indent, shift = "", 2
 	}
-	open, closing := []byte(indent+"server {"), []byte(indent+"}")
+	closing := []byte(indent + "}")
 	p := &httpParts{data: data, layout: layout, v: v}
-	line, at, in := 1, 0, -1
+	var all []blockSpan
+	line, at, in := 1, 0, partKind(-1)
 	for at < len(data) {
 		end := bytes.IndexByte(data[at:], '\n')
 		if end < 0 {
@@ -62,28 +87,32 @@ func readParts(data []byte, layout string, v version) (*httpParts, error) {
 		}
 		text := bytes.TrimSuffix(data[at:end], []byte("\n"))
 		switch {
-		case in < 0 && bytes.Equal(text, open):
-			in = len(p.servers)
-			p.servers = append(p.servers, serverSpan{start: at, line: line + shift})
-		case in >= 0 && bytes.Equal(text, closing):
-			p.servers[in].end = end
+		case in < 0:
+			if k, ok := opensPart(text, indent); ok {
+				in = k
+				p.spans[k] = append(p.spans[k], blockSpan{start: at, line: line + shift})
+			}
+		case bytes.Equal(text, closing):
+			p.spans[in][len(p.spans[in])-1].end = end
+			all = append(all, p.spans[in][len(p.spans[in])-1])
 			in = -1
 		}
 		line, at = line+1, end
 	}
 	if in >= 0 {
-		// An unclosed server block: the whole file is read as one.
-		p.servers = nil
+		// An unclosed block: the whole file is read as one.
+		p.spans = [partKinds][]blockSpan{}
+		all = nil
 	}
-	// The head is the file with a blank line for each line of a server
-	// block, sized exactly.
+	// The head is the file with a blank line for each line of a block
+	// left out, sized exactly.
 	size := len(data)
-	for _, sp := range p.servers {
+	for _, sp := range all {
 		size -= sp.end - sp.start - bytes.Count(data[sp.start:sp.end], []byte("\n"))
 	}
 	head := make([]byte, 0, size)
 	from := 0
-	for _, sp := range p.servers {
+	for _, sp := range all {
 		head = append(head, data[from:sp.start]...)
 		for range bytes.Count(data[sp.start:sp.end], []byte("\n")) {
 			head = append(head, '\n')
@@ -99,13 +128,57 @@ func readParts(data []byte, layout string, v version) (*httpParts, error) {
 	return p, nil
 }
 
-// eachServers parses the server blocks a batch at a time, in file order,
-// and gives each batch's directives (server blocks, their lines those of
-// the file) to fn. A batch must read as exactly its server blocks.
+// opensPart reports whether line, of http's directives at indent, opens
+// a block that readParts leaves out of the head, and of which kind.
+func opensPart(line []byte, indent string) (partKind, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(indent))
+	if !ok {
+		return 0, false
+	}
+	if bytes.Equal(rest, []byte("server {")) {
+		return partServer, true
+	}
+	args, ok := bytes.CutSuffix(rest, []byte(" {"))
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case bytes.HasPrefix(args, []byte("upstream ")):
+		return partUpstream, true
+	case bytes.HasPrefix(args, []byte("map ")):
+		// The variable defined is the last argument: crossplane writes a
+		// variable name bare.
+		if routeMapVariable(args[bytes.LastIndexByte(args, ' ')+1:]) {
+			return partRouteMap, true
+		}
+	}
+	return 0, false
+}
+
+// routeMapVariable reports whether name is a variable of a server's
+// routing: $gw_s, the server's index, '_' and more.
+func routeMapVariable(name []byte) bool {
+	rest, ok := bytes.CutPrefix(name, []byte("$gw_s"))
+	digits := 0
+	for ok && digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	return ok && digits > 0 && digits+1 < len(rest) && rest[digits] == '_'
+}
+
+// eachServers is each(partServer, fn).
 func (p *httpParts) eachServers(fn func(servers crossplane.Directives) error) error {
+	return p.each(partServer, fn)
+}
+
+// each parses the blocks of kind k a batch at a time, in file order, and
+// gives each batch's directives (blocks of that kind, their lines those
+// of the file) to fn. A batch must read as exactly its blocks.
+func (p *httpParts) each(k partKind, fn func(blocks crossplane.Directives) error) error {
 	name := fileName(p.layout)
-	for from := 0; from < len(p.servers); from += serverBatch {
-		batch := p.servers[from:min(from+serverBatch, len(p.servers))]
+	spans := p.spans[k]
+	for from := 0; from < len(spans); from += batchSize {
+		batch := spans[from:min(from+batchSize, len(spans))]
 		text := []byte("http {\n")
 		for _, s := range batch {
 			text = append(text, p.data[s.start:s.end]...)
@@ -113,13 +186,13 @@ func (p *httpParts) eachServers(fn func(servers crossplane.Directives) error) er
 		text = append(text, "}\n"...)
 		_, http, err := parseConfig(text, LayoutFull, p.v)
 		if err != nil {
-			return fmt.Errorf("%s, the server blocks from line %d: %w", name, batch[0].line, err)
+			return fmt.Errorf("%s, the %s blocks from line %d: %w", name, k.directive(), batch[0].line, err)
 		}
-		if len(http) != len(batch) || slices.ContainsFunc(http, func(d *crossplane.Directive) bool { return d.Directive != "server" }) {
-			return fmt.Errorf("%s, the server blocks from line %d: read as %d directives, not %d server blocks", name, batch[0].line, len(http), len(batch))
+		if len(http) != len(batch) || slices.ContainsFunc(http, func(d *crossplane.Directive) bool { return d.Directive != k.directive() || !d.IsBlock() }) {
+			return fmt.Errorf("%s, the %s blocks from line %d: read as %d directives, not %d %s blocks", name, k.directive(), batch[0].line, len(http), len(batch), k.directive())
 		}
 		// The batch's text starts with "http {" on line 1: its first
-		// server is on line 2, and each further line follows the file's,
+		// block is on line 2, and each further line follows the file's,
 		// the blank lines between blocks aside.
 		for i, d := range http {
 			shiftLines(d, batch[i].line-d.Line)
@@ -154,7 +227,7 @@ func (p *httpParts) shapes() ([]shaped, error) {
 			out = append(out, shapeOf(d))
 			continue
 		}
-		out = append(out, headerShape(d, len(p.http)+len(p.servers)))
+		out = append(out, headerShape(d, p.children()))
 		var err error
 		if out, err = p.childShapes(out); err != nil {
 			return nil, err
@@ -163,24 +236,36 @@ func (p *httpParts) shapes() ([]shaped, error) {
 	return out, nil
 }
 
-// childShapes appends the shapes of http's directives, in file order.
+// childShapes appends the shapes of http's directives, in file order:
+// the head's, and each kind's read a batch at a time, put back in their
+// place by line.
 func (p *httpParts) childShapes(out []shaped) ([]shaped, error) {
-	rest := p.http
-	err := p.eachServers(func(servers crossplane.Directives) error {
-		for _, s := range servers {
-			for len(rest) > 0 && rest[0].Line < s.Line {
-				out = append(out, shapeOf(rest[0]))
-				rest = rest[1:]
+	var children []shaped
+	for _, d := range p.http {
+		children = append(children, shapeOf(d))
+	}
+	for k := range partKinds {
+		err := p.each(k, func(blocks crossplane.Directives) error {
+			for _, d := range blocks {
+				children = append(children, shapeOf(d))
 			}
-			out = append(out, shapeOf(s))
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	for _, d := range rest {
-		out = append(out, shapeOf(d))
+	// Each directive of http starts a line of its own (crossplane.Build
+	// writes them so): the order by line is the file's.
+	slices.SortStableFunc(children, func(a, b shaped) int { return cmp.Compare(a.line, b.line) })
+	return append(out, children...), nil
+}
+
+// children is how many directives http {} has.
+func (p *httpParts) children() int {
+	n := len(p.http)
+	for _, spans := range p.spans {
+		n += len(spans)
 	}
-	return out, nil
+	return n
 }

@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"regexp"
 	"slices"
 	"testing"
 
@@ -16,6 +17,8 @@ import (
 // lines, and the shapes are those of the whole parse, for both layouts
 // and more servers than one batch.
 func TestReadParts(t *testing.T) {
+	// A server's routing variables: $gw_s, its index, '_' and a name.
+	routeVar := regexp.MustCompile(`^\$gw_s[0-9]+_[a-z0-9_]+$`)
 	m := testmodel.Corpus(t, 700)
 	v, err := lookupVersion("")
 	if err != nil {
@@ -36,30 +39,41 @@ func TestReadParts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var servers, others crossplane.Directives
+			var parted [partKinds]crossplane.Directives
+			var others crossplane.Directives
 			for _, d := range http {
-				if d.Directive == "server" {
-					servers = append(servers, d)
-				} else {
+				switch {
+				case d.Directive == "server":
+					parted[partServer] = append(parted[partServer], d)
+				case d.Directive == "upstream":
+					parted[partUpstream] = append(parted[partUpstream], d)
+				case d.Directive == "map" && routeVar.MatchString(d.Args[1]):
+					parted[partRouteMap] = append(parted[partRouteMap], d)
+				default:
 					others = append(others, d)
 				}
 			}
-			if len(servers) <= serverBatch {
-				t.Fatalf("%d server blocks: want more than a batch", len(servers))
+			if !slices.Equal(sums(shapes(parts.http)), sums(shapes(others))) {
+				t.Fatalf("head: %d directives for %d", len(parts.http), len(others))
 			}
-			if !slices.Equal(sums(shapes(parts.http)), sums(shapes(others))) || len(parts.servers) != len(servers) {
-				t.Fatalf("head: %d directives for %d; %d servers for %d", len(parts.http), len(others), len(parts.servers), len(servers))
-			}
-			var read crossplane.Directives
-			if err := parts.eachServers(func(batch crossplane.Directives) error {
-				read = append(read, batch...)
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			for i, s := range servers {
-				if read[i].Line != s.Line || shapeOf(read[i]).sum != shapeOf(s).sum || read[i].Block[0].Line != s.Block[0].Line {
-					t.Fatalf("server %d: line %d, want %d (or another shape)", i, read[i].Line, s.Line)
+			for k, want := range parted {
+				if len(want) <= batchSize {
+					t.Fatalf("%d %s blocks: want more than a batch", len(want), partKind(k).directive())
+				}
+				var read crossplane.Directives
+				if err := parts.each(partKind(k), func(batch crossplane.Directives) error {
+					read = append(read, batch...)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if len(read) != len(want) {
+					t.Fatalf("%d %s blocks read, want %d", len(read), partKind(k).directive(), len(want))
+				}
+				for i, s := range want {
+					if read[i].Line != s.Line || shapeOf(read[i]).sum != shapeOf(s).sum || read[i].Block[0].Line != s.Block[0].Line {
+						t.Fatalf("%s %d: line %d, want %d (or another shape)", s.Directive, i, read[i].Line, s.Line)
+					}
 				}
 			}
 			got, err := parts.shapes()
@@ -86,8 +100,8 @@ func TestReadParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(parts.servers) != 1 || parts.servers[0].line != 7 || !slices.Equal(sums(got), sums(shapes(top))) {
-		t.Errorf("mixed indentation: %d servers cut (%v), shapes equal %v", len(parts.servers), parts.servers, slices.Equal(sums(got), sums(shapes(top))))
+	if servers := parts.spans[partServer]; len(servers) != 1 || servers[0].line != 7 || !slices.Equal(sums(got), sums(shapes(top))) {
+		t.Errorf("mixed indentation: %d servers cut (%v), shapes equal %v", len(servers), servers, slices.Equal(sums(got), sums(shapes(top))))
 	}
 	// An unclosed block is read whole, and fails as the whole file does.
 	if _, err := readParts([]byte("events {\n}\nhttp {\n    server {\n        listen 80;\n}\n"), LayoutFull, v); err == nil {

@@ -3,6 +3,7 @@ package nginx
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -31,17 +32,26 @@ func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []tr
 	if err != nil {
 		return nil, err
 	}
-	// http's directives but its server blocks, which are read a batch at
-	// a time below (issue 22): what every server reads.
+	// http's directives but its server blocks, upstreams and routing
+	// maps, which are read a batch at a time (issue 22): what every
+	// server reads.
 	http := parts.http
 	ups := map[string]upstreamSeen{}
-	for _, d := range http {
-		if d.Directive == "upstream" && len(d.Args) == 1 {
-			ups[d.Args[0]] = readUpstream(d.Block)
+	servers := map[string][]string{}
+	err = parts.each(partUpstream, func(batch crossplane.Directives) error {
+		for _, d := range batch {
+			if len(d.Args) == 1 {
+				ups[d.Args[0]] = readUpstream(d.Block)
+			}
 		}
+		maps.Copy(servers, upstreamServers(batch))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	httpLeaves := Leaves(http)
-	blocks, servers, consts := variableBlocks(http), upstreamServers(http), textConsts(http)
+	blocks, consts := variableBlocks(http), textConsts(http)
 	rules := map[string][]*translate.Rule{}
 	for _, r := range m.Rules {
 		rules["@"+locationName(r)] = append(rules["@"+locationName(r)], r)

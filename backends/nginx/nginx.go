@@ -36,6 +36,8 @@ import (
 	"slices"
 	"strings"
 
+	crossplane "github.com/nginxinc/nginx-go-crossplane"
+
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -182,20 +184,21 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
-	ds := cp.HTTP
+	var ds crossplane.Directives
 	if b.Layout() == LayoutFull {
-		ds = fullConfig(cp.HTTP)
+		ds = fullConfig(nil)
 	}
-	// renderLayoutParsed drops the directives and the servers' text once
-	// written: nothing else may hold them.
-	servers := cp.Servers
-	cp.HTTP, cp.Servers = nil, nil
-	// Both are second lines of defence behind the allowlists: a failure is
-	// a bug in gwretry, not a problem with the input.
+	// renderLayoutParsed drops the text of http's directives once
+	// written: nothing else may hold it.
+	blocks := cp.HTTP
+	cp.HTTP = nil
+	// Both are second lines of defence behind the allowlists (the
+	// directives built were checked by buildBlock): a failure is a bug in
+	// gwretry, not a problem with the input.
 	if err := checkArgs(ds); err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
-	conf, parsed, err := renderLayoutParsed(ds, servers, b.Layout(), v)
+	conf, parsed, err := renderLayoutParsed(ds, blocks, b.Layout(), v)
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
