@@ -19,12 +19,36 @@ type Interner struct {
 	caveats map[string][]Caveat
 	strs    map[string]string
 	key     []byte
+	// decisions are those given to Index, each once, and index their
+	// positions by their keys (dkey: appendDecision's).
+	decisions []Decision
+	index     map[string]int
+	dkey      []byte
 }
 
 // NewInterner returns an Interner that shares nothing yet.
 func NewInterner() *Interner {
-	return &Interner{params: map[string]Params{}, caveats: map[string][]Caveat{}, strs: map[string]string{}}
+	return &Interner{params: map[string]Params{}, caveats: map[string][]Caveat{}, strs: map[string]string{}, index: map[string]int{}}
 }
+
+// Index returns the position of a decision equal to d among those given
+// to Index before, adding d (shared as Decision shares it) when there is
+// none: a holder of many decisions keeps a small number for each, and At
+// gives it back. Equal means reflect.DeepEqual, but for nil and empty
+// parameters, and parameters of the same pairs, which are alike.
+func (in *Interner) Index(d Decision) int {
+	in.dkey = appendDecision(in.dkey[:0], d)
+	if i, ok := in.index[string(in.dkey)]; ok {
+		return i
+	}
+	i := len(in.decisions)
+	in.decisions = append(in.decisions, in.Decision(d))
+	in.index[string(in.dkey)] = i
+	return i
+}
+
+// At returns the decision at position i of Index.
+func (in *Interner) At(i int) Decision { return in.decisions[i] }
 
 // Decision returns d with its parameters, configured fact and caveats
 // replaced by equal ones shared with the decisions given before.
@@ -74,6 +98,17 @@ func (in *Interner) String(s string) string {
 	}
 	in.strs[s] = s
 	return s
+}
+
+func appendDecision(b []byte, d Decision) []byte {
+	b = appendLen(b, string(d.Reason))
+	b = appendParams(b, d.Params)
+	b = appendLen(b, d.Configured)
+	b = binary.AppendUvarint(b, uint64(len(d.Caveats)))
+	for _, c := range d.Caveats {
+		b = appendCaveat(b, c)
+	}
+	return b
 }
 
 func appendCaveat(b []byte, c Caveat) []byte {

@@ -37,3 +37,38 @@ func TestInternerShares(t *testing.T) {
 		t.Errorf("distinct caveats merged: %v", x.Caveats)
 	}
 }
+
+func TestInternerIndex(t *testing.T) {
+	in := NewInterner()
+	ds := []Decision{
+		Decide(ReasonConfigured).Set("num_retries 3"),
+		Decide(ReasonConfigured).Set("num_retries 3").With(NewCaveat(CaveatPolicyConflict)),
+		Decide(ReasonConfigured, "a", "1").Set("num_retries 3"),
+		Decide(ReasonConfigured, "a", "2").Set("num_retries 3"),
+		Decide(ReasonConfigured, "a", "1", "b", "2"),
+		Decide(ReasonNotTranslated),
+		// A key that splits differently is another decision.
+		{Reason: "ab", Params: Params{"c": ""}},
+		{Reason: "a", Params: Params{"bc": ""}},
+		{Reason: ReasonConfigured, Configured: "x", Caveats: []Caveat{{Reason: "y"}}},
+		{Reason: ReasonConfigured, Configured: "xy"},
+	}
+	for i, d := range ds {
+		if got := in.Index(d); got != i {
+			t.Fatalf("decision %d %+v: index %d", i, d, got)
+		}
+	}
+	for i, d := range ds {
+		if got := in.Index(d); got != i || !reflect.DeepEqual(in.At(i), d) {
+			t.Errorf("decision %d again: index %d, %+v", i, got, in.At(got))
+		}
+	}
+	// The same pairs in another order, and nil and empty parameters, are
+	// the same decision.
+	if got := in.Index(Decision{Reason: ReasonConfigured, Params: Params{"b": "2", "a": "1"}}); got != 4 {
+		t.Errorf("params in another order: index %d", got)
+	}
+	if got := in.Index(Decision{Reason: ReasonNotTranslated, Params: Params{}}); got != 5 {
+		t.Errorf("empty params: index %d", got)
+	}
+}

@@ -257,9 +257,9 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		}
 		res.Notes = append(res.Notes, Warning("", "%s", text))
 	}
-	// The report holds every target's findings to the end: their
-	// decisions share what repeats (report.Interner).
-	in := report.NewInterner()
+	// The report holds every target's findings to the end: they are kept
+	// packed until then (findingStore).
+	store := newFindingStore()
 	err := inOrder(len(targets), lookahead(len(targets), m.RouteCount), func(i int) (*Output, error) {
 		out, _, err := generate(m, targets[i], retryNonIdempotent)
 		return out, err
@@ -267,7 +267,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		t := targets[i]
 		name := t.Backend.Name()
 		scope := t.Backend.Scope()
-		// Grow the report once per target: it holds every target's
+		// Grow the store once per target: it holds every target's
 		// findings, and growing it by appends alone allocates unevenly
 		// with its size.
 		n := len(out.Findings)
@@ -275,26 +275,24 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		for _, s := range m.Skipped {
 			n += len(s.Features)
 		}
-		res.Report.Findings = slices.Grow(res.Report.Findings, n)
+		store.grow(n)
 		for _, f := range out.Findings {
 			f.Target = name
-			f.Decision = in.Decision(f.Decision)
-			res.Report.Findings = append(res.Report.Findings, f)
+			store.add(f)
 		}
 		out.Findings = nil
 		for _, s := range m.Skipped {
 			for _, feat := range s.Features {
 				f := Finding{Target: name, Route: s.Route, Rule: s.Index, RuleName: s.RuleName, Feature: feat}
 				f.Decide(report.Decide(report.ReasonRuleNotTranslated))
-				res.Report.Findings = append(res.Report.Findings, f)
+				store.add(f)
 			}
 		}
 		// What the target does not serve is reported here, alike for
 		// every target: not applicable, not a gap.
 		scope.outOfScope(m, func(f Finding) {
 			f.Target = name
-			f.Decision = in.Decision(f.Decision)
-			res.Report.Findings = append(res.Report.Findings, f)
+			store.add(f)
 		})
 		var files []File
 		for _, f := range out.Files {
@@ -319,6 +317,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 	if err != nil {
 		return nil, err
 	}
+	res.Report.Findings = store.findings()
 	applyProvenance(m, res.Report.Findings)
 	SortFindings(res.Report.Findings)
 	return res, nil
