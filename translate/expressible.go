@@ -286,7 +286,12 @@ func ForTarget(m *Model, b Backend) (*Model, map[*Rule]*Unexpressed) {
 		return out
 	}
 	out := &Model{CertSources: m.CertSources, Skipped: m.Skipped, RouteCount: m.RouteCount, RuleCount: m.RuleCount,
-		Sources: m.Sources, HTTPRoutes: m.HTTPRoutes, Effective: m.Effective, Policies: m.Policies, Notes: m.Notes}
+		Sources: m.Sources, Effective: m.Effective, Policies: m.Policies, Notes: m.Notes}
+	if ReadsRouteObjects(b) {
+		// Only such a target reads them; another's run may go on while
+		// they are let go of (ReadsRouteObjects).
+		out.HTTPRoutes = m.HTTPRoutes
+	}
 	listeners := map[*Listener]*Listener{}
 	for _, l := range m.Listeners {
 		c := *l

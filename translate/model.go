@@ -55,7 +55,10 @@ type Model struct {
 	// retry and timeouts (the policies' values merged in), so that a
 	// data plane that reads the fields gets what the report says. Unlike the rest of the Model, their strings
 	// have passed only the Gateway API's CRD validation, not the
-	// allowlists in allow.go. Backends must not modify them.
+	// allowlists in allow.go. Backends must not modify them. Only a
+	// target that ReadsRouteObjects reads them: gwretry translate lets
+	// them go once the last such target is done (nil from the start when
+	// none is given).
 	HTTPRoutes map[string]*gwv1.HTTPRoute
 	// placements indexes the listeners by rule (PlacementsOf).
 	placementsOnce sync.Once

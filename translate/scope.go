@@ -43,6 +43,13 @@ func (s Scope) rules(m *Model) []*Rule {
 	return out
 }
 
+// ReadsRouteObjects reports whether backend b reads the input HTTPRoutes
+// that the Model keeps (Model.HTTPRoutes): a target that serves mesh
+// routes writes them back out (Linkerd), and tells a rule of a route with
+// a mesh parentRef from one without (meshSide). No other reads them, so a
+// run of other targets may let them go.
+func ReadsRouteObjects(b Backend) bool { return b.Scope().MeshRoutes }
+
 // meshSide reports whether rule r of Model.Rules is also a mesh's: its
 // route has a mesh parentRef, attached or not (a mesh target reports why
 // one does not attach).

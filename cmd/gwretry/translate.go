@@ -411,7 +411,25 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	defer out.abort()
-	res, err := translate.RunTo(m, targets, o.retryNonIdempotent, out.add)
+	// The input HTTPRoutes the model keeps are read by mesh targets
+	// alone: they are let go of once the last of them is done (before
+	// any target runs when none is given), as nothing reads them after.
+	readers := 0
+	for i, t := range targets {
+		if translate.ReadsRouteObjects(t.Backend) {
+			readers = i + 1
+		}
+	}
+	if readers == 0 {
+		m.HTTPRoutes = nil
+	}
+	done := 0
+	res, err := translate.RunTo(m, targets, o.retryNonIdempotent, func(t translate.Target, files []translate.File) error {
+		if done++; done == readers {
+			m.HTTPRoutes = nil
+		}
+		return out.add(t, files)
+	})
 	prog.end()
 	prog = nil
 	if err != nil {
