@@ -48,7 +48,6 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	constUsed := map[string]bool{}
 	var err error
 	names := map[string]string{}
-	hostnames := map[string]bool{}
 	matches := map[*translate.Rule]ruleMatches{}
 	served := map[*translate.Rule]schemes{}
 	anyTLS := false
@@ -74,44 +73,70 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			return cp, fmt.Errorf("rules %s and %s give the same upstream name", other, r.Name)
 		}
 		names[lower] = r.Name
+	}
+	// Each rule is planned when the first server block that routes to it
+	// is built (or after the last server, for a rule none routes to), so
+	// that only the locations of the rules of the servers being built are
+	// held (issue 22: planning every rule first held every location, 200
+	// MB at 68,000 routes). What it adds to http {} before the servers
+	// (its upstreams and filter maps) and its notes are kept by rule and
+	// put in the rules' order at the end, as if planned in that order.
+	type ruleOut struct {
+		upstreams, filterMaps []builtBlock
+		notes                 []translate.Note
+		hostnames             []string
+	}
+	ruleIndex := make(map[*translate.Rule]int, len(m.Rules))
+	for i, r := range m.Rules {
+		ruleIndex[r] = i
+	}
+	outs := make([]*ruleOut, len(m.Rules))
+	plan := func(r *translate.Rule) (rulePlan, error) {
+		i, ok := ruleIndex[r]
+		if !ok {
+			return rulePlan{}, fmt.Errorf("rule %s is routed but not among the model's rules", r.Name)
+		}
+		if outs[i] != nil {
+			return plans[r], nil
+		}
+		out := &ruleOut{}
+		outs[i] = out
 		p := planRule(r, v, opts, matches[r], served[r])
 		conn, err := ruleConn(m, r)
 		if err != nil {
-			return cp, err
+			return p, err
 		}
 		p.Location = append(p.Location, conn...)
 		vars.add(p.Maps)
 		for _, ref := range textConstRefs {
 			constUsed[ref] = constUsed[ref] || uses(p.Maps, ref)
 		}
-		if filterMaps, err = buildBlocks(filterMaps, p.Maps); err != nil {
-			return cp, err
+		if out.filterMaps, err = buildBlocks(nil, p.Maps); err != nil {
+			return p, err
 		}
 		p.Maps = nil
 		portMap = portMap || p.PortMap
-		if upstreams, err = buildBlocks(upstreams, p.MirrorUpstreams); err != nil {
-			return cp, err
+		if out.upstreams, err = buildBlocks(nil, p.MirrorUpstreams); err != nil {
+			return p, err
 		}
 		p.MirrorUpstreams = nil
 		if r.Forwards() && p.Upstream.Servers == nil {
-			return cp, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
+			return p, fmt.Errorf("rule %s has backends but no endpoint", r.Name)
 		}
-		plans[r] = p
-		cp.Notes = append(cp.Notes, p.Notes...)
+		out.notes = p.Notes
+		p.Notes = nil
 		if p.Upstream.Servers != nil {
-			if upstreams, err = buildBlocks(upstreams, crossplane.Directives{block("upstream", []string{upstreamName(r)}, p.Upstream.Servers)}); err != nil {
-				return cp, err
+			if out.upstreams, err = buildBlocks(out.upstreams, crossplane.Directives{block("upstream", []string{upstreamName(r)}, p.Upstream.Servers)}); err != nil {
+				return p, err
 			}
 		}
 		if p.Upstream.Rounded {
-			cp.Notes = append(cp.Notes, translate.Warning(translate.RuleObject(r), "backend weights rounded to fit nginx entry weights of at most %d", maxEntryWeight))
+			out.notes = append(out.notes, translate.Warning(translate.RuleObject(r), "backend weights rounded to fit nginx entry weights of at most %d", maxEntryWeight))
 		}
-		for _, h := range p.Upstream.Hostnames {
-			if !hostnames[h] {
-				hostnames[h] = true
-				cp.Notes = append(cp.Notes, translate.Info("", "endpoint %s is a DNS name: nginx resolves it once at startup (nginx -t and startup fail if it does not resolve) and makes each address a separate peer, each with the entry's weight", h))
-			}
-		}
+		out.hostnames = p.Upstream.Hostnames
+		p.Upstream = upstreamPlan{}
+		plans[r] = p
+		return p, nil
 	}
 
 	var usesUpgrade, usesHost bool
@@ -163,7 +188,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			return cp, err
 		}
 		for _, vh := range l.VirtualHosts {
-			sb := serverBuilder{prefix: "gw_s" + strconv.Itoa(serverIndex), plans: plans, routed: routed}
+			sb := serverBuilder{prefix: "gw_s" + strconv.Itoa(serverIndex), plan: plan, routed: routed}
 			serverIndex++
 			listenArgs := []string{listen}
 			if vh.Hostname == "" {
@@ -187,7 +212,11 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 			body = append(body, directive("client_max_body_size", "0"))
 			body = append(body, acceptedHeaderNames()...)
 			body = append(body, conn...)
-			body = append(body, sb.routing(l, vh)...)
+			routing, err := sb.routing(l, vh)
+			if err != nil {
+				return cp, err
+			}
+			body = append(body, routing...)
 			if err := addMaps(sb.maps); err != nil {
 				return cp, err
 			}
@@ -219,6 +248,25 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		}
 	}
 
+	for _, r := range m.Rules {
+		if _, err := plan(r); err != nil {
+			return cp, err
+		}
+	}
+	var ruleNotes []translate.Note
+	hostnames := map[string]bool{}
+	for _, out := range outs {
+		ruleNotes = append(ruleNotes, out.notes...)
+		for _, h := range out.hostnames {
+			if !hostnames[h] {
+				hostnames[h] = true
+				ruleNotes = append(ruleNotes, translate.Info("", "endpoint %s is a DNS name: nginx resolves it once at startup (nginx -t and startup fail if it does not resolve) and makes each address a separate peer, each with the entry's weight", h))
+			}
+		}
+		filterMaps = append(filterMaps, out.filterMaps...)
+		upstreams = append(upstreams, out.upstreams...)
+	}
+	cp.Notes = append(ruleNotes, cp.Notes...)
 	for _, r := range m.Rules {
 		cp.Findings = append(cp.Findings, translate.Assess(r, ruleDecisions(m, r, plans[r].Decisions, routed))...)
 	}
@@ -307,7 +355,8 @@ func fullConfig(http crossplane.Directives) crossplane.Directives {
 // serverBuilder writes the routing of one server block.
 type serverBuilder struct {
 	prefix string
-	plans  map[*translate.Rule]rulePlan
+	// plan returns a rule's plan, planning it the first time.
+	plan   func(*translate.Rule) (rulePlan, error)
 	maps   crossplane.Directives
 	notes  []translate.Note
 	routed map[*translate.Rule]bool
@@ -315,7 +364,7 @@ type serverBuilder struct {
 
 // routing returns the locations of a server: `location /` that dispatches,
 // one named location per rule and the no-route location.
-func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHost) crossplane.Directives {
+func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHost) (crossplane.Directives, error) {
 	var matchVars []string
 	var targets []string
 	var locations crossplane.Directives
@@ -335,13 +384,17 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 		sb.routed[rm.Rule] = true
 		if !located[rm.Rule] {
 			located[rm.Rule] = true
-			locations = append(locations, block("location", []string{"@" + locationName(rm.Rule)}, sb.plans[rm.Rule].Location))
-			locations = append(locations, sb.plans[rm.Rule].Server...)
+			p, err := sb.plan(rm.Rule)
+			if err != nil {
+				return nil, err
+			}
+			locations = append(locations, block("location", []string{"@" + locationName(rm.Rule)}, p.Location))
+			locations = append(locations, p.Server...)
 		}
 	}
 	notFound := block("location", []string{noRoute}, crossplane.Directives{directive("return", "404")})
 	if len(matchVars) == 0 {
-		return crossplane.Directives{block("location", []string{"/"}, crossplane.Directives{directive("return", "404")})}
+		return crossplane.Directives{block("location", []string{"/"}, crossplane.Directives{directive("return", "404")})}, nil
 	}
 	route := "$" + sb.prefix + "_route"
 	sb.routeMaps(route, matchVars, targets)
@@ -351,7 +404,7 @@ func (sb *serverBuilder) routing(l *translate.Listener, vh *translate.VirtualHos
 		directive("return", "418"),
 	})}
 	out = append(out, locations...)
-	return append(out, notFound)
+	return append(out, notFound), nil
 }
 
 // maxMapSource bounds the bytes of the source of a route map: nginx reads

@@ -45,11 +45,15 @@ type filterPlan struct {
 	Decisions map[translate.Feature]report.Decision
 }
 
-// written is the Written hook of translate.Decisions: the decision of a
-// filter the plan writes.
-func (p filterPlan) written(f translate.Feature) (report.Decision, bool) {
-	d, ok := p.Decisions[f]
-	return d, ok
+// written returns the Written hook of translate.Decisions: the decision
+// of a filter the plan writes. It holds the decisions alone, not the
+// plan's directives, which are let go of once written (planConfig).
+func (p filterPlan) written() func(translate.Feature) (report.Decision, bool) {
+	decisions := p.Decisions
+	return func(f translate.Feature) (report.Decision, bool) {
+		d, ok := decisions[f]
+		return d, ok
+	}
 }
 
 // decide records the decision of feature f.

@@ -452,3 +452,43 @@ func checkDecisions(t *testing.T, fs []translate.Finding, reasons map[translate.
 		}
 	}
 }
+
+// TestPlanOrder: rules are planned as the servers that route to them are
+// built, but the file and the notes are as if planned in the model's
+// order: upstreams by rule, each rule's notes (a DNS name once, at the
+// first rule that names it) before the servers'.
+func TestPlanOrder(t *testing.T) {
+	a := rule(0, &translate.Retry{Attempts: 1, Codes: []int{503}}, translate.Timeouts{}, backend("a", 1, "b.example"))
+	b := rule(1, &translate.Retry{Attempts: 1, Codes: []int{503}}, translate.Timeouts{}, backend("b", 1, "a.example", "b.example"))
+	// The first server routes to b, the second to a and b; b's second
+	// match cannot be routed (a server note).
+	first := &translate.VirtualHost{Name: "vh0", Hostname: "first.example", Routes: []*translate.RouteMatch{{Match: prefix("/b"), Rule: b}}}
+	second := &translate.VirtualHost{Name: "vh1", Hostname: "second.example", Routes: []*translate.RouteMatch{
+		{Match: prefix("/a"), Rule: a},
+		{Match: translate.Match{PathType: translate.PathExact, Path: "/a%00b"}, Rule: b},
+	}}
+	m := &translate.Model{
+		Listeners: []*translate.Listener{{Name: "http-18080", Address: "127.0.0.1", Port: 18080, VirtualHosts: []*translate.VirtualHost{first, second}}},
+		Rules:     []*translate.Rule{a, b}, RouteCount: 1, RuleCount: 2,
+	}
+	out, err := New().Generate(m, translate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(out.Files[0].Data)
+	if i, j := strings.Index(conf, "upstream "+upstreamName(a)+" {"), strings.Index(conf, "upstream "+upstreamName(b)+" {"); i < 0 || j < i {
+		t.Errorf("upstreams out of the rules' order (%d, %d)", i, j)
+	}
+	var got []string
+	for _, n := range out.Notes {
+		switch {
+		case strings.Contains(n.Text, "is a DNS name"):
+			got = append(got, strings.Fields(n.Text)[1])
+		case strings.Contains(n.Text, "is not routed"):
+			got = append(got, "not routed")
+		}
+	}
+	if want := []string{"b.example", "a.example", "not routed"}; !slices.Equal(got, want) {
+		t.Errorf("notes in the order %v, want %v", got, want)
+	}
+}

@@ -60,7 +60,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options, matches rule
 			// never takes effect (backendRefs included: the redirect
 			// answers every request).
 			p.Location = fp.Location
-			p.Decisions = translate.Decisions{Written: fp.written, Feature: func(translate.Feature) report.Decision {
+			p.Decisions = translate.Decisions{Written: fp.written(), Feature: func(translate.Feature) report.Decision {
 				return report.Decide(report.ReasonRuleForwardsNothing)
 			}}
 			return p
@@ -117,7 +117,7 @@ func planRule(r *translate.Rule, v version, opts translate.Options, matches rule
 	}
 	p.Location = append(loc, fp.Location...)
 	rd := forwardDecisions{r: r, v: v, attempts: attempts, supported: supported, unsupported: unsupported, opts: opts}
-	p.Decisions = translate.Decisions{Written: fp.written, Feature: rd.decide}
+	p.Decisions = translate.Decisions{Written: fp.written(), Feature: rd.decide}
 	return p
 }
 
