@@ -40,6 +40,9 @@ type Decisions struct {
 	// rule and whether it retries a try its backendRequest timer cut, as
 	// planned; nil: as the Gateway API's retry (all of them, yes).
 	Retried func() (conn ConnRetry, timeouts bool)
+	// Shared, when set (a target's Options.Shared), shares the decisions'
+	// parameters and caveats with those of the findings before.
+	Shared *report.Interner
 }
 
 // Assess returns one finding per feature rule r sets (Rule.Features), in
@@ -56,7 +59,11 @@ func Assess(r *Rule, d Decisions) []Finding {
 	fs := r.Features()
 	out := make([]Finding, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, Record(r, f, decide(r, f, d)))
+		x := decide(r, f, d)
+		if d.Shared != nil {
+			x = d.Shared.Decision(x)
+		}
+		out = append(out, Record(r, f, x))
 	}
 	return out
 }

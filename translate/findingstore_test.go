@@ -37,3 +37,25 @@ func TestFindingStore(t *testing.T) {
 		t.Error("the store still holds findings once they are taken")
 	}
 }
+
+// TestAssessShared: with Decisions.Shared, Assess decides the same
+// findings, and equal decisions of two rules share their caveats.
+func TestAssessShared(t *testing.T) {
+	rule := func(i int) *Rule {
+		return &Rule{Name: "r" + string(rune('0'+i)), Route: "ns/r", Index: i, Retry: &Retry{Attempts: 2, Codes: []int{503}},
+			Backends: []*BackendRef{{Name: "b", Service: "ns/b", Port: 80, Weight: 1, Endpoints: []Endpoint{{Host: "10.0.0.1", Port: 80}}}}}
+	}
+	decisions := func(shared *report.Interner) Decisions {
+		return Decisions{Shared: shared, Feature: func(f Feature) report.Decision {
+			return report.Decide(report.ReasonConfigured, "feature", string(f)).With(report.NewCaveat(report.CaveatBodyBufferLimit, "limit", "1MiB"))
+		}}
+	}
+	shared := report.NewInterner()
+	a, b := Assess(rule(0), decisions(shared)), Assess(rule(1), decisions(shared))
+	if !reflect.DeepEqual(a, Assess(rule(0), decisions(nil))) || !reflect.DeepEqual(b, Assess(rule(1), decisions(nil))) {
+		t.Fatal("shared decisions differ from those decided alone")
+	}
+	if len(a) == 0 || len(a) != len(b) || &a[0].Caveats[0] != &b[0].Caveats[0] {
+		t.Errorf("the rules' equal decisions are not shared (%d, %d findings)", len(a), len(b))
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/gwretry/gwretry/report"
 	"github.com/gwretry/gwretry/translate"
 )
 
@@ -38,6 +39,8 @@ const clusterConnectTimeout = 10 * time.Second
 type generator struct {
 	cap                capability
 	retryNonIdempotent bool
+	// shared shares the findings' decisions (translate.Options.Shared).
+	shared *report.Interner
 	// model is the model being generated (its connection timeouts).
 	model *translate.Model
 	// clusters are the backends referenced by routes, by cluster name.

@@ -140,7 +140,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{cap: c, retryNonIdempotent: opts.RetryNonIdempotent}
+	g := &generator{cap: c, retryNonIdempotent: opts.RetryNonIdempotent, shared: opts.Shared}
 	bs, err := g.bootstrap(m)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ func (g *generator) findings(r *translate.Rule) []translate.Finding {
 		},
 		Feature: func(f translate.Feature) report.Decision { return g.assess(r, f) },
 		RetryOn: true,
+		Shared:  g.shared,
 	})
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // findings returns one finding per feature that r sets.
-func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling) []translate.Finding {
+func findings(r *translate.Rule, p *rulePlan, throttling *RetryThrottling, shared *report.Interner) []translate.Finding {
 	return translate.Assess(r, translate.Decisions{
+		Shared: shared,
 		// A service config expresses no filter and no listener, whatever
 		// the rule says.
 		First: func(f translate.Feature) (report.Decision, bool) {

@@ -92,7 +92,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		Notes: notes(m, plans),
 	}
 	for _, r := range m.Rules {
-		out.Findings = append(out.Findings, findings(r, plans[r], b.throttling)...)
+		out.Findings = append(out.Findings, findings(r, plans[r], b.throttling, opts.Shared)...)
 	}
 	return out, nil
 }

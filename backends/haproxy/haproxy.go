@@ -115,7 +115,9 @@ func (be *Backend) Generate(m *translate.Model, opts translate.Options) (*transl
 		b := planRule(m, r, vs, opts, &ck)
 		b.conn = planRuleConn(m, r, &ck)
 		backends = append(backends, b)
-		findings = append(findings, translate.Assess(r, decisions(m, r, vs, opts, b, tls))...)
+		d := decisions(m, r, vs, opts, b, tls)
+		d.Shared = opts.Shared
+		findings = append(findings, translate.Assess(r, d)...)
 	}
 	findings = append(findings, connFindings(m, vs)...)
 	if ck.err != nil {

@@ -17,10 +17,11 @@ import (
 // Every honoured claim rests on what Linkerd's documentation and
 // policy-controller source say it does with the route as the judge reads
 // it back: gwretry's tests do not run Linkerd.
-func findings(p rulePlan, meshed bool) []translate.Finding {
+func findings(p rulePlan, meshed bool, shared *report.Interner) []translate.Finding {
 	r := p.rule
 	return translate.Assess(r, translate.Decisions{
-		First: func(f translate.Feature) (report.Decision, bool) { return wholeRoute(p, meshed, f) },
+		Shared: shared,
+		First:  func(f translate.Feature) (report.Decision, bool) { return wholeRoute(p, meshed, f) },
 		Written: func(f translate.Feature) (report.Decision, bool) {
 			if !r.Forwards() && f != translate.FeatureRequestRedirect {
 				// Linkerd sends none of the rule's requests to a backend.

@@ -110,7 +110,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		for _, w := range written {
 			for _, p := range w.plans {
 				if inScope {
-					out.Findings = append(out.Findings, findings(p, isMeshed)...)
+					out.Findings = append(out.Findings, findings(p, isMeshed, opts.Shared)...)
 				}
 				if isMeshed && p.rejected == "" && p.crdLacks == "" {
 					out.Notes = append(out.Notes, inheritedNote(p)...)

@@ -268,7 +268,9 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	}
 	cp.Notes = append(ruleNotes, cp.Notes...)
 	for _, r := range m.Rules {
-		cp.Findings = append(cp.Findings, translate.Assess(r, ruleDecisions(m, r, plans[r].Decisions, routed))...)
+		d := ruleDecisions(m, r, plans[r].Decisions, routed)
+		d.Shared = opts.Shared
+		cp.Findings = append(cp.Findings, translate.Assess(r, d)...)
 	}
 	if err := addMaps(passMapsFor(usesUpgrade, usesHost)); err != nil {
 		return cp, err

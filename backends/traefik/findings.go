@@ -26,6 +26,7 @@ const (
 // then what Traefik does with the rule's retry and timeouts.
 func findings(r *translate.Rule, sup support, opts translate.Options, sites []site, view tlsStoreView, reads []time.Duration) []translate.Finding {
 	return translate.Assess(r, translate.Decisions{
+		Shared: opts.Shared,
 		Written: func(f translate.Feature) (report.Decision, bool) {
 			if f == translate.FeatureListenerHTTPS {
 				return httpsDecision(r, sites, view), true
