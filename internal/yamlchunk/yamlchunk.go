@@ -107,8 +107,8 @@ func (w *Writer) Element(path []string, j []byte) ([]byte, error) {
 // Entries appends to out the lines JSONToYAML writes for a mapping that
 // is the value at the mapping keys path of a larger document, given as
 // its keys (distinct) and value, which returns a key's value as JSON: the
-// keys in yaml.v2's order, each written alone, at the column and with the
-// line folding it has in the whole document. A writer that holds a large
+// keys in yaml.v2's order, a few at a time, at the column and with the
+// line folding they have in the whole document. A writer that holds a large
 // mapping's values rather than its JSON (Traefik's routers, one at a
 // time) writes the mapping's key line itself ("key:\n" at two spaces a
 // level), then these; it reads the whole document back to check it.
@@ -126,6 +126,37 @@ func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(
 	if err != nil {
 		return nil, err
 	}
+	// Entries are written a few together, up to batchNodes nodes (at
+	// least one), as renderMap writes a large mapping's keys: the lines
+	// of consecutive keys of a block mapping are those of each key alone,
+	// and each yaml.v2 emitter costs a few KB before its first event.
+	var batch yamlv2.MapSlice
+	size := 0
+	write := func(entries yamlv2.MapSlice, whole bool) error {
+		var t []byte
+		var err error
+		if whole {
+			t, err = yamlv2.Marshal(wrap(steps, entries))
+		} else {
+			t, err = (&chunkWriter{}).render(steps, entries)
+		}
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(t, prefix) {
+			return fmt.Errorf("writing YAML: key %q does not start as its placeholder %q", entries[0].Key, prefix)
+		}
+		out = append(out, append(slices.Clip(lead), t[len(prefix):]...))
+		return nil
+	}
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := write(batch, false)
+		batch, size = nil, 0
+		return err
+	}
 	for _, o := range order {
 		k := sorted[o]
 		j, err := value(k)
@@ -136,20 +167,29 @@ func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(
 		if err != nil {
 			return nil, err
 		}
-		entry := yamlv2.MapSlice{{Key: k, Value: v}}
-		var t []byte
+		entry := yamlv2.MapItem{Key: k, Value: v}
 		if bytes.Contains(j, []byte(chunkToken)) || strings.Contains(k, chunkToken) {
-			t, err = yamlv2.Marshal(wrap(steps, entry))
-		} else {
-			t, err = (&chunkWriter{}).render(steps, entry)
+			// The placeholders of large pieces would be ambiguous:
+			// yaml.v2 writes the entry whole, alone.
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if err := write(yamlv2.MapSlice{entry}, true); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if err != nil {
-			return nil, err
+		n := nodes(v)
+		if len(batch) > 0 && size+n > batchNodes {
+			if err := flush(); err != nil {
+				return nil, err
+			}
 		}
-		if !bytes.HasPrefix(t, prefix) {
-			return nil, fmt.Errorf("writing YAML: key %q does not start as its placeholder %q", k, prefix)
-		}
-		out = append(out, append(slices.Clip(lead), t[len(prefix):]...))
+		batch = append(batch, entry)
+		size += n
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
