@@ -2,6 +2,7 @@ package traefik
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func TestEncodeDynamicInPieces(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("encodeDynamic differs from sigs.k8s.io/yaml's Marshal (%d and %d bytes)\n%s", len(got), len(want), testmodel.FirstLineDiff(got, want))
 			}
-			if _, err := encodeChecked(dyn, &dynamicConfig{}); err != nil {
+			if _, err := encodeChecked(withOwnMaps(dyn), &dynamicConfig{}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -112,4 +113,13 @@ func TestDecodeDynamicAsWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withOwnMaps returns a copy of d whose http maps are its own:
+// encodeChecked empties them.
+func withOwnMaps(d *dynamicConfig) *dynamicConfig {
+	c := *d
+	c.HTTP = httpConfig{Routers: maps.Clone(d.HTTP.Routers), Middlewares: maps.Clone(d.HTTP.Middlewares),
+		Services: maps.Clone(d.HTTP.Services), ServersTransports: maps.Clone(d.HTTP.ServersTransports)}
+	return &c
 }

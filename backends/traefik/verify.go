@@ -17,6 +17,9 @@ import (
 // encodeChecked marshals v and decodes the result strictly into fresh (a
 // pointer to a zero value of v's type), failing unless the decoded value
 // equals v. A value that changed the document's structure cannot pass.
+// For a dynamicConfig it consumes v's http maps: each entry read back is
+// compared with the one built as it is read, and that one is removed from
+// v; the caller must not use v's http maps after.
 func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 	// yamlchunk writes yaml.Marshal's bytes without yaml.v2's emitter
 	// holding the whole document's events (dynamic.yaml is megabytes);
@@ -37,11 +40,21 @@ func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 		return nil, errors.New("output contains a template action {{")
 	}
 	if d, ok := any(fresh).(*dynamicConfig); ok {
-		back, err := decodeDynamic(data)
+		// Each entry read back is compared with the one built as it is
+		// read, and the built one let go of (issue 22: the dynamic
+		// configuration built and the one read back were 68 and 66 MB
+		// at 10,000 routes, held together): v's http maps are emptied.
+		want := any(v).(*dynamicConfig)
+		shape := mapShapes(&want.HTTP)
+		back, err := decodeDynamicWith(data, want.HTTP.take)
 		if err != nil {
 			return nil, fmt.Errorf("decoding the output back: %w", err)
 		}
 		*d = *back
+		if err := want.sameRest(shape, back); err != nil {
+			return nil, err
+		}
+		return data, nil
 	} else if err := decodeStrict(data, fresh); err != nil {
 		return nil, fmt.Errorf("decoding the output back: %w", err)
 	}
@@ -85,7 +98,12 @@ func parseDynamic(data []byte) (*dynamicConfig, error) { return decodeDynamic(da
 // another case, are errors; the JSON names are the YAML names,
 // TestYAMLTagsMatchJSON). TestDecodeDynamicAsWhole compares it with
 // decodeStrict.
-func decodeDynamic(data []byte) (*dynamicConfig, error) {
+func decodeDynamic(data []byte) (*dynamicConfig, error) { return decodeDynamicWith(data, nil) }
+
+// decodeDynamicWith is decodeDynamic that also gives each entry of http's
+// maps, as it is decoded, to check (unless nil) with its map's name and
+// key.
+func decodeDynamicWith(data []byte, check func(field, key string, got any) error) (*dynamicConfig, error) {
 	// Each entry is decoded as it comes, into maps put in place once the
 	// rest of the document is decoded.
 	var h httpConfig
@@ -103,6 +121,9 @@ func decodeDynamic(data []byte) (*dynamicConfig, error) {
 			h.ServersTransports, err = decodeEntry(h.ServersTransports, key, j)
 		default:
 			err = errors.New("unknown field")
+		}
+		if err == nil && check != nil {
+			err = check(path[1], key, h.entry(path[1], key))
 		}
 		if err != nil {
 			return fmt.Errorf("http.%s: %s: %w", path[1], key, err)
@@ -212,6 +233,80 @@ func checkDecodedRules(d *dynamicConfig, want map[string]expr) error {
 		if !reflect.DeepEqual(got, want[n]) {
 			return fmt.Errorf("router %s: rule %q does not parse to what was meant", n, r.Rule)
 		}
+	}
+	return nil
+}
+
+// entry returns the value of key in the map of h named field (its JSON
+// name), nil when there is none.
+func (h *httpConfig) entry(field, key string) any {
+	switch field {
+	case "routers":
+		return h.Routers[key]
+	case "middlewares":
+		return h.Middlewares[key]
+	case "services":
+		return h.Services[key]
+	case "serversTransports":
+		return h.ServersTransports[key]
+	}
+	return nil
+}
+
+// take checks that got, the entry key of the map field read back, is the
+// entry of h (as built) under the same key, and removes that entry from
+// h.
+func (h *httpConfig) take(field, key string, got any) error {
+	var want any
+	var ok bool
+	switch field {
+	case "routers":
+		want, ok = takeEntry(h.Routers, key)
+	case "middlewares":
+		want, ok = takeEntry(h.Middlewares, key)
+	case "services":
+		want, ok = takeEntry(h.Services, key)
+	case "serversTransports":
+		want, ok = takeEntry(h.ServersTransports, key)
+	}
+	if !ok || !reflect.DeepEqual(got, want) {
+		return errors.New("the output does not decode to what was meant")
+	}
+	return nil
+}
+
+// takeEntry removes key from m and returns its value, and whether it was
+// there.
+func takeEntry[V any](m map[string]*V, key string) (any, bool) {
+	v, ok := m[key]
+	delete(m, key)
+	return v, ok
+}
+
+// mapShape is whether each of http's maps is set (nil or not), in the
+// order routers, middlewares, services, serversTransports.
+type mapShape [4]bool
+
+func mapShapes(h *httpConfig) mapShape {
+	return mapShape{h.Routers != nil, h.Middlewares != nil, h.Services != nil, h.ServersTransports != nil}
+}
+
+// sameRest reports whether back is d as built, d's http maps having been
+// emptied by take as back's entries were read (shape: which of them were
+// set before): no entry of d is left unread, the same maps are set, and
+// the rest is equal.
+func (d *dynamicConfig) sameRest(shape mapShape, back *dynamicConfig) error {
+	h := &d.HTTP
+	if n := len(h.Routers) + len(h.Middlewares) + len(h.Services) + len(h.ServersTransports); n > 0 {
+		return fmt.Errorf("the output does not decode to what was meant: %d entries built are not read back", n)
+	}
+	if mapShapes(&back.HTTP) != shape {
+		return errors.New("the output does not decode to what was meant: another set of http's maps")
+	}
+	want, got := *d, *back
+	want.HTTP, got.HTTP = httpConfig{}, httpConfig{}
+	if !reflect.DeepEqual(want, got) {
+		return errors.New("the output does not decode to what was meant")
 	}
 	return nil
 }

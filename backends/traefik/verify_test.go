@@ -116,3 +116,54 @@ func TestYAMLTagsMatchJSON(t *testing.T) {
 		t.Errorf("walked %d structs only", len(seen))
 	}
 }
+
+// TestEncodeCheckedEntryByEntry: the dynamic configuration read back is
+// compared with the one built an entry at a time: another value, an
+// entry built and not written, one written and not built, another set of
+// maps and another TLS section are each refused, and the entries built
+// are let go of as they are compared.
+func TestEncodeCheckedEntryByEntry(t *testing.T) {
+	built := func() *dynamicConfig {
+		return &dynamicConfig{HTTP: httpConfig{
+			Routers: map[string]*router{
+				"a": {EntryPoints: []string{"web"}, Rule: "Path(`/a`)", Priority: 1, Service: "s"},
+				"b": {EntryPoints: []string{"web"}, Rule: "Path(`/b`)", Priority: 2, Service: "s"},
+			},
+			Services: map[string]*service{"s": {LoadBalancer: &loadBalancer{Servers: []server{{URL: "http://a:80"}}}}},
+		}}
+	}
+	data, err := encodeDynamic(built())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*dynamicConfig){
+		"another value":   func(w *dynamicConfig) { w.HTTP.Routers["b"].Priority = 3 },
+		"not written":     func(w *dynamicConfig) { w.HTTP.Routers["c"] = &router{Rule: "Path(`/c`)", Service: "s"} },
+		"not built":       func(w *dynamicConfig) { delete(w.HTTP.Routers, "b") },
+		"another map set": func(w *dynamicConfig) { w.HTTP.Middlewares = map[string]*middleware{} },
+		"another TLS":     func(w *dynamicConfig) { w.TLS = &tlsConfig{} },
+		"another server":  func(w *dynamicConfig) { w.HTTP.Services["s"].LoadBalancer.Servers[0].URL = "http://b:80" },
+	} {
+		want := built()
+		change(want)
+		shape := mapShapes(&want.HTTP)
+		back, err := decodeDynamicWith(data, want.HTTP.take)
+		if err == nil {
+			err = want.sameRest(shape, back)
+		}
+		if err == nil {
+			t.Errorf("%s: read back as what was built", name)
+		}
+	}
+	want := built()
+	back := &dynamicConfig{}
+	if _, err := encodeChecked(want, back); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.HTTP.Routers)+len(want.HTTP.Services) != 0 {
+		t.Errorf("entries built still held after the comparison: %v", want.HTTP)
+	}
+	if !reflect.DeepEqual(back, built()) {
+		t.Errorf("read back %+v", back)
+	}
+}
