@@ -170,7 +170,8 @@ func renderLayoutParsed(ds crossplane.Directives, blocks []builtBlock, layout st
 	// What was meant is kept as a digest of each directive (each of
 	// http {}'s one by one), so that the built directives are dropped
 	// before the file is read back, and the file is read back in parts
-	// (readParts: its server blocks a batch at a time): issue 22, at
+	// (readParts: its server blocks, upstreams and routing maps a batch
+	// at a time): issue 22, at
 	// 10,000 routes the directives built and their parse were about
 	// 150 MB each. Equal digests are equal directives as equalDirective
 	// compares them.

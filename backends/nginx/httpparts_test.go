@@ -11,11 +11,12 @@ import (
 	"github.com/gwretry/gwretry/translate"
 )
 
-// TestReadParts: a generated file read in parts (its server blocks a
-// batch at a time) is the file parsed whole: the head is http's
-// directives but the servers, the servers come in file order with their
-// lines, and the shapes are those of the whole parse, for both layouts
-// and more servers than one batch.
+// TestReadParts: a generated file read in parts (its server blocks,
+// upstreams and routing maps a batch at a time) is the file parsed whole:
+// the head is http's other directives (a map of another variable that
+// starts $gw_s among them), each kind's blocks come in file order with
+// their lines, and the shapes are those of the whole parse, for both
+// layouts and more blocks of each kind than one batch.
 func TestReadParts(t *testing.T) {
 	// A server's routing variables: $gw_s, its index, '_' and a name.
 	routeVar := regexp.MustCompile(`^\$gw_s[0-9]+_[a-z0-9_]+$`)
