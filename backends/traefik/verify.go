@@ -109,21 +109,24 @@ func decodeDynamicWith(data []byte, check func(field, key string, got any) error
 	var h httpConfig
 	split := func(path []string) bool { return len(path) == 2 && path[0] == "http" }
 	piece := func(path []string, key string, _ int, j []byte) error {
+		checkEntry := func(got any) error {
+			if check == nil {
+				return nil
+			}
+			return check(path[1], key, got)
+		}
 		var err error
 		switch path[1] {
 		case "routers":
-			h.Routers, err = decodeEntry(h.Routers, key, j)
+			h.Routers, err = decodeEntry(h.Routers, key, j, checkEntry)
 		case "middlewares":
-			h.Middlewares, err = decodeEntry(h.Middlewares, key, j)
+			h.Middlewares, err = decodeEntry(h.Middlewares, key, j, checkEntry)
 		case "services":
-			h.Services, err = decodeEntry(h.Services, key, j)
+			h.Services, err = decodeEntry(h.Services, key, j, checkEntry)
 		case "serversTransports":
-			h.ServersTransports, err = decodeEntry(h.ServersTransports, key, j)
+			h.ServersTransports, err = decodeEntry(h.ServersTransports, key, j, checkEntry)
 		default:
 			err = errors.New("unknown field")
-		}
-		if err == nil && check != nil {
-			err = check(path[1], key, h.entry(path[1], key))
 		}
 		if err != nil {
 			return fmt.Errorf("http.%s: %s: %w", path[1], key, err)
@@ -173,10 +176,14 @@ func lenIfSet[V any](m map[string]V) int {
 	return len(m)
 }
 
-// decodeEntry decodes j strictly as the value of key in m, made if nil.
-func decodeEntry[V any](m map[string]*V, key string, j []byte) (map[string]*V, error) {
+// decodeEntry decodes j strictly as the value of key in m, made if nil,
+// once check accepts it.
+func decodeEntry[V any](m map[string]*V, key string, j []byte, check func(got any) error) (map[string]*V, error) {
 	var v *V
 	if err := unmarshalStrict(j, &v); err != nil {
+		return m, err
+	}
+	if err := check(v); err != nil {
 		return m, err
 	}
 	if m == nil {
@@ -233,22 +240,6 @@ func checkDecodedRules(d *dynamicConfig, want map[string]expr) error {
 		if !reflect.DeepEqual(got, want[n]) {
 			return fmt.Errorf("router %s: rule %q does not parse to what was meant", n, r.Rule)
 		}
-	}
-	return nil
-}
-
-// entry returns the value of key in the map of h named field (its JSON
-// name), nil when there is none.
-func (h *httpConfig) entry(field, key string) any {
-	switch field {
-	case "routers":
-		return h.Routers[key]
-	case "middlewares":
-		return h.Middlewares[key]
-	case "services":
-		return h.Services[key]
-	case "serversTransports":
-		return h.ServersTransports[key]
 	}
 	return nil
 }
