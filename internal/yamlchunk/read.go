@@ -35,14 +35,30 @@ func YAMLToJSONStrict(y []byte) ([]byte, error) {
 
 // YAMLToJSONPieces is YAMLToJSONStrict, with the values of the mappings
 // and the elements of the sequences at the mapping keys split chooses
-// (from the root; nil: none) given one at a time, as JSON, to piece with
-// their mapping's or sequence's path, their key ("" in a sequence) and
-// their index, and each of those mappings and sequences written as {} or
-// [] in the JSON it returns. Every check is the same (a key given twice
-// in a split mapping too); a reader that needs the document's value in
-// pieces (Envoy's bootstrap, one cluster or listener at a time; Traefik's
-// routers) holds the JSON of one piece instead of the whole.
+// (from the root, the sequences on the way not counted; nil: none) given
+// one at a time, as JSON, to piece with their mapping's or sequence's
+// path, their key ("" in a sequence) and their index, and each of those
+// mappings and sequences written as {} or [] in the JSON it returns. Every
+// check is the same (a key given twice in a split mapping too); a reader
+// that needs the document's value in pieces (Envoy's bootstrap, one
+// cluster or listener at a time; Traefik's routers) holds the JSON of one
+// piece instead of the whole. Pieces nest as YAMLToJSONNested's do.
 func YAMLToJSONPieces(y []byte, split func(path []string) bool, piece func(path []string, key string, i int, j []byte) error) ([]byte, error) {
+	var nested func(path []string, at []int, key string, i int, j []byte) error
+	if piece != nil {
+		nested = func(path []string, _ []int, key string, i int, j []byte) error { return piece(path, key, i, j) }
+	}
+	return YAMLToJSONNested(y, split, nested)
+}
+
+// YAMLToJSONNested is YAMLToJSONPieces, its piece also given at: the
+// index of each sequence element the piece is inside, from the root. A
+// split mapping or sequence inside a piece is split too (split is asked
+// with the path from the root): its pieces are given before the piece
+// they are in, whose JSON has {} or [] in their place. A reader that
+// needs a large piece in smaller ones (Envoy's listener, one virtual host
+// at a time) puts them together with at. piece must not keep path or at.
+func YAMLToJSONNested(y []byte, split func(path []string) bool, piece func(path []string, at []int, key string, i int, j []byte) error) ([]byte, error) {
 	p := yamlv3events.NewParser(y)
 	w := &jsonWriter{buf: &bytes.Buffer{}, scalars: map[scalarKey]any{}, split: split, piece: piece}
 	if split == nil {
@@ -133,12 +149,16 @@ func node(kind yamlv3.Kind, ev yamlv3events.Event) *yamlv3.Node {
 // event writes the node that starts with ev as JSON, reading its
 // children's events from p.
 func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error {
+	// Only a mapping's value (or the root) is split: a sequence's element
+	// has its sequence's path.
+	element := w.element
+	w.element = false
 	switch ev.Kind {
 	case yamlv3events.MappingStart:
 		if t := node(yamlv3.MappingNode, ev).ShortTag(); t != "!!map" {
 			return fmt.Errorf("line %d: a mapping tagged %s", ev.Line, t)
 		}
-		split := w.split != nil && w.split(w.path)
+		split := w.split != nil && !element && w.split(w.path)
 		doc := w.buf
 		var piece bytes.Buffer
 		seen := map[string]struct{}{}
@@ -177,7 +197,7 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 				if err != nil {
 					return err
 				}
-				if err := w.writePiece(p, vev, &piece, k.Value, i); err != nil {
+				if err := w.writePiece(p, vev, &piece, true, k.Value, i); err != nil {
 					return err
 				}
 				w.buf = doc
@@ -207,7 +227,7 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 		if t := node(yamlv3.SequenceNode, ev).ShortTag(); t != "!!seq" {
 			return fmt.Errorf("line %d: a sequence tagged %s", ev.Line, t)
 		}
-		split := w.split != nil && w.split(w.path)
+		split := w.split != nil && !element && w.split(w.path)
 		doc := w.buf
 		doc.WriteByte('[')
 		var piece bytes.Buffer
@@ -219,16 +239,18 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 			if eev.Kind == yamlv3events.SequenceEnd {
 				break
 			}
+			w.at = append(w.at, i)
+			w.element = true
 			if split {
-				if err := w.writePiece(p, eev, &piece, "", i); err != nil {
-					return err
+				err = w.writePiece(p, eev, &piece, false, "", i)
+			} else {
+				if i > 0 {
+					w.buf.WriteByte(',')
 				}
-				continue
+				err = w.event(p, eev)
 			}
-			if i > 0 {
-				w.buf.WriteByte(',')
-			}
-			if err := w.event(p, eev); err != nil {
+			w.at = w.at[:len(w.at)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -242,19 +264,28 @@ func (w *jsonWriter) event(p *yamlv3events.Parser, ev yamlv3events.Event) error 
 	return fmt.Errorf("line %d: unexpected YAML event %d", ev.Line, ev.Kind)
 }
 
-// writePiece writes the node that starts with ev, the value of key or
-// the element i of a split mapping or sequence, alone into piece (with no
-// pieces inside it), and gives it to w.piece.
-func (w *jsonWriter) writePiece(p *yamlv3events.Parser, ev yamlv3events.Event, piece *bytes.Buffer, key string, i int) error {
+// writePiece writes the node that starts with ev, the value of key in a
+// split mapping (mapping) or the element i of a split sequence, alone
+// into piece (its own pieces given before it), and gives it to w.piece.
+func (w *jsonWriter) writePiece(p *yamlv3events.Parser, ev yamlv3events.Event, piece *bytes.Buffer, mapping bool, key string, i int) error {
 	piece.Reset()
-	doc, outer, splitter := w.buf, w.path, w.split
-	w.buf, w.path, w.split = piece, nil, nil
+	doc := w.buf
+	w.buf = piece
+	if mapping {
+		w.path = append(w.path, key)
+	}
 	err := w.event(p, ev)
-	w.buf, w.path, w.split = doc, outer, splitter
+	w.buf = doc
+	at := w.at
+	if mapping {
+		w.path = w.path[:len(w.path)-1]
+	} else {
+		at = at[:len(at)-1] // without the element's own index, i
+	}
 	if err != nil {
 		return err
 	}
-	return w.piece(outer, key, i, piece.Bytes())
+	return w.piece(w.path, at, key, i, piece.Bytes())
 }
 
 type jsonWriter struct {
@@ -265,12 +296,17 @@ type jsonWriter struct {
 	enc *json.Encoder
 	// path is the keys of the mappings being written, from the root.
 	path []string
+	// at is the index of each sequence element being written, from the
+	// root.
+	at []int
+	// element is set while the next node is a sequence's element.
+	element bool
 	// split, when set, says which mappings' values and sequences'
 	// elements are pieces: each is written to its own buffer and given
 	// to piece, and the mapping or sequence is written as {} or [] in
 	// the document.
 	split func(path []string) bool
-	piece func(path []string, key string, i int, j []byte) error
+	piece func(path []string, at []int, key string, i int, j []byte) error
 	// scalars are the ints, floats and booleans decoded so far.
 	scalars map[scalarKey]any
 }

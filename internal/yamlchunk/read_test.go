@@ -124,8 +124,9 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestPiecesAsWhole: the JSON YAMLToJSONPieces returns, with each split
-// sequence filled again with its pieces, is YAMLToJSONStrict's; a split
-// sequence inside a piece is not split again.
+// sequence filled again with its pieces, is YAMLToJSONStrict's; split is
+// asked with the path from the root, so a sequence inside a piece at
+// another path is not split.
 func TestPiecesAsWhole(t *testing.T) {
 	doc := "a:\n  b:\n  - x: 1\n    b:\n    - 2\n  - z: [3, 4]\n  c:\n  - 5\nb:\n- 6\n"
 	split := func(path []string) bool {
@@ -170,6 +171,43 @@ func TestPiecesAsWhole(t *testing.T) {
 	// A piece's error is the reader's.
 	if _, err := YAMLToJSONPieces([]byte("b:\n- {k: 1, k: 2}\n"), split, func([]string, string, int, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), `key "k" already set`) {
 		t.Errorf("duplicate key in a piece: %v", err)
+	}
+}
+
+// TestNestedPieces: a split sequence inside a piece is split too, its
+// pieces given first with the indices of the elements they are in, and
+// the enclosing piece has [] in their place; a sequence's element is not
+// split as its sequence is, though it has the same path.
+func TestNestedPieces(t *testing.T) {
+	doc := "l:\n- name: a\n  fc:\n  - f:\n    - tc:\n        vh:\n        - v: 1\n        - v: 2\n  - f:\n    - tc:\n        vh:\n        - v: 3\n  m:\n    k: 4\n- name: b\n"
+	split := func(path []string) bool {
+		return slices.Equal(path, []string{"l"}) || slices.Equal(path, []string{"l", "fc", "f", "tc", "vh"}) || slices.Equal(path, []string{"l", "m"})
+	}
+	var got []string
+	j, err := YAMLToJSONNested([]byte(doc), split, func(path []string, at []int, key string, i int, p []byte) error {
+		got = append(got, fmt.Sprintf("%s %v %q %d %s", strings.Join(path, "."), at, key, i, compact(t, p)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compact(t, j) != `{"l":[]}` {
+		t.Errorf("document = %s", j)
+	}
+	want := []string{
+		`l.fc.f.tc.vh [0 0 0] "" 0 {"v":1}`,
+		`l.fc.f.tc.vh [0 0 0] "" 1 {"v":2}`,
+		`l.fc.f.tc.vh [0 1 0] "" 0 {"v":3}`,
+		`l.m [0] "k" 0 4`,
+		`l [] "" 0 {"name":"a","fc":[{"f":[{"tc":{"vh":[]}}]},{"f":[{"tc":{"vh":[]}}]}],"m":{}}`,
+		`l [] "" 1 {"name":"b"}`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pieces:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A duplicate key in a nested piece is the reader's error.
+	if _, err := YAMLToJSONNested([]byte("l:\n- m:\n    k: 1\n    k: 2\n"), split, func([]string, []int, string, int, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), `key "k" already set`) {
+		t.Errorf("duplicate key in a nested piece: %v", err)
 	}
 }
 

@@ -74,11 +74,23 @@ func (w *Writer) JSONToYAML(j []byte) ([]byte, error) {
 // element of a list with it after the keys' own lines ("key:\n" at two
 // spaces a level); it reads the whole document back to check it.
 func (w *Writer) Element(path []string, j []byte) ([]byte, error) {
-	steps := make([]step, 0, len(path)+1)
+	steps := make([]Step, 0, len(path)+1)
 	for _, k := range path {
-		steps = append(steps, step{key: k})
+		steps = append(steps, Key(k))
 	}
-	steps = append(steps, step{})
+	return w.ElementAt(append(steps, Item()), j)
+}
+
+// ElementAt is Element for the list element at path, which goes through
+// mappings and lists and ends with Item: Envoy's virtual hosts are
+// elements of a list inside a listener, itself an element of a list. The
+// lines are those JSONToYAML writes for the element inside any document
+// that has it at that path (a list element's first key is on its "- "
+// line, and the keys after it at the same column).
+func (w *Writer) ElementAt(steps []Step, j []byte) ([]byte, error) {
+	if len(steps) == 0 || steps[len(steps)-1].key != nil {
+		return nil, fmt.Errorf("writing YAML: an element's path must end with a list's item")
+	}
 	prefix, lead, err := placeholder(steps, chunkToken)
 	if err != nil {
 		return nil, err
@@ -113,9 +125,9 @@ func (w *Writer) Element(path []string, j []byte) ([]byte, error) {
 // time) writes the mapping's key line itself ("key:\n" at two spaces a
 // level), then these; it reads the whole document back to check it.
 func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(key string) ([]byte, error)) ([][]byte, error) {
-	steps := make([]step, 0, len(path))
+	steps := make([]Step, 0, len(path))
 	for _, k := range path {
-		steps = append(steps, step{key: k})
+		steps = append(steps, Step{key: k})
 	}
 	prefix, lead, err := placeholder(steps, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}})
 	if err != nil {
@@ -214,14 +226,25 @@ func newJSONReader() *jsonReader {
 	return &jsonReader{numbers: map[json.Number]any{}, orders: map[string][]int{}}
 }
 
-// read is readJSON(j), with r's numbers and orders. It reads the
-// objects and arrays of the first streamDepth levels token by token and
+// read is readJSON(j), with r's numbers and orders. A document of more
+// than wholeJSON bytes it reads (readStream) the objects and arrays of
+// the first streamDepth levels token by token and
 // decodes each value below whole, converting it at once, so that
 // encoding/json's tree of the whole document (about 6 x the JSON, 300 MB
 // for Envoy's bootstrap at 10,000 routes) is never held: only the tree
 // being built and one subtree (a listener, a cluster) in encoding/json's
 // form at a time. TestReadStreamAsTree compares it with readTree.
 func (r *jsonReader) read(j []byte) (any, error) {
+	if len(j) <= wholeJSON {
+		// Small: decoded whole, several times faster than token by
+		// token (an Envoy virtual host, a Traefik router).
+		return r.readTree(j)
+	}
+	return r.readStream(j)
+}
+
+// readStream is read token by token down to streamDepth.
+func (r *jsonReader) readStream(j []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
 	v, err := r.stream(dec, 0)
@@ -241,6 +264,9 @@ func (r *jsonReader) read(j []byte) (any, error) {
 // virtual_hosts); at four its connection manager was decoded whole, a
 // buffer of 56 MB at 10,000 routes (issue 22).
 const streamDepth = 8
+
+// wholeJSON is the size up to which read decodes a document whole.
+const wholeJSON = 64 << 10
 
 // readTree is read through encoding/json's tree of the whole document.
 func (r *jsonReader) readTree(j []byte) (any, error) {
@@ -490,15 +516,21 @@ func Marshal(v any) ([]byte, error) {
 	return JSONToYAML(j)
 }
 
-// step is one step of a path from the document's root: a mapping key, or
-// (key == nil) a list element.
-type step struct{ key any }
+// Step is one step of a path from the document's root: a mapping's key
+// (Key), or an element of a list (Item).
+type Step struct{ key any }
+
+// Key is the step to the value of the mapping key k.
+func Key(k string) Step { return Step{key: k} }
+
+// Item is the step to an element of a list.
+func Item() Step { return Step{} }
 
 type chunkWriter struct{ n int }
 
 // wrap returns v inside its ancestors along path, each with only the key
 // or the one element that leads to v.
-func wrap(path []step, v any) any {
+func wrap(path []Step, v any) any {
 	for i := len(path) - 1; i >= 0; i-- {
 		if path[i].key == nil {
 			v = []any{v}
@@ -512,10 +544,10 @@ func wrap(path []step, v any) any {
 // render returns the YAML of wrap(path, v), writing the large lists and
 // mappings in v one element or key at a time. Mappings are MapSlices in
 // yaml.v2's order of keys (readJSON's).
-func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
+func (w *chunkWriter) render(path []Step, v any) ([]byte, error) {
 	type chunk struct {
 		token string
-		path  []step
+		path  []Step
 		list  []any
 		mp    yamlv2.MapSlice
 	}
@@ -523,8 +555,8 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 	// Replace every large list or mapping that is a mapping's value, in
 	// mappings reached through mappings only, by a placeholder scalar.
 	// The tree is the caller's, written once: it is changed in place.
-	var find func(sub []step, m yamlv2.MapSlice)
-	find = func(sub []step, m yamlv2.MapSlice) {
+	var find func(sub []Step, m yamlv2.MapSlice)
+	find = func(sub []Step, m yamlv2.MapSlice) {
 		for i := range m {
 			k := m[i].Key
 			switch x := m[i].Value.(type) {
@@ -532,16 +564,16 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 				if len(x) > 1 && nodes(x) > chunkNodes {
 					w.n++
 					tok := chunkToken + strconv.Itoa(w.n)
-					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], step{key: k}), mp: x})
+					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], Step{key: k}), mp: x})
 					m[i].Value = tok
 					continue
 				}
-				find(append(sub[:len(sub):len(sub)], step{key: k}), x)
+				find(append(sub[:len(sub):len(sub)], Step{key: k}), x)
 			case []any:
 				if nodes(x) > chunkNodes {
 					w.n++
 					tok := chunkToken + strconv.Itoa(w.n)
-					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], step{key: k}), list: x})
+					chunks = append(chunks, chunk{token: tok, path: append(sub[:len(sub):len(sub)], Step{key: k}), list: x})
 					m[i].Value = tok
 				}
 			}
@@ -565,7 +597,7 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 			}
 			continue
 		}
-		elem := append(c.path[:len(c.path):len(c.path)], step{})
+		elem := append(c.path[:len(c.path):len(c.path)], Step{})
 		prefix, lead, err := placeholder(elem, chunkToken)
 		if err != nil {
 			return nil, err
@@ -594,7 +626,7 @@ func (w *chunkWriter) render(path []step, v any) ([]byte, error) {
 // placeholder returns what yaml.v2 writes before v (chunkToken, or a
 // mapping of it to itself) at path (prefix), and the last line of it
 // (lead: the indentation, and "- " for a list element).
-func placeholder(path []step, v any) (prefix, lead []byte, err error) {
+func placeholder(path []Step, v any) (prefix, lead []byte, err error) {
 	marker, err := yamlv2.Marshal(wrap(path, v))
 	if err != nil {
 		return nil, nil, err
@@ -620,7 +652,7 @@ func splice(doc []byte, token string, body []byte) ([]byte, error) {
 // renderMap returns ":\n" and the lines of the mapping m at path, written
 // a few keys at a time (m is in yaml.v2's order of keys): the lines of
 // consecutive keys of a block mapping are those of each key alone.
-func (w *chunkWriter) renderMap(path []step, m yamlv2.MapSlice) ([]byte, error) {
+func (w *chunkWriter) renderMap(path []Step, m yamlv2.MapSlice) ([]byte, error) {
 	prefix, lead, err := placeholder(path, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}})
 	if err != nil {
 		return nil, err

@@ -113,7 +113,8 @@ func repeat(item string, n int) string {
 	return strings.TrimSuffix(strings.Repeat(item+",", n), ",")
 }
 
-// TestReadStreamAsTree: read (token by token above streamDepth) gives
+// TestReadStreamAsTree: readStream (token by token above streamDepth),
+// which read uses above wholeJSON bytes, gives
 // the tree readTree gives through encoding/json's tree of the whole
 // document, keys given twice included.
 func TestReadStreamAsTree(t *testing.T) {
@@ -124,7 +125,7 @@ func TestReadStreamAsTree(t *testing.T) {
 		`{"yes":"no","on":"off","80":"x","":"empty"}`,
 	}
 	for _, d := range docs {
-		got, err := newJSONReader().read([]byte(d))
+		got, err := newJSONReader().readStream([]byte(d))
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
@@ -137,8 +138,11 @@ func TestReadStreamAsTree(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"a":1`, `[1,2`, `{"a":1}x`, `{1:2}`, ``} {
-		if _, err := newJSONReader().read([]byte(bad)); err == nil {
+		if _, err := newJSONReader().readStream([]byte(bad)); err == nil {
 			t.Errorf("%q: accepted", bad)
+		}
+		if _, err := newJSONReader().read([]byte(bad)); err == nil {
+			t.Errorf("%q: accepted by read", bad)
 		}
 	}
 }
