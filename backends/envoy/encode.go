@@ -3,24 +3,32 @@ package envoy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
+	"runtime"
 	"slices"
+	"strconv"
+	"sync"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/gwretry/gwretry/internal/yamlchunk"
+	"github.com/gwretry/gwretry/translate"
 
 	// The typed configs in the bootstrap must be registered for protojson
 	// to write and read them; bootstrap.go and route.go import them too.
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 )
 
@@ -61,6 +69,13 @@ func encodeList[T proto.Message](out [][]byte, w *yamlchunk.Writer, key string, 
 	out = append(out, []byte("  "+key+":\n"))
 	path := []string{"static_resources", key}
 	for i, m := range list {
+		if l, ok := any(m).(*listenerv3.Listener); ok {
+			var err error
+			if out, err = encodeListener(out, w, l); err != nil {
+				return nil, fmt.Errorf("writing %s[%d]: %w", key, i, err)
+			}
+			continue
+		}
 		j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		if err != nil {
 			return nil, fmt.Errorf("writing bootstrap JSON of %s[%d]: %w", key, i, err)
@@ -72,6 +87,239 @@ func encodeList[T proto.Message](out [][]byte, w *yamlchunk.Writer, key string, 
 		out = append(out, y)
 	}
 	return out, nil
+}
+
+// hcmTypeURL is the type URL of an HTTP connection manager's typed_config.
+const hcmTypeURL = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+
+// vhostSentinel starts the name of the one virtual host encodeListener
+// writes in place of a connection manager's list of them.
+const vhostSentinel = "gwretry-virtual-hosts-"
+
+// vhostBatch is how many virtual hosts one yamlchunk.Writer writes.
+const vhostBatch = 64
+
+// vhostPath is the path in the bootstrap of a virtual host of the route
+// configuration inline in a listener's connection manager.
+func vhostPath() []yamlchunk.Step {
+	k, item := yamlchunk.Key, yamlchunk.Item()
+	return []yamlchunk.Step{k("static_resources"), k("listeners"), item, k("filter_chains"), item, k("filters"), item,
+		k("typed_config"), k("route_config"), k("virtual_hosts"), item}
+}
+
+// hole is a connection manager's list of virtual hosts, taken out of its
+// listener to be written one at a time.
+type hole struct {
+	filter   *listenerv3.Filter
+	packed   *anypb.Any // the filter's typed_config, put back when written
+	sentinel string
+	vhosts   [][]byte // each packed, as in packed
+}
+
+// encodeListener appends to out the lines of listener l as an element of
+// static_resources.listeners, in the bytes encodeWhole writes, without
+// the JSON of the whole listener (issue 22: a listener's connection
+// manager holds every virtual host of its port, 80 MB of YAML at 10,000
+// routes): each connection manager's virtual hosts are taken out and
+// replaced by one named with a sentinel, the listener written, and the
+// sentinel's line replaced by the virtual hosts, each written as an
+// element at its path (yamlchunk.ElementAt), a batch at a time on every
+// core. l is changed while it is written and put back as it was.
+func encodeListener(out [][]byte, w *yamlchunk.Writer, l *listenerv3.Listener) ([][]byte, error) {
+	var holes []*hole
+	defer func() {
+		for _, h := range holes {
+			h.filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: h.packed}
+		}
+	}()
+	for _, fc := range l.GetFilterChains() {
+		for _, f := range fc.GetFilters() {
+			a := f.GetTypedConfig()
+			if a.GetTypeUrl() != hcmTypeURL {
+				continue
+			}
+			rest, vhosts, err := splitVirtualHosts(a.GetValue())
+			if err != nil {
+				return nil, err
+			}
+			if len(vhosts) == 0 {
+				continue
+			}
+			cm := &hcmv3.HttpConnectionManager{}
+			if err := proto.Unmarshal(rest, cm); err != nil {
+				return nil, err
+			}
+			h := &hole{filter: f, packed: a, sentinel: vhostSentinel + strconv.Itoa(len(holes)), vhosts: vhosts}
+			cm.GetRouteConfig().VirtualHosts = []*routev3.VirtualHost{{Name: h.sentinel}}
+			b, err := marshalAny(cm)
+			if err != nil {
+				return nil, err
+			}
+			holes = append(holes, h)
+			f.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: b}
+		}
+	}
+	j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	y, err := w.Element([]string{"static_resources", "listeners"}, j)
+	if err != nil {
+		return nil, err
+	}
+	if len(holes) == 0 {
+		return append(out, y), nil
+	}
+	if bytes.Count(j, []byte(vhostSentinel)) != len(holes) {
+		// A value of the listener has the sentinel in it: written whole.
+		for _, h := range holes {
+			h.filter.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: h.packed}
+		}
+		holes = nil
+		if j, err = (protojson.MarshalOptions{UseProtoNames: true}).Marshal(l); err != nil {
+			return nil, err
+		}
+		if y, err = w.Element([]string{"static_resources", "listeners"}, j); err != nil {
+			return nil, err
+		}
+		return append(out, y), nil
+	}
+	path := vhostPath()
+	for _, h := range holes {
+		line, err := w.ElementAt(path, []byte(`{"name":"`+h.sentinel+`"}`))
+		if err != nil {
+			return nil, err
+		}
+		at := bytes.Index(y, line)
+		if at < 0 || bytes.Count(y, line) != 1 {
+			return nil, fmt.Errorf("the virtual hosts' placeholder %q is not in the listener once", line)
+		}
+		out = append(out, y[:at:at])
+		y = y[at+len(line):]
+		written := make([][]byte, len(h.vhosts))
+		errs := make([]error, (len(h.vhosts)+vhostBatch-1)/vhostBatch)
+		translate.Parallel(len(errs), func(b int) {
+			bw := yamlchunk.NewWriter()
+			for k := b * vhostBatch; k < min((b+1)*vhostBatch, len(h.vhosts)); k++ {
+				vh := &routev3.VirtualHost{}
+				err := proto.Unmarshal(h.vhosts[k], vh)
+				var vj []byte
+				if err == nil {
+					vj, err = protojson.MarshalOptions{UseProtoNames: true}.Marshal(vh)
+				}
+				if err == nil {
+					written[k], err = bw.ElementAt(path, vj)
+				}
+				if err != nil {
+					errs[b] = fmt.Errorf("virtual host %d: %w", k, err)
+					return
+				}
+			}
+		})
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		out = append(out, written...)
+	}
+	return append(out, y), nil
+}
+
+// vhostFields are the numbers of HttpConnectionManager's route_config
+// and RouteConfiguration's virtual_hosts.
+func vhostFields() (rc, vh protowire.Number) {
+	return (&hcmv3.HttpConnectionManager{}).ProtoReflect().Descriptor().Fields().ByName("route_config").Number(),
+		(&routev3.RouteConfiguration{}).ProtoReflect().Descriptor().Fields().ByName("virtual_hosts").Number()
+}
+
+// splitVirtualHosts returns the packed connection manager cm without the
+// virtual hosts of its route configuration, and those, each packed, in
+// their order: each is unpacked on its own, never all at once.
+func splitVirtualHosts(cm []byte) (rest []byte, vhosts [][]byte, err error) {
+	rcNum, vhNum := vhostFields()
+	err = eachField(cm, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
+		if num != rcNum || typ != protowire.BytesType {
+			rest = append(rest, field...)
+			return nil
+		}
+		var rc []byte
+		err := eachField(value, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
+			if num == vhNum && typ == protowire.BytesType {
+				vhosts = append(vhosts, value)
+			} else {
+				rc = append(rc, field...)
+			}
+			return nil
+		})
+		rest = protowire.AppendBytes(protowire.AppendTag(rest, rcNum, protowire.BytesType), rc)
+		return err
+	})
+	return rest, vhosts, err
+}
+
+// joinVirtualHosts returns the packed connection manager cm, whose route
+// configuration has no virtual hosts, with vhosts (each packed) as its
+// virtual hosts: the bytes proto's deterministic Marshal writes for the
+// whole, which writes a message's fields in the order of their numbers.
+func joinVirtualHosts(cm []byte, vhosts [][]byte) ([]byte, error) {
+	rcNum, vhNum := vhostFields()
+	var out []byte
+	found := 0
+	err := eachField(cm, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
+		if num != rcNum || typ != protowire.BytesType {
+			out = append(out, field...)
+			return nil
+		}
+		found++
+		var rc []byte
+		written := false
+		put := func() {
+			for _, v := range vhosts {
+				rc = protowire.AppendBytes(protowire.AppendTag(rc, vhNum, protowire.BytesType), v)
+			}
+			written = true
+		}
+		err := eachField(value, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
+			if num == vhNum {
+				return errors.New("virtual hosts read twice")
+			}
+			if num > vhNum && !written {
+				put()
+			}
+			rc = append(rc, field...)
+			return nil
+		})
+		if !written {
+			put()
+		}
+		out = protowire.AppendBytes(protowire.AppendTag(out, rcNum, protowire.BytesType), rc)
+		return err
+	})
+	if err == nil && found != 1 {
+		err = fmt.Errorf("virtual hosts in a connection manager with %d route configurations", found)
+	}
+	return out, err
+}
+
+// eachField calls fn with each field of the packed message b: its number,
+// wire type, bytes, and value when it is length-delimited.
+func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, field, value []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeField(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		field := b[:n:n]
+		b = b[n:]
+		var value []byte
+		if typ == protowire.BytesType {
+			_, _, tn := protowire.ConsumeTag(field)
+			value, _ = protowire.ConsumeBytes(field[tn:])
+		}
+		if err := fn(num, typ, field, value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // onlyStaticLists reports whether bs sets nothing but static_resources'
@@ -105,31 +353,111 @@ func encodeWhole(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 // decode reads a bootstrap written by encode, rejecting duplicate keys
 // (yamlchunk's reader) and unknown fields (protojson). The clusters and
 // listeners of static_resources are read one at a time, each from its own
-// JSON (issue 22: the JSON of the whole bootstrap was about 100 MB at
-// 10,000 routes); TestDecodeInPieces compares it with reading the whole.
+// JSON, and the virtual hosts of a listener's connection managers one at
+// a time too (issue 22: the JSON of the whole bootstrap was about 100 MB
+// at 10,000 routes, and one listener's nearly all of it); the YAML is
+// read on one goroutine while the others decode the JSON of the pieces
+// read so far. Each connection manager is packed again with its virtual
+// hosts as protojson packs an Any. TestDecodeInPieces compares it with
+// reading the whole.
 func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 	var clusters []*clusterv3.Cluster
 	var listeners []*listenerv3.Listener
-	split := func(path []string) bool {
-		return len(path) == 2 && path[0] == "static_resources" && (path[1] == "clusters" || path[1] == "listeners")
+	type slot struct{ fc, filter int }
+	type packed struct{ b []byte }
+	var vhosts []map[slot][]*packed // by listener
+	var errs []*error               // the pieces', in the document's order
+	type job struct {
+		j    []byte
+		m    proto.Message
+		err  *error
+		what func() string
+		// pack, when set, keeps m packed instead (a virtual host).
+		pack *packed
 	}
-	piece := func(path []string, _ string, i int, j []byte) error {
+	jobs := make(chan job, 64)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)-1) {
+		wg.Go(func() {
+			for jb := range jobs {
+				err := (protojson.UnmarshalOptions{}).Unmarshal(jb.j, jb.m)
+				if err == nil && jb.pack != nil {
+					// As protojson packs what it reads into an Any.
+					jb.pack.b, err = (proto.MarshalOptions{AllowPartial: true, Deterministic: true}).Marshal(jb.m)
+				}
+				if err != nil {
+					*jb.err = fmt.Errorf("reading bootstrap JSON of %s: %w", jb.what(), err)
+				}
+			}
+		})
+	}
+	split := func(path []string) bool {
+		return len(path) == 2 && path[0] == "static_resources" && (path[1] == "clusters" || path[1] == "listeners") ||
+			slices.Equal(path, []string{"static_resources", "listeners", "filter_chains", "filters", "typed_config", "route_config", "virtual_hosts"})
+	}
+	piece := func(path []string, at []int, _ string, i int, j []byte) error {
 		var m proto.Message
-		if path[1] == "clusters" {
+		var what func() string
+		var pack *packed
+		switch {
+		case len(path) > 2:
+			if len(at) != 3 {
+				return fmt.Errorf("virtual hosts in a list of lists")
+			}
+			l, fc, f := at[0], at[1], at[2]
+			for len(vhosts) <= l {
+				vhosts = append(vhosts, nil)
+			}
+			if vhosts[l] == nil {
+				vhosts[l] = map[slot][]*packed{}
+			}
+			pack = &packed{}
+			vhosts[l][slot{fc, f}] = append(vhosts[l][slot{fc, f}], pack)
+			m, what = &routev3.VirtualHost{}, func() string {
+				return fmt.Sprintf("static_resources.listeners[%d].filter_chains[%d].filters[%d].typed_config.route_config.virtual_hosts[%d]", l, fc, f, i)
+			}
+		case path[1] == "clusters":
 			c := &clusterv3.Cluster{}
 			clusters, m = append(clusters, c), c
-		} else {
+			what = func() string { return fmt.Sprintf("static_resources.clusters[%d]", i) }
+		default:
 			l := &listenerv3.Listener{}
 			listeners, m = append(listeners, l), l
+			what = func() string { return fmt.Sprintf("static_resources.listeners[%d]", i) }
 		}
-		if err := (protojson.UnmarshalOptions{}).Unmarshal(j, m); err != nil {
-			return fmt.Errorf("reading bootstrap JSON of static_resources.%s[%d]: %w", path[1], i, err)
-		}
+		errs = append(errs, new(error))
+		jobs <- job{j: bytes.Clone(j), m: m, err: errs[len(errs)-1], what: what, pack: pack}
 		return nil
 	}
-	j, err := yamlchunk.YAMLToJSONPieces(data, split, piece)
+	j, err := yamlchunk.YAMLToJSONNested(data, split, piece)
+	close(jobs)
+	wg.Wait()
+	for _, e := range errs {
+		if *e != nil {
+			// The first piece that failed, as when they were read in
+			// turn.
+			return nil, *e
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading bootstrap YAML: %w", err)
+	}
+	for i, byFilter := range vhosts {
+		if i >= len(listeners) {
+			return nil, fmt.Errorf("reading bootstrap: virtual hosts outside static_resources.listeners")
+		}
+		slots := slices.SortedFunc(maps.Keys(byFilter), func(a, b slot) int {
+			return cmp.Or(cmp.Compare(a.fc, b.fc), cmp.Compare(a.filter, b.filter))
+		})
+		for _, at := range slots {
+			vs := make([][]byte, len(byFilter[at]))
+			for k, p := range byFilter[at] {
+				vs[k] = p.b
+			}
+			if err := packVirtualHosts(listeners[i], at.fc, at.filter, vs); err != nil {
+				return nil, fmt.Errorf("reading bootstrap: static_resources.listeners[%d].filter_chains[%d].filters[%d]: %w", i, at.fc, at.filter, err)
+			}
+		}
 	}
 	bs := &bootstrapv3.Bootstrap{}
 	if err := (protojson.UnmarshalOptions{}).Unmarshal(j, bs); err != nil {
@@ -141,6 +469,25 @@ func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 		bs.StaticResources.Listeners = listeners
 	}
 	return bs, nil
+}
+
+// packVirtualHosts puts vs, read and packed on their own, into the route
+// configuration of the connection manager that is filter f of filter
+// chain fc of l, read with an empty list of them.
+func packVirtualHosts(l *listenerv3.Listener, fc, f int, vs [][]byte) error {
+	if fc >= len(l.GetFilterChains()) || f >= len(l.FilterChains[fc].GetFilters()) {
+		return errors.New("virtual hosts of no filter")
+	}
+	a := l.FilterChains[fc].Filters[f].GetTypedConfig()
+	if a.GetTypeUrl() != hcmTypeURL {
+		return fmt.Errorf("virtual hosts in a %s", a.GetTypeUrl())
+	}
+	b, err := joinVirtualHosts(a.GetValue(), vs)
+	if err != nil {
+		return err
+	}
+	a.Value = b
+	return nil
 }
 
 // verify parses data back and checks that it is exactly bs; it returns

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
@@ -76,6 +77,16 @@ func TestEncodeInPieces(t *testing.T) {
 	odd.StaticResources.Listeners = odd.StaticResources.Listeners[:1]
 	odd.StaticResources.Clusters[0].Name = strings.Repeat("folded words ", 30) + "gwretrychunk1 x"
 	odd.StaticResources.Clusters[1].Name = "yes"
+	// Two filter chains whose connection managers both have virtual
+	// hosts, and a listener whose name has the sentinel in it (written
+	// whole).
+	two := proto.Clone(sr.Listeners[0]).(*listenerv3.Listener)
+	second := proto.Clone(two.FilterChains[0]).(*listenerv3.FilterChain)
+	second.Name = "second"
+	two.FilterChains = append(two.FilterChains, second)
+	named := proto.Clone(sr.Listeners[0]).(*listenerv3.Listener)
+	named.Name = vhostSentinel + "0"
+	odd.StaticResources.Listeners = append(odd.StaticResources.Listeners, two, named)
 	cases := map[string]*bootstrapv3.Bootstrap{
 		"corpus":         full,
 		"clusters only":  {StaticResources: &bootstrapv3.Bootstrap_StaticResources{Clusters: sr.Clusters}},
@@ -132,27 +143,39 @@ func TestDecodeInPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	const cluster = "  - connect_timeout: 10s\n    name: a\n    type: STATIC\n"
+	// A listener whose connection manager has virtual hosts, read one at
+	// a time: vhost is the text of one, typ the filter's type.
+	hcmListener := func(typ, vhost string) string {
+		return "static_resources:\n  listeners:\n  - filter_chains:\n    - filters:\n      - name: f\n        typed_config:\n" +
+			"          '@type': type.googleapis.com/" + typ + "\n          route_config:\n            virtual_hosts:\n" +
+			"            - domains:\n              - a\n              name: v\n" + vhost + "          stat_prefix: s\n    name: l\n"
+	}
+	const hcmType = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 	const listener = "  - address:\n      socket_address:\n        address: 0.0.0.0\n        port_value: 80\n    name: l\n"
 	cases := map[string]struct {
 		yaml string
 		ok   bool
 	}{
-		"corpus":                    {string(corpusYAML), true},
-		"small":                     {"static_resources:\n  clusters:\n" + cluster + cluster + "  listeners:\n" + listener, true},
-		"listeners first":           {"static_resources:\n  listeners:\n" + listener + "  clusters:\n" + cluster, true},
-		"empty lists":               {"static_resources:\n  clusters: []\n  listeners: []\n", true},
-		"nothing":                   {"{}\n", true},
-		"empty document":            {"", false},
-		"unknown field in cluster":  {"static_resources:\n  clusters:\n  - name: a\n    nonsense: 1\n", false},
-		"unknown field at the top":  {"static_resources:\n  clusters:\n" + cluster + "nonsense: 1\n", false},
-		"duplicate key in cluster":  {"static_resources:\n  clusters:\n  - name: a\n    name: b\n", false},
-		"clusters twice":            {"static_resources:\n  clusters:\n" + cluster + "  clusters:\n" + cluster, false},
-		"scalar element":            {"static_resources:\n  clusters:\n  - 5\n", false},
-		"null element":              {"static_resources:\n  clusters:\n  - null\n", false},
-		"alias in listener":         {"static_resources:\n  listeners:\n  - name: &x l\n    stat_prefix: *x\n", false},
-		"clusters not a list":       {"static_resources:\n  clusters: {}\n", false},
-		"YAML 1.1 boolean in piece": {"static_resources:\n  clusters:\n  - name: yes\n", false},
-		"second document":           {"static_resources:\n  clusters:\n" + cluster + "---\n{}\n", false},
+		"corpus":                          {string(corpusYAML), true},
+		"small":                           {"static_resources:\n  clusters:\n" + cluster + cluster + "  listeners:\n" + listener, true},
+		"listeners first":                 {"static_resources:\n  listeners:\n" + listener + "  clusters:\n" + cluster, true},
+		"empty lists":                     {"static_resources:\n  clusters: []\n  listeners: []\n", true},
+		"nothing":                         {"{}\n", true},
+		"empty document":                  {"", false},
+		"unknown field in cluster":        {"static_resources:\n  clusters:\n  - name: a\n    nonsense: 1\n", false},
+		"unknown field at the top":        {"static_resources:\n  clusters:\n" + cluster + "nonsense: 1\n", false},
+		"duplicate key in cluster":        {"static_resources:\n  clusters:\n  - name: a\n    name: b\n", false},
+		"clusters twice":                  {"static_resources:\n  clusters:\n" + cluster + "  clusters:\n" + cluster, false},
+		"scalar element":                  {"static_resources:\n  clusters:\n  - 5\n", false},
+		"null element":                    {"static_resources:\n  clusters:\n  - null\n", false},
+		"alias in listener":               {"static_resources:\n  listeners:\n  - name: &x l\n    stat_prefix: *x\n", false},
+		"clusters not a list":             {"static_resources:\n  clusters: {}\n", false},
+		"YAML 1.1 boolean in piece":       {"static_resources:\n  clusters:\n  - name: yes\n", false},
+		"second document":                 {"static_resources:\n  clusters:\n" + cluster + "---\n{}\n", false},
+		"virtual hosts":                   {hcmListener(hcmType, "            - domains:\n              - b\n              name: w\n"), true},
+		"unknown field in vhost":          {hcmListener(hcmType, "            - name: w\n              nonsense: 1\n"), false},
+		"duplicate key in vhost":          {hcmListener(hcmType, "            - name: w\n              name: x\n"), false},
+		"vhosts not a connection manager": {hcmListener("envoy.extensions.filters.http.router.v3.Router", ""), false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -146,13 +146,19 @@ func (j *judge) listener(l *listenerv3.Listener) error {
 			}
 		}
 		for _, f := range fc.GetFilters() {
-			msg, err := f.GetTypedConfig().UnmarshalNew()
+			if f.GetTypedConfig().GetTypeUrl() != hcmTypeURL {
+				continue
+			}
+			// The virtual hosts are unpacked one at a time: a
+			// listener's connection manager can hold every route of
+			// its port (issue 22).
+			rest, vhosts, err := splitVirtualHosts(f.GetTypedConfig().GetValue())
 			if err != nil {
 				return fmt.Errorf("filter %s: %w", f.GetName(), err)
 			}
-			hcm, ok := msg.(*hcmv3.HttpConnectionManager)
-			if !ok {
-				continue
+			hcm := &hcmv3.HttpConnectionManager{}
+			if err := proto.Unmarshal(rest, hcm); err != nil {
+				return fmt.Errorf("filter %s: %w", f.GetName(), err)
 			}
 			rc := hcm.GetRouteConfig()
 			if rc == nil {
@@ -167,7 +173,11 @@ func (j *judge) listener(l *listenerv3.Listener) error {
 			env.validateClusters = rc.GetValidateClusters() == nil || rc.GetValidateClusters().GetValue()
 			env.rc = rc
 			env.stripAnyHostPort = hcm.GetStripAnyHostPort()
-			for _, vh := range rc.GetVirtualHosts() {
+			for _, b := range vhosts {
+				vh := &routev3.VirtualHost{}
+				if err := proto.Unmarshal(b, vh); err != nil {
+					return fmt.Errorf("filter %s: %w", f.GetName(), err)
+				}
 				env.vh = vh
 				if err := j.virtualHost(env); err != nil {
 					return fmt.Errorf("virtual host %s: %w", vh.GetName(), err)
