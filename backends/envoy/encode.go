@@ -509,7 +509,10 @@ func verify(bs *bootstrapv3.Bootstrap, data []byte) (*bootstrapv3.Bootstrap, err
 type validator interface{ ValidateAll() error }
 
 // validate runs the generated validation over m and over every message
-// packed in an Any inside it, which ValidateAll does not open.
+// packed in an Any inside it, which ValidateAll does not open. A
+// connection manager's virtual hosts are unpacked and validated one at a
+// time, on every core (their validation is each one's own: a route
+// configuration has no rule over its list of them).
 func validate(m proto.Message) error {
 	if v, ok := m.(validator); ok {
 		if err := v.ValidateAll(); err != nil {
@@ -517,6 +520,12 @@ func validate(m proto.Message) error {
 		}
 	}
 	return walkAnys(m.ProtoReflect(), func(a *anypb.Any) error {
+		if a.GetTypeUrl() == hcmTypeURL {
+			if err := validateManager(a.GetValue()); err != nil {
+				return fmt.Errorf("%s: %w", a.GetTypeUrl(), err)
+			}
+			return nil
+		}
 		inner, err := a.UnmarshalNew()
 		if err != nil {
 			return fmt.Errorf("unpacking %s: %w", a.GetTypeUrl(), err)
@@ -526,6 +535,41 @@ func validate(m proto.Message) error {
 		}
 		return nil
 	})
+}
+
+// validateManager is validate of the packed connection manager b.
+func validateManager(b []byte) error {
+	rest, vhosts, err := splitVirtualHosts(b)
+	if err != nil {
+		return fmt.Errorf("unpacking: %w", err)
+	}
+	cm := &hcmv3.HttpConnectionManager{}
+	if err := proto.Unmarshal(rest, cm); err != nil {
+		return fmt.Errorf("unpacking: %w", err)
+	}
+	if err := validate(cm); err != nil {
+		return err
+	}
+	errs := make([]error, (len(vhosts)+vhostBatch-1)/vhostBatch)
+	translate.Parallel(len(errs), func(b int) {
+		for k := b * vhostBatch; k < min((b+1)*vhostBatch, len(vhosts)); k++ {
+			vh := &routev3.VirtualHost{}
+			err := proto.Unmarshal(vhosts[k], vh)
+			if err == nil {
+				err = validate(vh)
+			}
+			if err != nil {
+				errs[b] = fmt.Errorf("route_config.virtual_hosts[%d]: %w", k, err)
+				return
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // walkAnys calls fn for every Any directly or indirectly inside m, but not

@@ -14,6 +14,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/gwretry/gwretry/internal/proxytest"
 	"github.com/gwretry/gwretry/translate"
@@ -435,5 +436,31 @@ func TestValidateOpensTypedConfigs(t *testing.T) {
 	}
 	if err := validate(bs); err == nil || !strings.Contains(err.Error(), "StatPrefix") {
 		t.Errorf("validate = %v, want the HCM's StatPrefix error", err)
+	}
+	// A virtual host's own rules, and those of an Any inside it, are
+	// checked too (the virtual hosts are validated one at a time).
+	hcm.StatPrefix = "ok"
+	vh := hcm.GetRouteConfig().GetVirtualHosts()[0]
+	for name, breakIt := range map[string]func() (restore func()){
+		"Domains": func() func() {
+			d := vh.Domains
+			vh.Domains = nil
+			return func() { vh.Domains = d }
+		},
+		"typed_per_filter_config": func() func() {
+			vh.TypedPerFilterConfig = map[string]*anypb.Any{"f": {TypeUrl: "type.googleapis.com/no.such.Type"}}
+			return func() { vh.TypedPerFilterConfig = nil }
+		},
+	} {
+		restore := breakIt()
+		bad, err := marshalAny(hcm)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.GetFilterChains()[0].GetFilters()[0].ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: bad}
+		if err := validate(bs); err == nil || !strings.Contains(err.Error(), "virtual_hosts[0]") {
+			t.Errorf("%s: validate = %v, want virtual host 0's error", name, err)
+		}
 	}
 }
