@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 
@@ -59,11 +60,23 @@ func YAMLToJSONPieces(y []byte, split func(path []string) bool, piece func(path 
 // needs a large piece in smaller ones (Envoy's listener, one virtual host
 // at a time) puts them together with at. piece must not keep path or at.
 func YAMLToJSONNested(y []byte, split func(path []string) bool, piece func(path []string, at []int, key string, i int, j []byte) error) ([]byte, error) {
-	p := yamlv3events.NewParser(y)
 	w := &jsonWriter{buf: &bytes.Buffer{}, scalars: map[scalarKey]any{}, split: split, piece: piece}
 	if split == nil {
 		w.buf.Grow(len(y) / 2)
 	}
+	return w.document(yamlv3events.NewParser(y))
+}
+
+// ReaderToJSONNested is YAMLToJSONNested of what r reads, read a few KB
+// at a time: a writer that streamed a large file to disk reads it back
+// without holding it (Envoy's bootstrap under -o DIR).
+func ReaderToJSONNested(r io.Reader, split func(path []string) bool, piece func(path []string, at []int, key string, i int, j []byte) error) ([]byte, error) {
+	w := &jsonWriter{buf: &bytes.Buffer{}, scalars: map[scalarKey]any{}, split: split, piece: piece}
+	return w.document(yamlv3events.NewReaderParser(r))
+}
+
+// document writes the one document p reads as JSON.
+func (w *jsonWriter) document(p *yamlv3events.Parser) ([]byte, error) {
 	w.enc = json.NewEncoder(writeTo{w})
 	w.enc.SetEscapeHTML(false)
 	ev, err := p.Next()

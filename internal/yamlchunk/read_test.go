@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"sigs.k8s.io/yaml"
 )
@@ -66,6 +67,12 @@ func TestYAMLToJSONStrict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			want, wantErr := yaml.YAMLToJSONStrict([]byte(tt.yaml))
 			got, err := YAMLToJSONStrict([]byte(tt.yaml))
+			// Read a byte at a time from a reader, the same JSON or the
+			// same error.
+			fromReader, rerr := ReaderToJSONNested(iotest.OneByteReader(strings.NewReader(tt.yaml)), nil, nil)
+			if (rerr == nil) != (err == nil) || err == nil && !bytes.Equal(fromReader, got) || err != nil && rerr.Error() != err.Error() {
+				t.Errorf("from a reader: %s, %v; from bytes: %s, %v", fromReader, rerr, got, err)
+			}
 			if tt.err {
 				if err == nil {
 					t.Errorf("accepted, as %s", got)

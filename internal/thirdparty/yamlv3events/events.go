@@ -4,7 +4,10 @@ package yamlv3events
 // (the other .go files are yaml.v3 v3.0.4's, unchanged but for their
 // package name). See README.md.
 
-import "strconv"
+import (
+	"io"
+	"strconv"
+)
 
 // Kind is the kind of an Event.
 type Kind int
@@ -66,6 +69,17 @@ func NewParser(b []byte) *Parser {
 		b = []byte{'\n'}
 	}
 	yaml_parser_set_input_string(&p.p, b)
+	return p
+}
+
+// NewReaderParser returns a parser of what r reads, read a few KB at a
+// time (yaml.v3's reader input): a file need not be held to be read.
+func NewReaderParser(r io.Reader) *Parser {
+	p := &Parser{}
+	if !yaml_parser_initialize(&p.p) {
+		panic("yamlv3events: failed to initialize the parser")
+	}
+	yaml_parser_set_input_reader(&p.p, r)
 	return p
 }
 
