@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -47,6 +51,11 @@ type Options struct {
 	// distinct decisions, each a map of its own as decided (issue 22).
 	// Run sets one for each target; it is not safe for concurrent use.
 	Shared *report.Interner
+	// Spool, when set, is a directory where a backend may write a large
+	// file as it makes it and read it back from there, instead of holding
+	// it (File.Spooled): gwretry translate -o DIR sets one inside DIR's
+	// staging directory, where the file is then moved into place.
+	Spool string
 }
 
 // Output is what a backend generated.
@@ -67,7 +76,13 @@ type Output struct {
 // File is one generated file.
 type File struct {
 	Path string
+	// Data is the file's bytes, unless it is Spooled.
 	Data []byte
+	// Spooled, when set, is the file in Options.Spool that holds the
+	// file's bytes instead of Data, written and read back there by the
+	// backend; whoever takes the file moves or removes it (Bytes and
+	// WriteTo read it).
+	Spooled string
 	// Parsed, when not nil, is the backend's own strict parse of Data
 	// (its parse-back, already compared with what was meant): its judges
 	// read it (FileParsed) instead of parsing the same bytes again, and
@@ -76,10 +91,45 @@ type File struct {
 	Parsed *Parsed
 }
 
+// Bytes returns the file's bytes: Data, or the spooled file's.
+func (f File) Bytes() ([]byte, error) {
+	if f.Spooled == "" {
+		return f.Data, nil
+	}
+	return os.ReadFile(f.Spooled)
+}
+
+// WriteTo writes the file's bytes to w, copying a spooled file a few KB
+// at a time.
+func (f File) WriteTo(w io.Writer) (int64, error) {
+	if f.Spooled == "" {
+		n, err := w.Write(f.Data)
+		return int64(n), err
+	}
+	in, err := os.Open(f.Spooled)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	return io.Copy(w, in)
+}
+
+// CreateSpooled creates a new file in spool for the file named name,
+// with the mode (0644, less the umask) every output file gets.
+func CreateSpooled(spool, name string) (*os.File, error) {
+	for i := 0; ; i++ {
+		f, err := os.OpenFile(filepath.Join(spool, fmt.Sprintf("%d-%s", i, name)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+}
+
 // Parsed is what a backend decoded from the bytes of one of its files.
 type Parsed struct {
-	data  []byte
-	value any
+	data    []byte
+	spooled string
+	value   any
 }
 
 // NewParsed records that value is what data decodes to. FileParsed
@@ -87,13 +137,28 @@ type Parsed struct {
 // Data was replaced is parsed again.
 func NewParsed(data []byte, value any) *Parsed { return &Parsed{data: data, value: value} }
 
+// NewSpooledParsed records that value is what the spooled file at path
+// decodes to. FileParsed returns it only for a File spooled there.
+func NewSpooledParsed(path string, value any) *Parsed { return &Parsed{spooled: path, value: value} }
+
+// of reports whether p is the parse of f's bytes.
+func (p *Parsed) of(f File) bool {
+	if p == nil {
+		return false
+	}
+	if f.Spooled != "" || p.spooled != "" {
+		return p.spooled == f.Spooled
+	}
+	return len(p.data) == len(f.Data) && len(f.Data) > 0 && &p.data[0] == &f.Data[0]
+}
+
 // Equal reports whether p and q were decoded from the same bytes, and so
 // are the same value (go-cmp compares Outputs with it).
 func (p *Parsed) Equal(q *Parsed) bool {
 	if p == nil || q == nil {
 		return p == q
 	}
-	return bytes.Equal(p.data, q.data)
+	return p.spooled == q.spooled && bytes.Equal(p.data, q.data)
 }
 
 // Target is a backend and the version chosen for it.
@@ -245,6 +310,14 @@ func Run(m *Model, targets []Target, retryNonIdempotent bool) (*Result, error) {
 // it stops starting targets, waits for those under way, and returns that
 // error: sink is not called again.
 func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Result, error) {
+	return RunToSpool(m, targets, retryNonIdempotent, "", sink)
+}
+
+// RunToSpool is RunTo with Options.Spool set to spool: a backend may hand
+// sink a large file written there (File.Spooled) rather than held, and
+// sink then moves it where it goes or removes it. The caller removes
+// spool, with any file an error left in it.
+func RunToSpool(m *Model, targets []Target, retryNonIdempotent bool, spool string, sink Sink) (*Result, error) {
 	res := &Result{Report: &Report{SchemaVersion: 3, Routes: m.RouteCount, Rules: m.RuleCount,
 		Findings: []Finding{}, Targets: []TargetInfo{}, Effective: m.Effective, Policies: m.Policies}}
 	if res.Report.Effective == nil {
@@ -267,7 +340,7 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 	// packed until then (findingStore).
 	store := newFindingStore()
 	err := inOrder(len(targets), lookahead(len(targets), m.RouteCount), func(i int) (*Output, error) {
-		out, _, err := generate(m, targets[i], retryNonIdempotent)
+		out, _, err := generate(m, targets[i], retryNonIdempotent, spool)
 		return out, err
 	}, func(i int, out *Output) error {
 		t := targets[i]
@@ -303,7 +376,10 @@ func RunTo(m *Model, targets []Target, retryNonIdempotent bool, sink Sink) (*Res
 		var files []File
 		for _, f := range out.Files {
 			if len(m.Listeners) == 0 && !(scope.MeshRoutes && len(m.MeshRules) > 0) {
-				break
+				if f.Spooled != "" {
+					os.Remove(f.Spooled) // not written: see the note above
+				}
+				continue
 			}
 			clean := path.Clean(f.Path)
 			if clean != f.Path || path.IsAbs(clean) || strings.HasPrefix(clean, "../") || clean == ".." {
@@ -418,7 +494,7 @@ func inOrder(n, window int, gen func(i int) (*Output, error), then func(i int, o
 // its judge's reading of its files, which it returns (nil for a backend
 // without a Judge). Targets share the Model, which no backend writes to,
 // so Run runs them at once.
-func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, observed map[string]map[MethodClass]Behaviour, err error) {
+func generate(m *Model, t Target, retryNonIdempotent bool, spool string) (_ *Output, observed map[string]map[MethodClass]Behaviour, err error) {
 	name := t.Backend.Name()
 	// A panic on a worker goroutine would end the process before the
 	// command's own recover sees it: it becomes an internal error here.
@@ -427,7 +503,7 @@ func generate(m *Model, t Target, retryNonIdempotent bool) (_ *Output, observed 
 			err = &InternalError{Err: fmt.Errorf("%s: panic: %v\n%s", name, p, debug.Stack())}
 		}
 	}()
-	opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent, Shared: report.NewInterner()}
+	opts := Options{Version: t.Version, RetryNonIdempotent: retryNonIdempotent, Shared: report.NewInterner(), Spool: spool}
 	// The target writes its own model: the rules with a value its format
 	// cannot carry are dead there (ForTarget), and their findings say so.
 	tm, unwritten := ForTarget(m, t.Backend)

@@ -412,12 +412,17 @@ func FileParsed[T any](files []File, path string, parse func([]byte) (T, error))
 		if f.Path != path {
 			continue
 		}
-		if p := f.Parsed; p != nil && len(p.data) == len(f.Data) && len(f.Data) > 0 && &p.data[0] == &f.Data[0] {
+		if p := f.Parsed; p.of(f) {
 			if v, ok := p.value.(T); ok {
 				return v, nil
 			}
 		}
-		return parse(f.Data)
+		data, err := f.Bytes()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return parse(data)
 	}
 	var zero T
 	return zero, fmt.Errorf("no %s among the generated files", path)
@@ -427,7 +432,7 @@ func FileParsed[T any](files []File, path string, parse func([]byte) (T, error))
 func FileData(files []File, path string) ([]byte, error) {
 	for _, f := range files {
 		if f.Path == path {
-			return f.Data, nil
+			return f.Bytes()
 		}
 	}
 	return nil, fmt.Errorf("no %s among the generated files", path)

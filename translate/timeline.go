@@ -250,7 +250,7 @@ func Explain(m *Model, targets []Target, retryNonIdempotent bool) (*Explanation,
 		if _, ok := t.Backend.(Judge); !ok {
 			return nil, fmt.Errorf("%s: gwretry cannot read its configuration back, so it cannot explain it", name)
 		}
-		_, observed, err := generate(m, t, retryNonIdempotent)
+		_, observed, err := generate(m, t, retryNonIdempotent, "")
 		if err != nil {
 			return nil, err
 		}
