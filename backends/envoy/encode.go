@@ -2,11 +2,14 @@
 package envoy
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -41,52 +44,68 @@ import (
 // 10,000 routes), in the bytes of the whole (TestEncodeInPieces); verify
 // reads the whole file back.
 func encode(bs *bootstrapv3.Bootstrap) ([]byte, error) {
-	sr := bs.GetStaticResources()
-	if !onlyStaticLists(bs) || len(sr.GetClusters())+len(sr.GetListeners()) == 0 {
-		return encodeWhole(bs)
-	}
-	w := yamlchunk.NewWriter()
 	// The pieces are joined once their size is known: a buffer grown by
 	// doubling would hold up to twice the file to the end.
-	pieces := [][]byte{[]byte("static_resources:\n")}
-	var err error
-	// yaml.v2 writes a mapping's keys sorted.
-	if pieces, err = encodeList(pieces, w, "clusters", sr.GetClusters()); err != nil {
-		return nil, err
-	}
-	if pieces, err = encodeList(pieces, w, "listeners", sr.GetListeners()); err != nil {
+	var pieces [][]byte
+	if err := encodeTo(bs, func(b []byte) error { pieces = append(pieces, b); return nil }); err != nil {
 		return nil, err
 	}
 	return bytes.Join(pieces, nil), nil
 }
 
-// encodeList appends the key of static_resources and its list, each
-// element as the YAML writer writes it inside the whole bootstrap.
-func encodeList[T proto.Message](out [][]byte, w *yamlchunk.Writer, key string, list []T) ([][]byte, error) {
-	if len(list) == 0 {
-		return out, nil
+// encodeTo is encode giving the file to emit a piece at a time, in
+// order; emit must not change a piece. Generate writes the pieces to a
+// file as they come under -o DIR (translate.Options.Spool).
+func encodeTo(bs *bootstrapv3.Bootstrap, emit func([]byte) error) error {
+	sr := bs.GetStaticResources()
+	if !onlyStaticLists(bs) || len(sr.GetClusters())+len(sr.GetListeners()) == 0 {
+		y, err := encodeWhole(bs)
+		if err != nil {
+			return err
+		}
+		return emit(y)
 	}
-	out = append(out, []byte("  "+key+":\n"))
+	w := yamlchunk.NewWriter()
+	if err := emit([]byte("static_resources:\n")); err != nil {
+		return err
+	}
+	// yaml.v2 writes a mapping's keys sorted.
+	if err := encodeList(emit, w, "clusters", sr.GetClusters()); err != nil {
+		return err
+	}
+	return encodeList(emit, w, "listeners", sr.GetListeners())
+}
+
+// encodeList emits the key of static_resources and its list, each
+// element as the YAML writer writes it inside the whole bootstrap.
+func encodeList[T proto.Message](emit func([]byte) error, w *yamlchunk.Writer, key string, list []T) error {
+	if len(list) == 0 {
+		return nil
+	}
+	if err := emit([]byte("  " + key + ":\n")); err != nil {
+		return err
+	}
 	path := []string{"static_resources", key}
 	for i, m := range list {
 		if l, ok := any(m).(*listenerv3.Listener); ok {
-			var err error
-			if out, err = encodeListener(out, w, l); err != nil {
-				return nil, fmt.Errorf("writing %s[%d]: %w", key, i, err)
+			if err := encodeListener(emit, w, l); err != nil {
+				return fmt.Errorf("writing %s[%d]: %w", key, i, err)
 			}
 			continue
 		}
 		j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		if err != nil {
-			return nil, fmt.Errorf("writing bootstrap JSON of %s[%d]: %w", key, i, err)
+			return fmt.Errorf("writing bootstrap JSON of %s[%d]: %w", key, i, err)
 		}
 		y, err := w.Element(path, j)
 		if err != nil {
-			return nil, fmt.Errorf("converting %s[%d] to YAML: %w", key, i, err)
+			return fmt.Errorf("converting %s[%d] to YAML: %w", key, i, err)
 		}
-		out = append(out, y)
+		if err := emit(y); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // hcmTypeURL is the type URL of an HTTP connection manager's typed_config.
@@ -116,16 +135,16 @@ type hole struct {
 	vhosts   [][]byte // each packed, as in packed
 }
 
-// encodeListener appends to out the lines of listener l as an element of
+// encodeListener emits the lines of listener l as an element of
 // static_resources.listeners, in the bytes encodeWhole writes, without
 // the JSON of the whole listener (issue 22: a listener's connection
 // manager holds every virtual host of its port, 80 MB of YAML at 10,000
 // routes): each connection manager's virtual hosts are taken out and
 // replaced by one named with a sentinel, the listener written, and the
 // sentinel's line replaced by the virtual hosts, each written as an
-// element at its path (yamlchunk.ElementAt), a batch at a time on every
-// core. l is changed while it is written and put back as it was.
-func encodeListener(out [][]byte, w *yamlchunk.Writer, l *listenerv3.Listener) ([][]byte, error) {
+// element at its path (yamlchunk.ElementAt; emitVirtualHosts). l is
+// changed while it is written and put back as it was.
+func encodeListener(emit func([]byte) error, w *yamlchunk.Writer, l *listenerv3.Listener) error {
 	var holes []*hole
 	defer func() {
 		for _, h := range holes {
@@ -140,20 +159,20 @@ func encodeListener(out [][]byte, w *yamlchunk.Writer, l *listenerv3.Listener) (
 			}
 			rest, vhosts, err := splitVirtualHosts(a.GetValue())
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if len(vhosts) == 0 {
 				continue
 			}
 			cm := &hcmv3.HttpConnectionManager{}
 			if err := proto.Unmarshal(rest, cm); err != nil {
-				return nil, err
+				return err
 			}
 			h := &hole{filter: f, packed: a, sentinel: vhostSentinel + strconv.Itoa(len(holes)), vhosts: vhosts}
 			cm.GetRouteConfig().VirtualHosts = []*routev3.VirtualHost{{Name: h.sentinel}}
 			b, err := marshalAny(cm)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			holes = append(holes, h)
 			f.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: b}
@@ -161,14 +180,14 @@ func encodeListener(out [][]byte, w *yamlchunk.Writer, l *listenerv3.Listener) (
 	}
 	j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(l)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	y, err := w.Element([]string{"static_resources", "listeners"}, j)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(holes) == 0 {
-		return append(out, y), nil
+		return emit(y)
 	}
 	if bytes.Count(j, []byte(vhostSentinel)) != len(holes) {
 		// A value of the listener has the sentinel in it: written whole.
@@ -177,32 +196,51 @@ func encodeListener(out [][]byte, w *yamlchunk.Writer, l *listenerv3.Listener) (
 		}
 		holes = nil
 		if j, err = (protojson.MarshalOptions{UseProtoNames: true}).Marshal(l); err != nil {
-			return nil, err
+			return err
 		}
 		if y, err = w.Element([]string{"static_resources", "listeners"}, j); err != nil {
-			return nil, err
+			return err
 		}
-		return append(out, y), nil
+		return emit(y)
 	}
 	path := vhostPath()
 	for _, h := range holes {
 		line, err := w.ElementAt(path, []byte(`{"name":"`+h.sentinel+`"}`))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		at := bytes.Index(y, line)
 		if at < 0 || bytes.Count(y, line) != 1 {
-			return nil, fmt.Errorf("the virtual hosts' placeholder %q is not in the listener once", line)
+			return fmt.Errorf("the virtual hosts' placeholder %q is not in the listener once", line)
 		}
-		out = append(out, y[:at:at])
+		if err := emit(y[:at:at]); err != nil {
+			return err
+		}
 		y = y[at+len(line):]
-		written := make([][]byte, len(h.vhosts))
-		errs := make([]error, (len(h.vhosts)+vhostBatch-1)/vhostBatch)
+		if err := emitVirtualHosts(emit, path, h.vhosts); err != nil {
+			return err
+		}
+	}
+	return emit(y)
+}
+
+// vhostWindow is how many batches of virtual hosts are written at once
+// before they are emitted.
+const vhostWindow = 8
+
+// emitVirtualHosts emits the YAML of each packed virtual host as an
+// element at path, in order, written vhostBatch at a time on every core
+// and emitted a few batches at a time.
+func emitVirtualHosts(emit func([]byte) error, path []yamlchunk.Step, vhosts [][]byte) error {
+	for start := 0; start < len(vhosts); start += vhostBatch * vhostWindow {
+		window := vhosts[start:min(start+vhostBatch*vhostWindow, len(vhosts))]
+		written := make([][]byte, len(window))
+		errs := make([]error, (len(window)+vhostBatch-1)/vhostBatch)
 		translate.Parallel(len(errs), func(b int) {
 			bw := yamlchunk.NewWriter()
-			for k := b * vhostBatch; k < min((b+1)*vhostBatch, len(h.vhosts)); k++ {
+			for k := b * vhostBatch; k < min((b+1)*vhostBatch, len(window)); k++ {
 				vh := &routev3.VirtualHost{}
-				err := proto.Unmarshal(h.vhosts[k], vh)
+				err := proto.Unmarshal(window[k], vh)
 				var vj []byte
 				if err == nil {
 					vj, err = protojson.MarshalOptions{UseProtoNames: true}.Marshal(vh)
@@ -211,17 +249,21 @@ func encodeListener(out [][]byte, w *yamlchunk.Writer, l *listenerv3.Listener) (
 					written[k], err = bw.ElementAt(path, vj)
 				}
 				if err != nil {
-					errs[b] = fmt.Errorf("virtual host %d: %w", k, err)
+					errs[b] = fmt.Errorf("virtual host %d: %w", start+k, err)
 					return
 				}
 			}
 		})
 		if err := errors.Join(errs...); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, written...)
+		for _, y := range written {
+			if err := emit(y); err != nil {
+				return err
+			}
+		}
 	}
-	return append(out, y), nil
+	return nil
 }
 
 // vhostFields are the numbers of HttpConnectionManager's route_config
@@ -361,6 +403,20 @@ func encodeWhole(bs *bootstrapv3.Bootstrap) ([]byte, error) {
 // hosts as protojson packs an Any. TestDecodeInPieces compares it with
 // reading the whole.
 func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
+	return decodeWith(func(split func([]string) bool, piece func([]string, []int, string, int, []byte) error) ([]byte, error) {
+		return yamlchunk.YAMLToJSONNested(data, split, piece)
+	})
+}
+
+// decodeReader is decode of what r reads, a few KB at a time.
+func decodeReader(r io.Reader) (*bootstrapv3.Bootstrap, error) {
+	return decodeWith(func(split func([]string) bool, piece func([]string, []int, string, int, []byte) error) ([]byte, error) {
+		return yamlchunk.ReaderToJSONNested(r, split, piece)
+	})
+}
+
+// decodeWith is decode, with read reading the YAML as JSON in pieces.
+func decodeWith(read func(split func([]string) bool, piece func([]string, []int, string, int, []byte) error) ([]byte, error)) (*bootstrapv3.Bootstrap, error) {
 	var clusters []*clusterv3.Cluster
 	var listeners []*listenerv3.Listener
 	type slot struct{ fc, filter int }
@@ -429,7 +485,7 @@ func decode(data []byte) (*bootstrapv3.Bootstrap, error) {
 		jobs <- job{j: bytes.Clone(j), m: m, err: errs[len(errs)-1], what: what, pack: pack}
 		return nil
 	}
-	j, err := yamlchunk.YAMLToJSONNested(data, split, piece)
+	j, err := read(split, piece)
 	close(jobs)
 	wg.Wait()
 	for _, e := range errs {
@@ -490,12 +546,70 @@ func packVirtualHosts(l *listenerv3.Listener, fc, f int, vs [][]byte) error {
 	return nil
 }
 
+// writeChecked writes bs as the file OutputPath and reads it back: in
+// memory, or into a file of spool as it is written (none of it held),
+// read back from there a few KB at a time.
+func writeChecked(bs *bootstrapv3.Bootstrap, spool string) (translate.File, error) {
+	if spool == "" {
+		data, err := encode(bs)
+		if err != nil {
+			return translate.File{}, err
+		}
+		back, err := verify(bs, data)
+		if err != nil {
+			return translate.File{}, err
+		}
+		return translate.File{Path: OutputPath, Data: data, Parsed: translate.NewParsed(data, back)}, nil
+	}
+	f, err := translate.CreateSpooled(spool, "envoy.yaml")
+	if err != nil {
+		return translate.File{}, err
+	}
+	name := f.Name()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = encodeTo(bs, func(b []byte) error {
+		_, err := bw.Write(b)
+		return err
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	var back *bootstrapv3.Bootstrap
+	if err == nil {
+		back, err = verifyFile(bs, name)
+	}
+	if err != nil {
+		os.Remove(name)
+		return translate.File{}, err
+	}
+	return translate.File{Path: OutputPath, Spooled: name, Parsed: translate.NewSpooledParsed(name, back)}, nil
+}
+
 // verify parses data back and checks that it is exactly bs; it returns
 // the bootstrap read back, which the judges read (translate.File.Parsed)
 // instead of decoding data again. Being equal to bs, which Generate
 // validated, it is as valid (validation is a function of the message).
 func verify(bs *bootstrapv3.Bootstrap, data []byte) (*bootstrapv3.Bootstrap, error) {
 	back, err := decode(data)
+	return compared(bs, back, err)
+}
+
+// verifyFile is verify of the file at path, read a few KB at a time.
+func verifyFile(bs *bootstrapv3.Bootstrap, path string) (*bootstrapv3.Bootstrap, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	back, err := decodeReader(bufio.NewReaderSize(f, 1<<16))
+	return compared(bs, back, err)
+}
+
+// compared returns back, read back with err, when it is exactly bs.
+func compared(bs, back *bootstrapv3.Bootstrap, err error) (*bootstrapv3.Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}

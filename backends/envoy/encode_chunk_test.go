@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gwretry/gwretry/internal/testmodel"
 	"github.com/gwretry/gwretry/internal/yamlchunk"
+	"github.com/gwretry/gwretry/translate"
 )
 
 // TestJSONToYAMLChunked checks that the chunked writer gives JSONToYAML's
@@ -204,4 +206,36 @@ func corpusBootstrap(t *testing.T, n int) *bootstrapv3.Bootstrap {
 		t.Fatal(err)
 	}
 	return bs
+}
+
+// TestGenerateSpooled: with translate.Options.Spool, Generate writes
+// envoy.yaml into the spool as it makes it, the same bytes as in memory,
+// and hands its judges the bootstrap it read back from there.
+func TestGenerateSpooled(t *testing.T) {
+	m := testmodel.Corpus(t, 60)
+	inMemory, err := New().Generate(m, translate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spool := t.TempDir()
+	spooled, err := New().Generate(m, translate.Options{Spool: spool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := spooled.Files[0]
+	if f.Data != nil || filepath.Dir(f.Spooled) != spool {
+		t.Fatalf("not spooled: %d bytes held, spooled at %q", len(f.Data), f.Spooled)
+	}
+	got, err := f.Bytes()
+	if err != nil || !bytes.Equal(got, inMemory.Files[0].Data) {
+		t.Fatalf("spooled envoy.yaml differs from the one in memory (%v)", err)
+	}
+	bs, err := translate.FileParsed(spooled.Files, OutputPath, func([]byte) (*bootstrapv3.Bootstrap, error) {
+		t.Fatal("the spooled file was parsed again")
+		return nil, nil
+	})
+	want, werr := decode(inMemory.Files[0].Data)
+	if err != nil || werr != nil || !proto.Equal(bs, want) {
+		t.Errorf("the judges' bootstrap is not the one read back (%v, %v)", err, werr)
+	}
 }

@@ -14,6 +14,7 @@ package envoy
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -148,15 +149,14 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err := validate(bs); err != nil {
 		return nil, &translate.InternalError{Err: fmt.Errorf("generated bootstrap is invalid: %w", err)}
 	}
-	data, err := encode(bs)
-	if err != nil {
-		return nil, &translate.InternalError{Err: err}
-	}
-	back, err := verify(bs, data)
+	file, err := writeChecked(bs, opts.Spool)
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
 	if err := checkClusterRefs(bs); err != nil {
+		if file.Spooled != "" {
+			os.Remove(file.Spooled)
+		}
 		return nil, &translate.InternalError{Err: err}
 	}
 	var findings []translate.Finding
@@ -165,7 +165,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	}
 	findings = append(findings, connFindings(m, c)...)
 	return &translate.Output{
-		Files:    []translate.File{{Path: OutputPath, Data: data, Parsed: translate.NewParsed(data, back)}},
+		Files:    []translate.File{file},
 		Findings: findings,
 		Notes:    translate.InfoNotes(slices.Concat(notes(c, opts.RetryNonIdempotent, g.validateClustersOff), stripNotes(g.strippedListeners), tlsNotes(m))...),
 	}, nil
