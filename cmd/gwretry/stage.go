@@ -57,9 +57,29 @@ func newStage(dir string) (*stage, error) {
 	return s, nil
 }
 
-// add writes files into the temporary directory.
+// spool returns the directory, inside the temporary one, where a target
+// writes a large file as it makes it (translate.Options.Spool): add moves
+// it into place by a rename.
+func (s *stage) spool() (string, error) {
+	dir := filepath.Join(s.tmp, ".spool")
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// add writes files into the temporary directory, moving a spooled one
+// there.
 func (s *stage) add(files []translate.File) error {
 	for _, f := range files {
+		if f.Spooled != "" {
+			p := filepath.Join(s.tmp, filepath.FromSlash(f.Path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.Rename(f.Spooled, p); err != nil {
+				return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, filepath.FromSlash(f.Path)), err)
+			}
+			s.paths = append(s.paths, f.Path)
+			continue
+		}
 		if err := s.write(f.Path, func(w io.Writer) error {
 			_, err := w.Write(f.Data)
 			return err

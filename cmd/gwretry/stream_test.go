@@ -84,7 +84,7 @@ func TestOutputDirUntouchedOnInternalError(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			before := tree(t, root)
-			o := &options{limits: input.DefaultLimits(), target: "nginx,grpc,liar", report: "none", failOn: "none", outDir: dir, available: available}
+			o := &options{limits: input.DefaultLimits(), target: "nginx,envoy,grpc,liar", report: "none", failOn: "none", outDir: dir, available: available}
 			var stdout, stderr bytes.Buffer
 			err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false)
 			if code := exitCode(err, "gwretry", &stderr); code != exitInternal {
@@ -96,20 +96,36 @@ func TestOutputDirUntouchedOnInternalError(t *testing.T) {
 		})
 	}
 	// Without the liar, the same DIR gets every file and no staging
-	// directory is left behind.
-	o := &options{limits: input.DefaultLimits(), target: "nginx,grpc", report: "none", failOn: "none", outDir: existing, available: available}
+	// directory is left behind. Envoy's file, written into the staging
+	// directory as it is made (translate.Options.Spool), has the bytes
+	// and the mode of a file written whole.
+	o := &options{limits: input.DefaultLimits(), target: "nginx,envoy,grpc", report: "none", failOn: "none", outDir: existing, available: available}
 	var stdout, stderr bytes.Buffer
 	if err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	got := tree(t, existing)
-	for _, p := range []string{"nginx/nginx.conf", "grpc/service-config.json", "report.json"} {
+	for _, p := range []string{"nginx/nginx.conf", "envoy/envoy.yaml", "grpc/service-config.json", "report.json"} {
 		if !strings.Contains(got, p+"\n") {
 			t.Errorf("%s not written:\n%s", p, got)
 		}
 	}
-	if strings.Contains(got, ".gwretry-") || strings.Contains(got, "old\n") {
+	if strings.Contains(got, ".gwretry-") || strings.Contains(got, ".spool") || strings.Contains(got, "old\n") {
 		t.Errorf("staging left behind or old file kept:\n%s", got)
+	}
+	o = &options{limits: input.DefaultLimits(), target: "envoy", report: "none", failOn: "none", available: available}
+	stdout.Reset()
+	if err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, false); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	written, err := os.ReadFile(filepath.Join(existing, "envoy/envoy.yaml"))
+	if err != nil || !bytes.Equal(written, stdout.Bytes()) {
+		t.Errorf("envoy.yaml under -o DIR differs from stdout's (%v):\n%s\nstdout:\n%s", err, written, stdout.String())
+	}
+	spooled, err1 := os.Stat(filepath.Join(existing, "envoy/envoy.yaml"))
+	whole, err2 := os.Stat(filepath.Join(existing, "nginx/nginx.conf"))
+	if err1 != nil || err2 != nil || spooled.Mode() != whole.Mode() {
+		t.Errorf("envoy.yaml's mode is not nginx.conf's: %v, %v (%v, %v)", spooled.Mode(), whole.Mode(), err1, err2)
 	}
 }
 

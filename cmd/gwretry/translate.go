@@ -427,8 +427,16 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if readers == 0 {
 		m.HTTPRoutes = nil
 	}
+	// Under -o DIR a target may write a large file straight into the
+	// staging directory rather than hold it (translate.Options.Spool).
+	spool := ""
+	if out.stage != nil {
+		if spool, err = out.stage.spool(); err != nil {
+			return err
+		}
+	}
 	done := 0
-	res, err := translate.RunTo(m, targets, o.retryNonIdempotent, func(t translate.Target, files []translate.File) error {
+	res, err := translate.RunToSpool(m, targets, o.retryNonIdempotent, spool, func(t translate.Target, files []translate.File) error {
 		if done++; done == readers {
 			m.HTTPRoutes = nil
 		}
