@@ -2,12 +2,14 @@
 package nginx
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -120,8 +122,8 @@ func buildBlocks(out []builtBlock, ds crossplane.Directives) ([]builtBlock, erro
 
 // withBlocks returns conf, crossplane.Build's text of a file of layout
 // whose http {} lacks the directives built, with them written at the end
-// of http {} as Build writes them there: each on its own lines, indented
-// as a directive of http (4 spaces in nginx.conf).
+// of http {} as Build writes them there (writeBlocks), or nil when conf
+// has no http {} to end with them.
 func withBlocks(conf []byte, blocks []builtBlock, layout string) []byte {
 	if len(blocks) == 0 {
 		return conf
@@ -130,28 +132,49 @@ func withBlocks(conf []byte, blocks []builtBlock, layout string) []byte {
 	for _, s := range blocks {
 		n += len(s.text) + 1 + (bytes.Count(s.text, []byte("\n"))+1)*4
 	}
-	out := make([]byte, 0, n)
-	tail := []byte(nil)
-	if layout == LayoutFull {
+	out := bytes.NewBuffer(make([]byte, 0, n))
+	if writeBlocks(out, conf, blocks, layout, false) != nil {
+		return nil
+	}
+	return out.Bytes()
+}
+
+// writeBlocks writes conf with blocks at the end of its http {}: each on
+// its own lines, indented as a directive of http (4 spaces in
+// nginx.conf). drop lets each block's text go once written.
+func writeBlocks(w io.Writer, conf []byte, blocks []builtBlock, layout string, drop bool) error {
+	var tail []byte
+	if layout == LayoutFull && len(blocks) > 0 {
 		// http {} is the last block: its closing brace ends the text.
 		if !bytes.HasSuffix(conf, []byte("\n}")) {
-			return nil
+			return fmt.Errorf("writing %s: no http block to end with the directives built", fileName(layout))
 		}
 		conf, tail = conf[:len(conf)-2], conf[len(conf)-2:]
 	}
-	out = append(out, conf...)
-	for _, s := range blocks {
-		if len(out) > 0 {
-			out = append(out, '\n')
+	if _, err := w.Write(conf); err != nil {
+		return err
+	}
+	written := len(conf) > 0
+	for i := range blocks {
+		text := blocks[i].text
+		if drop {
+			blocks[i].text = nil
 		}
+		if written {
+			if _, err := w.Write([]byte("\n")); err != nil {
+				return err
+			}
+		}
+		written = true
 		if layout == LayoutFull {
-			out = append(out, "    "...)
-			out = append(out, bytes.ReplaceAll(s.text, []byte("\n"), []byte("\n    "))...)
-		} else {
-			out = append(out, s.text...)
+			text = append([]byte("    "), bytes.ReplaceAll(text, []byte("\n"), []byte("\n    "))...)
+		}
+		if _, err := w.Write(text); err != nil {
+			return err
 		}
 	}
-	return append(out, tail...)
+	_, err := w.Write(tail)
+	return err
 }
 
 // renderLayoutParsed is renderLayout, and also returns the parse of the
@@ -167,6 +190,57 @@ func renderLayoutParsed(ds crossplane.Directives, blocks []builtBlock, layout st
 		return nil, nil, fmt.Errorf("writing %s: no http block to end with the directives built", name)
 	}
 	conf = append(conf, '\n')
+	parts, err := checkReadBack(ds, blocks, layout, v, memory(conf))
+	if err != nil {
+		return nil, nil, err
+	}
+	return conf, parts, nil
+}
+
+// renderSpooled is renderLayoutParsed writing the file into a new file
+// of spool (translate.Options.Spool) as it goes, each block's text let go
+// once written, and reading it back from there; it returns the file's
+// path.
+func renderSpooled(ds crossplane.Directives, blocks []builtBlock, layout string, v version, spool string) (_ string, _ *httpParts, err error) {
+	name := fileName(layout)
+	var buf bytes.Buffer
+	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
+		return "", nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	f, err := translate.CreateSpooled(spool, name)
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = writeBlocks(bw, buf.Bytes(), blocks, layout, true)
+	if err == nil {
+		err = bw.WriteByte('\n')
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	parts, err := checkReadBack(ds, blocks, layout, v, onDisk(f.Name()))
+	if err != nil {
+		return "", nil, err
+	}
+	return f.Name(), parts, nil
+}
+
+// checkReadBack reads src back in parts and compares it with ds and
+// blocks, the directives meant.
+func checkReadBack(ds crossplane.Directives, blocks []builtBlock, layout string, v version, src source) (*httpParts, error) {
+	name := fileName(layout)
 	// What was meant is kept as a digest of each directive (each of
 	// http {}'s one by one), so that the built directives are dropped
 	// before the file is read back, and the file is read back in parts
@@ -177,18 +251,18 @@ func renderLayoutParsed(ds crossplane.Directives, blocks []builtBlock, layout st
 	// compares them.
 	meant := shapesWith(ds, blocks, layout)
 	ds = nil
-	parts, err := readParts(conf, layout, v)
+	parts, err := readPartsFrom(src, layout, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	got, err := parts.shapes()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !slices.EqualFunc(meant, got, func(a, b shaped) bool { return a.sum == b.sum }) {
-		return nil, nil, fmt.Errorf("generated %s does not read back as written: %s", name, firstDifference(meant, got))
+		return nil, fmt.Errorf("generated %s does not read back as written: %s", name, firstDifference(meant, got))
 	}
-	return conf, parts, nil
+	return parts, nil
 }
 
 // shapesWith is shapes of ds with the directives blocks at the end of

@@ -2,9 +2,13 @@
 package nginx
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"slices"
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
@@ -48,9 +52,33 @@ type httpParts struct {
 	top, http crossplane.Directives
 	// spans are the blocks of each kind left out, in file order.
 	spans  [partKinds][]blockSpan
-	data   []byte
+	src    source
 	layout string
 	v      version
+}
+
+// source is a file's bytes, read at offsets: in memory, or a file on
+// disk (a spooled file, translate.Options.Spool), opened for each read.
+type source interface {
+	open() (io.ReaderAt, func() error, error)
+}
+
+// memory is a file held in memory.
+type memory []byte
+
+func (m memory) open() (io.ReaderAt, func() error, error) {
+	return bytes.NewReader(m), func() error { return nil }, nil
+}
+
+// onDisk is the file at a path.
+type onDisk string
+
+func (d onDisk) open() (io.ReaderAt, func() error, error) {
+	f, err := os.Open(string(d))
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
 }
 
 // blockSpan is a block's lines: data[start:end], the first on line (of
@@ -70,56 +98,82 @@ type blockSpan struct {
 // not read back as what was built (renderLayoutParsed compares every
 // directive).
 func readParts(data []byte, layout string, v version) (*httpParts, error) {
+	return readPartsFrom(memory(data), layout, v)
+}
+
+// readPartsFrom is readParts of src, read a line at a time: only the
+// head (a blank line for each line left out) is held.
+func readPartsFrom(src source, layout string, v version) (_ *httpParts, err error) {
 	indent, shift := "    ", 0
 	if layout == LayoutConfD {
 		indent, shift = "", 2
 	}
 	closing := []byte(indent + "}")
-	p := &httpParts{data: data, layout: layout, v: v}
-	var all []blockSpan
-	line, at, in := 1, 0, partKind(-1)
-	for at < len(data) {
-		end := bytes.IndexByte(data[at:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += at + 1
+	p := &httpParts{src: src, layout: layout, v: v}
+	r, closeFile, err := src.open()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := closeFile(); err == nil && cerr != nil {
+			err = cerr
 		}
-		text := bytes.TrimSuffix(data[at:end], []byte("\n"))
+	}()
+	// The head is the file with a blank line for each line of a block
+	// left out.
+	var head []byte
+	lines := bufio.NewReaderSize(io.NewSectionReader(r, 0, math.MaxInt64), 1<<16)
+	var long []byte // a line longer than the reader's buffer
+	line, at, in := 1, 0, partKind(-1)
+	for {
+		chunk, rerr := lines.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			long = append(long, chunk...)
+			continue
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, rerr
+		}
+		data := chunk
+		if long != nil {
+			data = append(long, chunk...)
+			long = nil
+		}
+		if len(data) == 0 {
+			break
+		}
+		end := at + len(data)
+		text := bytes.TrimSuffix(data, []byte("\n"))
+		outside := in < 0
 		switch {
 		case in < 0:
 			if k, ok := opensPart(text, indent); ok {
 				in = k
+				outside = false
 				p.spans[k] = append(p.spans[k], blockSpan{start: at, line: line + shift})
 			}
 		case bytes.Equal(text, closing):
 			p.spans[in][len(p.spans[in])-1].end = end
-			all = append(all, p.spans[in][len(p.spans[in])-1])
 			in = -1
 		}
+		if outside {
+			head = append(head, data...)
+		} else if bytes.HasSuffix(data, []byte("\n")) {
+			head = append(head, '\n')
+		}
 		line, at = line+1, end
+		if rerr == io.EOF {
+			break
+		}
 	}
 	if in >= 0 {
 		// An unclosed block: the whole file is read as one.
 		p.spans = [partKinds][]blockSpan{}
-		all = nil
-	}
-	// The head is the file with a blank line for each line of a block
-	// left out, sized exactly.
-	size := len(data)
-	for _, sp := range all {
-		size -= sp.end - sp.start - bytes.Count(data[sp.start:sp.end], []byte("\n"))
-	}
-	head := make([]byte, 0, size)
-	from := 0
-	for _, sp := range all {
-		head = append(head, data[from:sp.start]...)
-		for range bytes.Count(data[sp.start:sp.end], []byte("\n")) {
-			head = append(head, '\n')
+		head = make([]byte, at)
+		if _, err := r.ReadAt(head, 0); err != nil && err != io.EOF {
+			return nil, err
 		}
-		from = sp.end
 	}
-	head = append(head, data[from:]...)
 	top, http, err := parseConfig(head, layout, v)
 	if err != nil {
 		return nil, err
@@ -177,11 +231,28 @@ func (p *httpParts) eachServers(fn func(servers crossplane.Directives) error) er
 func (p *httpParts) each(k partKind, fn func(blocks crossplane.Directives) error) error {
 	name := fileName(p.layout)
 	spans := p.spans[k]
+	if len(spans) == 0 {
+		return nil
+	}
+	r, closeFile, err := p.src.open()
+	if err != nil {
+		return err
+	}
+	defer closeFile()
 	for from := 0; from < len(spans); from += batchSize {
 		batch := spans[from:min(from+batchSize, len(spans))]
-		text := []byte("http {\n")
+		size := len("http {\n}\n")
 		for _, s := range batch {
-			text = append(text, p.data[s.start:s.end]...)
+			size += s.end - s.start
+		}
+		text := make([]byte, 0, size)
+		text = append(text, "http {\n"...)
+		for _, s := range batch {
+			n := len(text)
+			text = text[:n+s.end-s.start]
+			if _, err := r.ReadAt(text[n:], int64(s.start)); err != nil {
+				return fmt.Errorf("%s, the %s block on line %d: %w", name, k.directive(), s.line, err)
+			}
 		}
 		text = append(text, "}\n"...)
 		_, http, err := parseConfig(text, LayoutFull, p.v)

@@ -1,8 +1,12 @@
 package nginx
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	crossplane "github.com/nginxinc/nginx-go-crossplane"
@@ -39,6 +43,28 @@ func TestReadParts(t *testing.T) {
 			parts, err := readParts(conf, layout, v)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Under a spool the file is written to disk as it goes and
+			// read back from there: the same bytes, read as the same
+			// parts.
+			spooled, err := b.Generate(m, translate.Options{Spool: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if written, err := spooled.Files[0].Bytes(); err != nil || spooled.Files[0].Data != nil || !bytes.Equal(written, conf) {
+				t.Fatalf("spooled file differs from the one in memory (%v)", err)
+			}
+			fromDisk, err := translate.FileParsed(spooled.Files, b.path(), func([]byte) (*httpParts, error) {
+				t.Fatal("the spooled file was parsed again")
+				return nil, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inMemory, err1 := parts.shapes()
+			onDisk, err2 := fromDisk.shapes()
+			if err1 != nil || err2 != nil || !slices.Equal(sums(onDisk), sums(inMemory)) {
+				t.Fatalf("read back from disk: %d shapes for %d (%v, %v)", len(onDisk), len(inMemory), err1, err2)
 			}
 			var parted [partKinds]crossplane.Directives
 			var others crossplane.Directives
@@ -103,6 +129,28 @@ func TestReadParts(t *testing.T) {
 	}
 	if servers := parts.spans[partServer]; len(servers) != 1 || servers[0].line != 7 || !slices.Equal(sums(got), sums(shapes(top))) {
 		t.Errorf("mixed indentation: %d servers cut (%v), shapes equal %v", len(servers), servers, slices.Equal(sums(got), sums(shapes(top))))
+	}
+	// A line longer than the reader's buffer, in the head and in a part,
+	// and a file that does not end with a newline.
+	long := strings.Repeat("x", 150_000)
+	longConf := []byte("events {\n}\nhttp {\n    map $a $b {\n        default \"" + long + "\";\n    }\n    server {\n        listen 80;\n        set $c \"" + long + "\";\n    }\n}")
+	top, _, err = parseConfig(longConf, LayoutFull, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nginx.conf")
+	if err := os.WriteFile(path, longConf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]source{"memory": memory(longConf), "disk": onDisk(path)} {
+		parts, err := readPartsFrom(src, LayoutFull, v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := parts.shapes()
+		if err != nil || len(parts.spans[partServer]) != 1 || !slices.Equal(sums(got), sums(shapes(top))) {
+			t.Errorf("%s, long lines: %v, %d servers cut, shapes equal %v", name, err, len(parts.spans[partServer]), slices.Equal(sums(got), sums(shapes(top))))
+		}
 	}
 	// An unclosed block is read whole, and fails as the whole file does.
 	if _, err := readParts([]byte("events {\n}\nhttp {\n    server {\n        listen 80;\n}\n"), LayoutFull, v); err == nil {

@@ -198,9 +198,21 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err := checkArgs(ds); err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
-	conf, parsed, err := renderLayoutParsed(ds, blocks, b.Layout(), v)
-	if err != nil {
-		return nil, &translate.InternalError{Err: err}
+	var file translate.File
+	if opts.Spool != "" {
+		// Written to disk as it goes and read back from there
+		// (translate.Options.Spool): the file is not held.
+		path, parsed, err := renderSpooled(ds, blocks, b.Layout(), v, opts.Spool)
+		if err != nil {
+			return nil, &translate.InternalError{Err: err}
+		}
+		file = translate.File{Path: b.path(), Spooled: path, Parsed: translate.NewSpooledParsed(path, parsed)}
+	} else {
+		conf, parsed, err := renderLayoutParsed(ds, blocks, b.Layout(), v)
+		if err != nil {
+			return nil, &translate.InternalError{Err: err}
+		}
+		file = translate.File{Path: b.path(), Data: conf, Parsed: translate.NewParsed(conf, parsed)}
 	}
 	var run []string
 	if b.Layout() == LayoutConfD {
@@ -229,7 +241,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	return &translate.Output{
 		// The judges read the file as parsed back here, not a second
 		// parse of the same bytes.
-		Files:    []translate.File{{Path: b.path(), Data: conf, Parsed: translate.NewParsed(conf, parsed)}},
+		Files:    []translate.File{file},
 		Findings: append(cp.Findings, connFindings(m)...),
 		Notes:    slices.Concat(translate.InfoNotes(run...), translate.InfoNotes(notes...), cp.Notes),
 	}, nil
