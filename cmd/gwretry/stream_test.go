@@ -186,3 +186,33 @@ func TestReplaceByCopy(t *testing.T) {
 		t.Errorf("temporary file left:\n%s", got)
 	}
 }
+
+// TestSpoolRemoved: translate to stdout and check spool the large files
+// in a temporary directory of $TMPDIR, which is gone after the run,
+// whether it succeeded or not.
+func TestSpoolRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	available := func(s backends.Settings) ([]translate.Backend, error) {
+		bs, err := backends.Configured(s)
+		return append(bs, lyingBackend{}), err
+	}
+	for _, tc := range []struct {
+		target    string
+		checkOnly bool
+		ok        bool
+	}{{"envoy", false, true}, {"nginx", true, true}, {"envoy,liar", true, false}} {
+		o := &options{limits: input.DefaultLimits(), target: tc.target, report: "none", failOn: "none", available: available}
+		var stdout, stderr bytes.Buffer
+		err := runTranslate(o, []string{example}, strings.NewReader(""), &stdout, &stderr, tc.checkOnly)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v\n%s", tc.target, err, stderr.String())
+		}
+		if tc.ok && !tc.checkOnly && !strings.Contains(stdout.String(), "static_resources:") {
+			t.Errorf("%s: no configuration on stdout:\n%s", tc.target, stdout.String())
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("%s: %s left in $TMPDIR", tc.target, left[0].Name())
+		}
+	}
+}

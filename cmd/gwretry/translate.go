@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -427,13 +427,21 @@ func runTranslate(o *options, paths []string, stdin io.Reader, stdout, stderr io
 	if readers == 0 {
 		m.HTTPRoutes = nil
 	}
-	// Under -o DIR a target may write a large file straight into the
-	// staging directory rather than hold it (translate.Options.Spool).
+	// A target may write a large file to disk as it makes it rather than
+	// hold it (translate.Options.Spool): under -o DIR straight into the
+	// staging directory, for stdout and gwretry check into a temporary
+	// directory ($TMPDIR). --check and -o yaml|json read the files whole.
 	spool := ""
-	if out.stage != nil {
+	switch {
+	case out.stage != nil:
 		if spool, err = out.stage.spool(); err != nil {
 			return err
 		}
+	case out.discard || out.drift == nil && o.format == "":
+		if spool, err = os.MkdirTemp("", "gwretry-spool-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(spool)
 	}
 	done := 0
 	res, err := translate.RunToSpool(m, targets, o.retryNonIdempotent, spool, func(t translate.Target, files []translate.File) error {
@@ -564,6 +572,11 @@ func (out *output) add(_ translate.Target, files []translate.File) error {
 	var err error
 	switch {
 	case out.discard:
+		for _, f := range files {
+			if f.Spooled != "" {
+				os.Remove(f.Spooled)
+			}
+		}
 	case out.drift != nil:
 		if err = out.drift.add(files); err != nil {
 			err = inputError(err)
@@ -704,20 +717,21 @@ func writeFiles(dir string, res *translate.Result) error {
 }
 
 // writeStdout prints one target's files; several files are separated by a
-// comment naming each.
+// comment naming each. A spooled file is copied a few KB at a time.
 func writeStdout(w io.Writer, files []translate.File) error {
-	var buf bytes.Buffer
+	bw := bufio.NewWriterSize(w, 1<<16)
 	for i, f := range files {
 		if len(files) > 1 {
 			if i > 0 && strings.HasSuffix(f.Path, ".yaml") {
-				buf.WriteString("---\n")
+				bw.WriteString("---\n")
 			}
-			fmt.Fprintf(&buf, "# %s\n", f.Path)
+			fmt.Fprintf(bw, "# %s\n", f.Path)
 		}
-		buf.Write(f.Data)
+		if _, err := f.WriteTo(bw); err != nil {
+			return err
+		}
 	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return bw.Flush()
 }
 
 // assumedVersions says, in one warning line, which version was assumed
