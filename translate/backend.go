@@ -114,11 +114,12 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, in)
 }
 
-// CreateSpooled creates a new file in spool for the file named name,
+// CreateSpooled creates a new file in spool for the file named name, open
+// for reading and writing,
 // with the mode (0644, less the umask) every output file gets.
 func CreateSpooled(spool, name string) (*os.File, error) {
 	for i := 0; ; i++ {
-		f, err := os.OpenFile(filepath.Join(spool, fmt.Sprintf("%d-%s", i, name)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(filepath.Join(spool, fmt.Sprintf("%d-%s", i, name)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
 		}

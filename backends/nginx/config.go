@@ -21,6 +21,9 @@ type configPlan struct {
 	// it was planned: hash sizes, constants, maps, upstreams, then the
 	// server blocks.
 	HTTP []builtBlock
+	// Store holds the texts of HTTP under a spool (nil: they are in
+	// HTTP): the caller closes it.
+	Store *blockStore
 	// Hash names the hash size directives HTTP sets, "" for none.
 	Hash     string
 	Findings []translate.Finding
@@ -35,8 +38,18 @@ type configPlan struct {
 // to that rule's named location (error_page 418 = $route; return 418).
 // Named locations keep the method, URI and body and cannot be requested by
 // a client.
-func planConfig(m *translate.Model, v version, opts translate.Options) (configPlan, error) {
+func planConfig(m *translate.Model, v version, opts translate.Options) (_ configPlan, err error) {
 	var cp configPlan
+	store, err := newBlockStore(opts.Spool)
+	if err != nil {
+		return cp, err
+	}
+	defer func() {
+		if err != nil {
+			store.close()
+		}
+	}()
+	cp.Store = store
 	plans := map[*translate.Rule]rulePlan{}
 	// Every map, upstream and server is written as soon as it is
 	// planned, and only its text is kept (builtBlock); what the directives
@@ -46,7 +59,6 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	var upstreams, filterMaps, maps, servers []builtBlock
 	var vars variableCount
 	constUsed := map[string]bool{}
-	var err error
 	names := map[string]string{}
 	matches := map[*translate.Rule]ruleMatches{}
 	served := map[*translate.Rule]schemes{}
@@ -111,12 +123,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		for _, ref := range textConstRefs {
 			constUsed[ref] = constUsed[ref] || uses(p.Maps, ref)
 		}
-		if out.filterMaps, err = buildBlocks(nil, p.Maps); err != nil {
+		if out.filterMaps, err = store.build(nil, p.Maps); err != nil {
 			return p, err
 		}
 		p.Maps = nil
 		portMap = portMap || p.PortMap
-		if out.upstreams, err = buildBlocks(nil, p.MirrorUpstreams); err != nil {
+		if out.upstreams, err = store.build(nil, p.MirrorUpstreams); err != nil {
 			return p, err
 		}
 		p.MirrorUpstreams = nil
@@ -126,7 +138,7 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		out.notes = p.Notes
 		p.Notes = nil
 		if p.Upstream.Servers != nil {
-			if out.upstreams, err = buildBlocks(out.upstreams, crossplane.Directives{block("upstream", []string{upstreamName(r)}, p.Upstream.Servers)}); err != nil {
+			if out.upstreams, err = store.build(out.upstreams, crossplane.Directives{block("upstream", []string{upstreamName(r)}, p.Upstream.Servers)}); err != nil {
 				return p, err
 			}
 		}
@@ -147,12 +159,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 		for _, ref := range textConstRefs {
 			constUsed[ref] = constUsed[ref] || uses(ds, ref)
 		}
-		servers, err = buildBlocks(servers, ds)
+		servers, err = store.build(servers, ds)
 		return err
 	}
 	addMaps := func(ds crossplane.Directives) error {
 		vars.add(ds)
-		maps, err = buildBlocks(maps, ds)
+		maps, err = store.build(maps, ds)
 		return err
 	}
 	// A rule's location is copied into each server block whose virtual
@@ -293,12 +305,12 @@ func planConfig(m *translate.Model, v version, opts translate.Options) (configPl
 	}
 	cp.Hash = hashNames(http)
 	if portMap {
-		if maps, err = buildBlocks(maps, crossplane.Directives{portMapBlock(anyTLS)}); err != nil {
+		if maps, err = store.build(maps, crossplane.Directives{portMapBlock(anyTLS)}); err != nil {
 			return cp, err
 		}
 	}
 	http = append(http, textConstBlocksFor(func(ref string) bool { return constUsed[ref] })...)
-	head, err := buildBlocks(nil, http)
+	head, err := store.build(nil, http)
 	if err != nil {
 		return cp, err
 	}

@@ -90,9 +90,76 @@ func renderLayout(ds crossplane.Directives, layout string, v version) ([]byte, e
 // and the routing maps were most of the directives built at 10,000
 // routes, 150 and 110 MB).
 type builtBlock struct {
+	// text is nil when the text is in a blockStore, at at.
 	text []byte
+	at   int64
+	n    int
 	// shape is shapeOf the directive.
 	shape shaped
+}
+
+// blockStore keeps the text of the directives built in a scratch file of
+// translate.Options.Spool instead of memory, until the file is written
+// (issue 22: at 68,000 routes the text of http's directives, 146 MB, was
+// held from the first server block built to the file's writing). A nil
+// blockStore keeps them in memory.
+type blockStore struct {
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+}
+
+// newBlockStore returns a store in spool, nil when spool is "".
+func newBlockStore(spool string) (*blockStore, error) {
+	if spool == "" {
+		return nil, nil
+	}
+	f, err := translate.CreateSpooled(spool, "blocks.tmp")
+	if err != nil {
+		return nil, err
+	}
+	return &blockStore{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// build is buildBlock of each of ds, appended to out, each text written
+// to the store (when there is one).
+func (s *blockStore) build(out []builtBlock, ds crossplane.Directives) ([]builtBlock, error) {
+	for _, d := range ds {
+		b, err := buildBlock(d)
+		if err != nil {
+			return out, err
+		}
+		if s != nil {
+			if _, err := s.w.Write(b.text); err != nil {
+				return out, err
+			}
+			b.at, b.n, b.text = s.size, len(b.text), nil
+			s.size += int64(b.n)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// text returns b's text, read from the store into buf when it is there.
+func (s *blockStore) text(b builtBlock, buf []byte) ([]byte, error) {
+	if b.text != nil || s == nil {
+		return b.text, nil
+	}
+	if err := s.w.Flush(); err != nil {
+		return nil, err
+	}
+	text := slices.Grow(buf[:0], b.n)[:b.n]
+	_, err := s.f.ReadAt(text, b.at)
+	return text, err
+}
+
+// close removes the store's file.
+func (s *blockStore) close() {
+	if s != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
 }
 
 // buildBlock checks directive d (checkArgs) and writes it.
@@ -108,18 +175,6 @@ func buildBlock(d *crossplane.Directive) (builtBlock, error) {
 	return builtBlock{text: bytes.Clone(buf.Bytes()), shape: shapeOf(d)}, nil
 }
 
-// buildBlocks is buildBlock of each of ds, appended to out.
-func buildBlocks(out []builtBlock, ds crossplane.Directives) ([]builtBlock, error) {
-	for _, d := range ds {
-		b, err := buildBlock(d)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
 // withBlocks returns conf, crossplane.Build's text of a file of layout
 // whose http {} lacks the directives built, with them written at the end
 // of http {} as Build writes them there (writeBlocks), or nil when conf
@@ -133,7 +188,7 @@ func withBlocks(conf []byte, blocks []builtBlock, layout string) []byte {
 		n += len(s.text) + 1 + (bytes.Count(s.text, []byte("\n"))+1)*4
 	}
 	out := bytes.NewBuffer(make([]byte, 0, n))
-	if writeBlocks(out, conf, blocks, layout, false) != nil {
+	if writeBlocks(out, conf, blocks, nil, layout, false) != nil {
 		return nil
 	}
 	return out.Bytes()
@@ -141,8 +196,9 @@ func withBlocks(conf []byte, blocks []builtBlock, layout string) []byte {
 
 // writeBlocks writes conf with blocks at the end of its http {}: each on
 // its own lines, indented as a directive of http (4 spaces in
-// nginx.conf). drop lets each block's text go once written.
-func writeBlocks(w io.Writer, conf []byte, blocks []builtBlock, layout string, drop bool) error {
+// nginx.conf), their texts in memory or in store. drop lets each block's
+// text go once written.
+func writeBlocks(w io.Writer, conf []byte, blocks []builtBlock, store *blockStore, layout string, drop bool) error {
 	var tail []byte
 	if layout == LayoutFull && len(blocks) > 0 {
 		// http {} is the last block: its closing brace ends the text.
@@ -155,8 +211,15 @@ func writeBlocks(w io.Writer, conf []byte, blocks []builtBlock, layout string, d
 		return err
 	}
 	written := len(conf) > 0
+	var buf []byte
 	for i := range blocks {
-		text := blocks[i].text
+		text, err := store.text(blocks[i], buf)
+		if err != nil {
+			return err
+		}
+		if blocks[i].text == nil {
+			buf = text // the store's: reused for the next one
+		}
 		if drop {
 			blocks[i].text = nil
 		}
@@ -166,8 +229,26 @@ func writeBlocks(w io.Writer, conf []byte, blocks []builtBlock, layout string, d
 			}
 		}
 		written = true
-		if layout == LayoutFull {
-			text = append([]byte("    "), bytes.ReplaceAll(text, []byte("\n"), []byte("\n    "))...)
+		if layout != LayoutFull {
+			if _, err := w.Write(text); err != nil {
+				return err
+			}
+			continue
+		}
+		// Indented by 4 spaces, as a directive of http: "    " before
+		// the text and after each of its newlines.
+		for {
+			if _, err := w.Write([]byte("    ")); err != nil {
+				return err
+			}
+			at := bytes.IndexByte(text, '\n')
+			if at < 0 {
+				break
+			}
+			if _, err := w.Write(text[:at+1]); err != nil {
+				return err
+			}
+			text = text[at+1:]
 		}
 		if _, err := w.Write(text); err != nil {
 			return err
@@ -201,7 +282,7 @@ func renderLayoutParsed(ds crossplane.Directives, blocks []builtBlock, layout st
 // of spool (translate.Options.Spool) as it goes, each block's text let go
 // once written, and reading it back from there; it returns the file's
 // path.
-func renderSpooled(ds crossplane.Directives, blocks []builtBlock, layout string, v version, spool string) (_ string, _ *httpParts, err error) {
+func renderSpooled(ds crossplane.Directives, blocks []builtBlock, store *blockStore, layout string, v version, spool string) (_ string, _ *httpParts, err error) {
 	name := fileName(layout)
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
@@ -217,7 +298,7 @@ func renderSpooled(ds crossplane.Directives, blocks []builtBlock, layout string,
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	err = writeBlocks(bw, buf.Bytes(), blocks, layout, true)
+	err = writeBlocks(bw, buf.Bytes(), blocks, store, layout, true)
 	if err == nil {
 		err = bw.WriteByte('\n')
 	}

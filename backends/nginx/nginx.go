@@ -184,6 +184,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if err != nil {
 		return nil, &translate.InternalError{Err: err}
 	}
+	defer cp.Store.close()
 	var ds crossplane.Directives
 	if b.Layout() == LayoutFull {
 		ds = fullConfig(nil)
@@ -202,7 +203,7 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 	if opts.Spool != "" {
 		// Written to disk as it goes and read back from there
 		// (translate.Options.Spool): the file is not held.
-		path, parsed, err := renderSpooled(ds, blocks, b.Layout(), v, opts.Spool)
+		path, parsed, err := renderSpooled(ds, blocks, cp.Store, b.Layout(), v, opts.Spool)
 		if err != nil {
 			return nil, &translate.InternalError{Err: err}
 		}
