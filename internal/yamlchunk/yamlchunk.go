@@ -125,18 +125,28 @@ func (w *Writer) ElementAt(steps []Step, j []byte) ([]byte, error) {
 // time) writes the mapping's key line itself ("key:\n" at two spaces a
 // level), then these; it reads the whole document back to check it.
 func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(key string) ([]byte, error)) ([][]byte, error) {
+	err := w.EntriesTo(func(b []byte) error { out = append(out, b); return nil }, path, keys, value)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EntriesTo is Entries giving each piece to emit as it is written (a
+// writer that streams the document to disk holds none of them).
+func (w *Writer) EntriesTo(emit func([]byte) error, path []string, keys []string, value func(key string) ([]byte, error)) error {
 	steps := make([]Step, 0, len(path))
 	for _, k := range path {
 		steps = append(steps, Step{key: k})
 	}
 	prefix, lead, err := placeholder(steps, yamlv2.MapSlice{{Key: chunkToken, Value: chunkToken}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sorted := slices.Clone(keys)
 	order, err := w.r.order(sorted)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Entries are written a few together, up to batchNodes nodes (at
 	// least one), as renderMap writes a large mapping's keys: the lines
@@ -158,8 +168,7 @@ func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(
 		if !bytes.HasPrefix(t, prefix) {
 			return fmt.Errorf("writing YAML: key %q does not start as its placeholder %q", entries[0].Key, prefix)
 		}
-		out = append(out, append(slices.Clip(lead), t[len(prefix):]...))
-		return nil
+		return emit(append(slices.Clip(lead), t[len(prefix):]...))
 	}
 	flush := func() error {
 		if len(batch) == 0 {
@@ -173,37 +182,34 @@ func (w *Writer) Entries(out [][]byte, path []string, keys []string, value func(
 		k := sorted[o]
 		j, err := value(k)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v, err := w.r.read(j)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		entry := yamlv2.MapItem{Key: k, Value: v}
 		if bytes.Contains(j, []byte(chunkToken)) || strings.Contains(k, chunkToken) {
 			// The placeholders of large pieces would be ambiguous:
 			// yaml.v2 writes the entry whole, alone.
 			if err := flush(); err != nil {
-				return nil, err
+				return err
 			}
 			if err := write(yamlv2.MapSlice{entry}, true); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		n := nodes(v)
 		if len(batch) > 0 && size+n > batchNodes {
 			if err := flush(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		batch = append(batch, entry)
 		size += n
 	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return flush()
 }
 
 // readJSON returns the tree that yaml.v2's Unmarshal reads from the JSON
