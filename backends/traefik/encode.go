@@ -15,46 +15,64 @@ import (
 // writer's tree of it were 130 MB at 10,000 routes (issue 22).
 // encodeChecked reads the whole file back and compares.
 func encodeDynamic(dyn *dynamicConfig) ([]byte, error) {
+	var out [][]byte
+	if err := encodeDynamicTo(dyn, func(b []byte) error { out = append(out, b); return nil }); err != nil {
+		return nil, err
+	}
+	return bytes.Join(out, nil), nil
+}
+
+// encodeDynamicTo is encodeDynamic giving the file to emit a piece at a
+// time, in order (Generate writes them to disk under
+// translate.Options.Spool).
+func encodeDynamicTo(dyn *dynamicConfig, emit func([]byte) error) error {
 	h := &dyn.HTTP
 	if len(h.Routers)+len(h.Middlewares)+len(h.Services)+len(h.ServersTransports) == 0 {
-		return yamlchunk.Marshal(dyn)
+		y, err := yamlchunk.Marshal(dyn)
+		if err != nil {
+			return err
+		}
+		return emit(y)
 	}
 	w := yamlchunk.NewWriter()
-	out := [][]byte{[]byte("http:\n")}
-	var err error
+	if err := emit([]byte("http:\n")); err != nil {
+		return err
+	}
 	// httpConfig's JSON names, in yaml.v2's order of keys.
-	if out, err = entries(out, w, "middlewares", h.Middlewares); err != nil {
-		return nil, err
+	if err := entries(emit, w, "middlewares", h.Middlewares); err != nil {
+		return err
 	}
-	if out, err = entries(out, w, "routers", h.Routers); err != nil {
-		return nil, err
+	if err := entries(emit, w, "routers", h.Routers); err != nil {
+		return err
 	}
-	if out, err = entries(out, w, "serversTransports", h.ServersTransports); err != nil {
-		return nil, err
+	if err := entries(emit, w, "serversTransports", h.ServersTransports); err != nil {
+		return err
 	}
-	if out, err = entries(out, w, "services", h.Services); err != nil {
-		return nil, err
+	if err := entries(emit, w, "services", h.Services); err != nil {
+		return err
 	}
 	if dyn.TLS != nil {
 		tls, err := yamlchunk.Marshal(struct {
 			TLS *tlsConfig `json:"tls"`
 		}{dyn.TLS})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, tls)
+		return emit(tls)
 	}
-	return bytes.Join(out, nil), nil
+	return nil
 }
 
-// entries appends the lines of http's mapping key and its value m (none
+// entries emits the lines of http's mapping key and its value m (none
 // when m is empty: the fields are omitempty).
-func entries[V any](out [][]byte, w *yamlchunk.Writer, key string, m map[string]V) ([][]byte, error) {
+func entries[V any](emit func([]byte) error, w *yamlchunk.Writer, key string, m map[string]V) error {
 	if len(m) == 0 {
-		return out, nil
+		return nil
 	}
-	out = append(out, []byte("  "+key+":\n"))
-	return w.Entries(out, []string{"http", key}, slices.Collect(maps.Keys(m)), func(k string) ([]byte, error) {
+	if err := emit([]byte("  " + key + ":\n")); err != nil {
+		return err
+	}
+	return w.EntriesTo(emit, []string{"http", key}, slices.Collect(maps.Keys(m)), func(k string) ([]byte, error) {
 		return json.Marshal(m[k])
 	})
 }

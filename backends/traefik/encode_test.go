@@ -123,3 +123,40 @@ func withOwnMaps(d *dynamicConfig) *dynamicConfig {
 		Services: maps.Clone(d.HTTP.Services), ServersTransports: maps.Clone(d.HTTP.ServersTransports)}
 	return &c
 }
+
+// TestGenerateSpooled: with translate.Options.Spool, Generate writes
+// dynamic.yaml into the spool as it makes it, the same bytes as in
+// memory, and its judges read the configuration it read back from there.
+func TestGenerateSpooled(t *testing.T) {
+	m := testmodel.Corpus(t, 60)
+	inMemory, err := New().Generate(m, translate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spooled, err := New().Generate(m, translate.Options{Spool: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range spooled.Files {
+		got, err := f.Bytes()
+		if err != nil || !bytes.Equal(got, inMemory.Files[i].Data) {
+			t.Errorf("%s differs from the one in memory (%v)", f.Path, err)
+		}
+	}
+	if f := spooled.Files[1]; f.Path != dynamicPath || f.Spooled == "" || f.Data != nil {
+		t.Fatalf("dynamic.yaml not spooled: %+v", f.Path)
+	}
+	d, err := translate.FileParsed(spooled.Files, dynamicPath, func([]byte) (*dynamicConfig, error) {
+		t.Fatal("the spooled file was parsed again")
+		return nil, nil
+	})
+	want, werr := parseDynamic(inMemory.Files[1].Data)
+	if err != nil || werr != nil || !reflect.DeepEqual(d, want) {
+		t.Errorf("the judges' configuration is not the one read back (%v, %v)", err, werr)
+	}
+	obsMemory, err1 := New().Observe(m, translate.Options{}, inMemory.Files)
+	obsSpooled, err2 := New().Observe(m, translate.Options{}, spooled.Files)
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(obsMemory, obsSpooled) {
+		t.Errorf("the judge reads the spooled files otherwise (%v, %v)", err1, err2)
+	}
+}

@@ -42,16 +42,16 @@ var routerNameRE = regexp.MustCompile(`^m[0-9]{4,}-(.+)$`)
 // requests. It knows Traefik's semantics, not gwretry's plan: the routers
 // of a rule are found by name, and everything else is followed from them.
 func (b *Backend) Observe(m *translate.Model, opts translate.Options, files []translate.File) (map[string]map[translate.MethodClass]translate.Behaviour, error) {
-	var staticData, dynData []byte
+	var haveStatic, haveDynamic bool
 	for _, f := range files {
 		switch f.Path {
 		case staticPath:
-			staticData = f.Data
+			haveStatic = f.Data != nil || f.Spooled != ""
 		case dynamicPath:
-			dynData = f.Data
+			haveDynamic = f.Data != nil || f.Spooled != ""
 		}
 	}
-	if staticData == nil || dynData == nil {
+	if !haveStatic || !haveDynamic {
 		return nil, fmt.Errorf("%s and %s are both needed", staticPath, dynamicPath)
 	}
 	st, err := translate.FileParsed(files, staticPath, parseStatic)

@@ -34,12 +34,14 @@ func observeTLS(files []translate.File, src func(string) string) (tlsObserved, e
 	var st staticConfig
 	var d dynamicConfig
 	for _, f := range files {
-		var err error
-		switch f.Path {
-		case staticPath:
-			err = decodeStrict(f.Data, &st)
-		case dynamicPath:
-			err = decodeStrict(f.Data, &d)
+		if f.Path != staticPath && f.Path != dynamicPath {
+			continue
+		}
+		data, err := f.Bytes()
+		if err == nil && f.Path == staticPath {
+			err = decodeStrict(data, &st)
+		} else if err == nil {
+			err = decodeStrict(data, &d)
 		}
 		if err != nil {
 			return tlsObserved{}, fmt.Errorf("%s: %w", f.Path, err)

@@ -16,6 +16,7 @@ package traefik
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 
@@ -149,18 +150,33 @@ func (b *Backend) Generate(m *translate.Model, opts translate.Options) (*transla
 		return nil, &translate.InternalError{Err: fmt.Errorf("traefik.yaml: %w", err)}
 	}
 	readBack := &dynamicConfig{}
-	dynamicYAML, err := encodeChecked(dyn, readBack)
-	if err != nil {
-		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
+	// The judges read the files as decoded back here, not a second
+	// decoding of the same bytes.
+	var dynamicFile translate.File
+	if opts.Spool != "" {
+		// Written to disk as it goes and read back from there
+		// (translate.Options.Spool): the file is not held.
+		path, err := encodeDynamicSpooled(dyn, readBack, opts.Spool)
+		if err != nil {
+			return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
+		}
+		dynamicFile = translate.File{Path: dynamicPath, Spooled: path, Parsed: translate.NewSpooledParsed(path, readBack)}
+	} else {
+		dynamicYAML, err := encodeChecked(dyn, readBack)
+		if err != nil {
+			return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
+		}
+		dynamicFile = translate.File{Path: dynamicPath, Data: dynamicYAML, Parsed: translate.NewParsed(dynamicYAML, readBack)}
 	}
 	if err := checkDecodedRules(readBack, rules); err != nil {
+		if dynamicFile.Spooled != "" {
+			os.Remove(dynamicFile.Spooled)
+		}
 		return nil, &translate.InternalError{Err: fmt.Errorf("dynamic.yaml: %w", err)}
 	}
 	out := &translate.Output{
-		// The judges read the files as decoded back here, not a second
-		// decoding of the same bytes.
 		Files: []translate.File{{Path: staticPath, Data: staticYAML, Parsed: translate.NewParsed(staticYAML, staticBack)},
-			{Path: dynamicPath, Data: dynamicYAML, Parsed: translate.NewParsed(dynamicYAML, readBack)}},
+			dynamicFile},
 		Notes: notes(m, sup, b.file()),
 	}
 	sites := sitesOf(m)

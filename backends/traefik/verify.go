@@ -2,9 +2,11 @@
 package traefik
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 
@@ -12,6 +14,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/gwretry/gwretry/internal/yamlchunk"
+	"github.com/gwretry/gwretry/translate"
 )
 
 // encodeChecked marshals v and decodes the result strictly into fresh (a
@@ -40,18 +43,10 @@ func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 		return nil, errors.New("output contains a template action {{")
 	}
 	if d, ok := any(fresh).(*dynamicConfig); ok {
-		// Each entry read back is compared with the one built as it is
-		// read, and the built one let go of (issue 22: the dynamic
-		// configuration built and the one read back were 68 and 66 MB
-		// at 10,000 routes, held together): v's http maps are emptied.
-		want := any(v).(*dynamicConfig)
-		shape := mapShapes(&want.HTTP)
-		back, err := decodeDynamicWith(data, want.HTTP.take)
+		err := dynamicBack(any(v).(*dynamicConfig), d, func(check func(field, key string, got any) error) (*dynamicConfig, error) {
+			return decodeDynamicWith(data, check)
+		})
 		if err != nil {
-			return nil, fmt.Errorf("decoding the output back: %w", err)
-		}
-		*d = *back
-		if err := want.sameRest(shape, back); err != nil {
 			return nil, err
 		}
 		return data, nil
@@ -62,6 +57,75 @@ func encodeChecked[T any](v *T, fresh *T) ([]byte, error) {
 		return nil, errors.New("the output does not decode to what was meant")
 	}
 	return data, nil
+}
+
+// dynamicBack decodes the dynamic configuration written for want into
+// fresh with decode, comparing each entry read back with the one built as
+// it is read and letting the built one go (issue 22: the dynamic
+// configuration built and the one read back were 68 and 66 MB at 10,000
+// routes, held together): want's http maps are emptied.
+func dynamicBack(want, fresh *dynamicConfig, decode func(check func(field, key string, got any) error) (*dynamicConfig, error)) error {
+	shape := mapShapes(&want.HTTP)
+	back, err := decode(want.HTTP.take)
+	if err != nil {
+		return fmt.Errorf("decoding the output back: %w", err)
+	}
+	*fresh = *back
+	return want.sameRest(shape, back)
+}
+
+// encodeDynamicSpooled is encodeChecked of dyn into a new file of spool
+// (translate.Options.Spool), written as it is made and read back from
+// there a few KB at a time; it returns the file's path.
+func encodeDynamicSpooled(dyn, fresh *dynamicConfig, spool string) (_ string, err error) {
+	f, err := translate.CreateSpooled(spool, "dynamic.yaml")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var last byte
+	err = encodeDynamicTo(dyn, func(b []byte) error {
+		// The file provider runs dynamic.yaml through Go's
+		// text/template before decoding it: no action may start
+		// anywhere, across two pieces either.
+		if bytes.Contains(b, []byte("{{")) || last == '{' && len(b) > 0 && b[0] == '{' {
+			return errors.New("output contains a template action {{")
+		}
+		if len(b) > 0 {
+			last = b[len(b)-1]
+		}
+		_, err := bw.Write(b)
+		return err
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("encoding: %w", err)
+	}
+	err = dynamicBack(dyn, fresh, func(check func(field, key string, got any) error) (*dynamicConfig, error) {
+		in, err := os.Open(f.Name())
+		if err != nil {
+			return nil, err
+		}
+		defer in.Close()
+		r := bufio.NewReaderSize(in, 1<<16)
+		return decodeDynamicRead(func(split func([]string) bool, piece func([]string, []int, string, int, []byte) error) ([]byte, error) {
+			return yamlchunk.ReaderToJSONNested(r, split, piece)
+		}, check)
+	})
+	if err != nil {
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // decodeStrict decodes traefik.yaml or dynamic.yaml into v (a pointer to
@@ -104,11 +168,19 @@ func decodeDynamic(data []byte) (*dynamicConfig, error) { return decodeDynamicWi
 // maps, as it is decoded, to check (unless nil) with its map's name and
 // key.
 func decodeDynamicWith(data []byte, check func(field, key string, got any) error) (*dynamicConfig, error) {
+	return decodeDynamicRead(func(split func([]string) bool, piece func([]string, []int, string, int, []byte) error) ([]byte, error) {
+		return yamlchunk.YAMLToJSONNested(data, split, piece)
+	}, check)
+}
+
+// decodeDynamicRead is decodeDynamicWith, with read reading the YAML as
+// JSON in pieces (from memory, or from a file a few KB at a time).
+func decodeDynamicRead(read func(split func([]string) bool, piece func([]string, []int, string, int, []byte) error) ([]byte, error), check func(field, key string, got any) error) (*dynamicConfig, error) {
 	// Each entry is decoded as it comes, into maps put in place once the
 	// rest of the document is decoded.
 	var h httpConfig
 	split := func(path []string) bool { return len(path) == 2 && path[0] == "http" }
-	piece := func(path []string, key string, _ int, j []byte) error {
+	piece := func(path []string, _ []int, key string, _ int, j []byte) error {
 		checkEntry := func(got any) error {
 			if check == nil {
 				return nil
@@ -133,7 +205,7 @@ func decodeDynamicWith(data []byte, check func(field, key string, got any) error
 		}
 		return nil
 	}
-	j, err := yamlchunk.YAMLToJSONPieces(data, split, piece)
+	j, err := read(split, piece)
 	if err != nil {
 		return nil, err
 	}

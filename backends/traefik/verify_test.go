@@ -1,16 +1,57 @@
 package traefik
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 )
 
 func TestEncodeCheckedRejectsTemplateActions(t *testing.T) {
-	d := &dynamicConfig{HTTP: httpConfig{Routers: map[string]*router{
-		"r": {EntryPoints: []string{"web"}, Rule: "Path(`/{{.}}`)", Priority: 1, Service: "s"}}}}
-	if _, err := encodeChecked(d, &dynamicConfig{}); err == nil || !strings.Contains(err.Error(), "template") {
+	d := func() *dynamicConfig {
+		return &dynamicConfig{HTTP: httpConfig{Routers: map[string]*router{
+			"r": {EntryPoints: []string{"web"}, Rule: "Path(`/{{.}}`)", Priority: 1, Service: "s"}}}}
+	}
+	if _, err := encodeChecked(d(), &dynamicConfig{}); err == nil || !strings.Contains(err.Error(), "template") {
 		t.Errorf("encodeChecked = %v, want a template error", err)
+	}
+	spool := t.TempDir()
+	if _, err := encodeDynamicSpooled(d(), &dynamicConfig{}, spool); err == nil || !strings.Contains(err.Error(), "template") {
+		t.Errorf("encodeDynamicSpooled = %v, want a template error", err)
+	}
+	if left, _ := os.ReadDir(spool); len(left) > 0 {
+		t.Errorf("%s left in the spool", left[0].Name())
+	}
+}
+
+// TestEncodeDynamicSpooled: dynamic.yaml written to a spool as it is
+// made has encodeChecked's bytes and reads back as the same
+// configuration, and an entry that differs is refused.
+func TestEncodeDynamicSpooled(t *testing.T) {
+	built := func() *dynamicConfig {
+		return &dynamicConfig{HTTP: httpConfig{
+			Routers: map[string]*router{
+				"a": {EntryPoints: []string{"web"}, Rule: "Path(`/a`)", Priority: 1, Service: "s"},
+				"b": {EntryPoints: []string{"web"}, Rule: "Path(`/b`)", Priority: 2, Service: "s"},
+			},
+			Services: map[string]*service{"s": {LoadBalancer: &loadBalancer{Servers: []server{{URL: "http://a:80"}}}}},
+		}}
+	}
+	want, err := encodeChecked(built(), &dynamicConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := &dynamicConfig{}
+	path, err := encodeDynamicSpooled(built(), back, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != string(want) {
+		t.Errorf("spooled %q (%v), want %q", got, err, want)
+	}
+	if !reflect.DeepEqual(back, built()) {
+		t.Errorf("read back %+v", back)
 	}
 }
 
