@@ -54,7 +54,8 @@ type Options struct {
 	// Spool, when set, is a directory where a backend may write a large
 	// file as it makes it and read it back from there, instead of holding
 	// it (File.Spooled): gwretry translate -o DIR sets one inside DIR's
-	// staging directory, where the file is then moved into place.
+	// staging directory, where the file is then moved into place, and
+	// translate to stdout and gwretry check one in $TMPDIR.
 	Spool string
 }
 
@@ -115,8 +116,8 @@ func (f File) WriteTo(w io.Writer) (int64, error) {
 }
 
 // CreateSpooled creates a new file in spool for the file named name, open
-// for reading and writing,
-// with the mode (0644, less the umask) every output file gets.
+// for reading and writing, with the mode (0644, less the umask) every
+// output file gets.
 func CreateSpooled(spool, name string) (*os.File, error) {
 	for i := 0; ; i++ {
 		f, err := os.OpenFile(filepath.Join(spool, fmt.Sprintf("%d-%s", i, name)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
