@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -125,6 +126,34 @@ func CreateSpooled(spool, name string) (*os.File, error) {
 			return f, err
 		}
 	}
+}
+
+// WriteSpooled writes a new file of spool (CreateSpooled) for the file
+// named name with what write writes to it, buffered, and returns its
+// path; on an error the file is removed.
+func WriteSpooled(spool, name string, write func(w io.Writer) error) (string, error) {
+	f, err := CreateSpooled(spool, name)
+	if err != nil {
+		return "", err
+	}
+	if err := WriteAndClose(f, write); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// WriteAndClose writes to f, buffered, what write writes, and closes f.
+func WriteAndClose(f *os.File, write func(w io.Writer) error) error {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err := write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Parsed is what a backend decoded from the bytes of one of its files.

@@ -284,26 +284,16 @@ func writeChecked(bs *bootstrapv3.Bootstrap, spool string) (translate.File, erro
 		}
 		return translate.File{Path: OutputPath, Data: data, Parsed: translate.NewParsed(data, back)}, nil
 	}
-	f, err := translate.CreateSpooled(spool, "envoy.yaml")
+	name, err := translate.WriteSpooled(spool, "envoy.yaml", func(w io.Writer) error {
+		return encodeTo(bs, func(b []byte) error {
+			_, err := w.Write(b)
+			return err
+		})
+	})
 	if err != nil {
 		return translate.File{}, err
 	}
-	name := f.Name()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = encodeTo(bs, func(b []byte) error {
-		_, err := bw.Write(b)
-		return err
-	})
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	var back *bootstrapv3.Bootstrap
-	if err == nil {
-		back, err = verifyFile(bs, name)
-	}
+	back, err := verifyFile(bs, name)
 	if err != nil {
 		os.Remove(name)
 		return translate.File{}, err

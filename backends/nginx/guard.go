@@ -282,40 +282,28 @@ func renderLayoutParsed(ds crossplane.Directives, blocks []builtBlock, layout st
 // of spool (translate.Options.Spool) as it goes, each block's text let go
 // once written, and reading it back from there; it returns the file's
 // path.
-func renderSpooled(ds crossplane.Directives, blocks []builtBlock, store *blockStore, layout string, v version, spool string) (_ string, _ *httpParts, err error) {
+func renderSpooled(ds crossplane.Directives, blocks []builtBlock, store *blockStore, layout string, v version, spool string) (string, *httpParts, error) {
 	name := fileName(layout)
 	var buf bytes.Buffer
 	if err := crossplane.Build(&buf, crossplane.Config{File: name, Parsed: ds}, &crossplane.BuildOptions{Indent: 4}); err != nil {
 		return "", nil, fmt.Errorf("writing %s: %w", name, err)
 	}
-	f, err := translate.CreateSpooled(spool, name)
-	if err != nil {
-		return "", nil, err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
+	path, err := translate.WriteSpooled(spool, name, func(w io.Writer) error {
+		if err := writeBlocks(w, buf.Bytes(), blocks, store, layout, true); err != nil {
+			return err
 		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = writeBlocks(bw, buf.Bytes(), blocks, store, layout, true)
-	if err == nil {
-		err = bw.WriteByte('\n')
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+		_, err := w.Write([]byte("\n"))
+		return err
+	})
 	if err != nil {
 		return "", nil, err
 	}
-	parts, err := checkReadBack(ds, blocks, layout, v, onDisk(f.Name()))
+	parts, err := checkReadBack(ds, blocks, layout, v, onDisk(path))
 	if err != nil {
+		os.Remove(path)
 		return "", nil, err
 	}
-	return f.Name(), parts, nil
+	return path, parts, nil
 }
 
 // checkReadBack reads src back in parts and compares it with ds and

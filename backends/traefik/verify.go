@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"slices"
@@ -77,42 +78,28 @@ func dynamicBack(want, fresh *dynamicConfig, decode func(check func(field, key s
 // encodeDynamicSpooled is encodeChecked of dyn into a new file of spool
 // (translate.Options.Spool), written as it is made and read back from
 // there a few KB at a time; it returns the file's path.
-func encodeDynamicSpooled(dyn, fresh *dynamicConfig, spool string) (_ string, err error) {
-	f, err := translate.CreateSpooled(spool, "dynamic.yaml")
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var last byte
-	err = encodeDynamicTo(dyn, func(b []byte) error {
-		// The file provider runs dynamic.yaml through Go's
-		// text/template before decoding it: no action may start
-		// anywhere, across two pieces either.
-		if bytes.Contains(b, []byte("{{")) || last == '{' && len(b) > 0 && b[0] == '{' {
-			return errors.New("output contains a template action {{")
-		}
-		if len(b) > 0 {
-			last = b[len(b)-1]
-		}
-		_, err := bw.Write(b)
-		return err
+func encodeDynamicSpooled(dyn, fresh *dynamicConfig, spool string) (string, error) {
+	path, err := translate.WriteSpooled(spool, "dynamic.yaml", func(w io.Writer) error {
+		var last byte
+		return encodeDynamicTo(dyn, func(b []byte) error {
+			// The file provider runs dynamic.yaml through Go's
+			// text/template before decoding it: no action may start
+			// anywhere, across two pieces either.
+			if bytes.Contains(b, []byte("{{")) || last == '{' && len(b) > 0 && b[0] == '{' {
+				return errors.New("output contains a template action {{")
+			}
+			if len(b) > 0 {
+				last = b[len(b)-1]
+			}
+			_, err := w.Write(b)
+			return err
+		})
 	})
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		return "", fmt.Errorf("encoding: %w", err)
 	}
 	err = dynamicBack(dyn, fresh, func(check func(field, key string, got any) error) (*dynamicConfig, error) {
-		in, err := os.Open(f.Name())
+		in, err := os.Open(path)
 		if err != nil {
 			return nil, err
 		}
@@ -123,9 +110,10 @@ func encodeDynamicSpooled(dyn, fresh *dynamicConfig, spool string) (_ string, er
 		}, check)
 	})
 	if err != nil {
+		os.Remove(path)
 		return "", err
 	}
-	return f.Name(), nil
+	return path, nil
 }
 
 // decodeStrict decodes traefik.yaml or dynamic.yaml into v (a pointer to

@@ -28,15 +28,7 @@ func TestEncodeCheckedRejectsTemplateActions(t *testing.T) {
 // made has encodeChecked's bytes and reads back as the same
 // configuration, and an entry that differs is refused.
 func TestEncodeDynamicSpooled(t *testing.T) {
-	built := func() *dynamicConfig {
-		return &dynamicConfig{HTTP: httpConfig{
-			Routers: map[string]*router{
-				"a": {EntryPoints: []string{"web"}, Rule: "Path(`/a`)", Priority: 1, Service: "s"},
-				"b": {EntryPoints: []string{"web"}, Rule: "Path(`/b`)", Priority: 2, Service: "s"},
-			},
-			Services: map[string]*service{"s": {LoadBalancer: &loadBalancer{Servers: []server{{URL: "http://a:80"}}}}},
-		}}
-	}
+	built := twoRouters
 	want, err := encodeChecked(built(), &dynamicConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -164,15 +156,7 @@ func TestYAMLTagsMatchJSON(t *testing.T) {
 // maps and another TLS section are each refused, and the entries built
 // are let go of as they are compared.
 func TestEncodeCheckedEntryByEntry(t *testing.T) {
-	built := func() *dynamicConfig {
-		return &dynamicConfig{HTTP: httpConfig{
-			Routers: map[string]*router{
-				"a": {EntryPoints: []string{"web"}, Rule: "Path(`/a`)", Priority: 1, Service: "s"},
-				"b": {EntryPoints: []string{"web"}, Rule: "Path(`/b`)", Priority: 2, Service: "s"},
-			},
-			Services: map[string]*service{"s": {LoadBalancer: &loadBalancer{Servers: []server{{URL: "http://a:80"}}}}},
-		}}
-	}
+	built := twoRouters
 	data, err := encodeDynamic(built())
 	if err != nil {
 		t.Fatal(err)
@@ -207,4 +191,15 @@ func TestEncodeCheckedEntryByEntry(t *testing.T) {
 	if !reflect.DeepEqual(back, built()) {
 		t.Errorf("read back %+v", back)
 	}
+}
+
+// twoRouters is a dynamic configuration of two routers and their service.
+func twoRouters() *dynamicConfig {
+	return &dynamicConfig{HTTP: httpConfig{
+		Routers: map[string]*router{
+			"a": {EntryPoints: []string{"web"}, Rule: "Path(`/a`)", Priority: 1, Service: "s"},
+			"b": {EntryPoints: []string{"web"}, Rule: "Path(`/b`)", Priority: 2, Service: "s"},
+		},
+		Services: map[string]*service{"s": {LoadBalancer: &loadBalancer{Servers: []server{{URL: "http://a:80"}}}}},
+	}}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -101,15 +100,7 @@ func (s *stage) write(path string, fill func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 1<<16)
-	err = fill(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := translate.WriteAndClose(f, fill); err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, filepath.FromSlash(path)), err)
 	}
 	s.paths = append(s.paths, path)
