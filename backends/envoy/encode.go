@@ -18,7 +18,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -28,7 +27,8 @@ import (
 	"github.com/gwretry/gwretry/translate"
 
 	// The typed configs in the bootstrap must be registered for protojson
-	// to write and read them; bootstrap.go and route.go import them too.
+	// to write and read them; bootstrap.go and route.go import them too,
+	// and vhosts.go the connection manager.
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 )
@@ -68,39 +68,40 @@ func encodeTo(bs *bootstrapv3.Bootstrap, emit func([]byte) error) error {
 		return err
 	}
 	// yaml.v2 writes a mapping's keys sorted.
-	if err := encodeList(emit, w, "clusters", sr.GetClusters()); err != nil {
+	clusters := sr.GetClusters()
+	err := encodeList(emit, "clusters", len(clusters), func(i int) error {
+		j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(clusters[i])
+		if err != nil {
+			return fmt.Errorf("writing its JSON: %w", err)
+		}
+		y, err := w.Element([]string{"static_resources", "clusters"}, j)
+		if err != nil {
+			return fmt.Errorf("converting it to YAML: %w", err)
+		}
+		return emit(y)
+	})
+	if err != nil {
 		return err
 	}
-	return encodeList(emit, w, "listeners", sr.GetListeners())
+	listeners := sr.GetListeners()
+	return encodeList(emit, "listeners", len(listeners), func(i int) error {
+		return encodeListener(emit, w, listeners[i])
+	})
 }
 
-// encodeList emits the key of static_resources and its list, each
-// element as the YAML writer writes it inside the whole bootstrap.
-func encodeList[T proto.Message](emit func([]byte) error, w *yamlchunk.Writer, key string, list []T) error {
-	if len(list) == 0 {
+// encodeList emits the key of a list of static_resources with n
+// elements (nothing when there is none), then each element, which
+// element emits as the YAML writer writes it inside the whole bootstrap.
+func encodeList(emit func([]byte) error, key string, n int, element func(i int) error) error {
+	if n == 0 {
 		return nil
 	}
 	if err := emit([]byte("  " + key + ":\n")); err != nil {
 		return err
 	}
-	path := []string{"static_resources", key}
-	for i, m := range list {
-		if l, ok := any(m).(*listenerv3.Listener); ok {
-			if err := encodeListener(emit, w, l); err != nil {
-				return fmt.Errorf("writing %s[%d]: %w", key, i, err)
-			}
-			continue
-		}
-		j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("writing bootstrap JSON of %s[%d]: %w", key, i, err)
-		}
-		y, err := w.Element(path, j)
-		if err != nil {
-			return fmt.Errorf("converting %s[%d] to YAML: %w", key, i, err)
-		}
-		if err := emit(y); err != nil {
-			return err
+	for i := range n {
+		if err := element(i); err != nil {
+			return fmt.Errorf("writing static_resources.%s[%d]: %w", key, i, err)
 		}
 	}
 	return nil
@@ -362,41 +363,6 @@ func validate(m proto.Message) error {
 		}
 		return nil
 	})
-}
-
-// validateManager is validate of the packed connection manager b.
-func validateManager(b []byte) error {
-	rest, vhosts, err := splitVirtualHosts(b)
-	if err != nil {
-		return fmt.Errorf("unpacking: %w", err)
-	}
-	cm := &hcmv3.HttpConnectionManager{}
-	if err := proto.Unmarshal(rest, cm); err != nil {
-		return fmt.Errorf("unpacking: %w", err)
-	}
-	if err := validate(cm); err != nil {
-		return err
-	}
-	errs := make([]error, (len(vhosts)+vhostBatch-1)/vhostBatch)
-	translate.Parallel(len(errs), func(b int) {
-		for k := b * vhostBatch; k < min((b+1)*vhostBatch, len(vhosts)); k++ {
-			vh := &routev3.VirtualHost{}
-			err := proto.Unmarshal(vhosts[k], vh)
-			if err == nil {
-				err = validate(vh)
-			}
-			if err != nil {
-				errs[b] = fmt.Errorf("route_config.virtual_hosts[%d]: %w", k, err)
-				return
-			}
-		}
-	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // walkAnys calls fn for every Any directly or indirectly inside m, but not

@@ -298,3 +298,38 @@ func packVirtualHosts(l *listenerv3.Listener, fc, f int, vs [][]byte) error {
 	a.Value = b
 	return nil
 }
+
+// validateManager is validate of the packed connection manager b.
+func validateManager(b []byte) error {
+	rest, vhosts, err := splitVirtualHosts(b)
+	if err != nil {
+		return fmt.Errorf("unpacking: %w", err)
+	}
+	cm := &hcmv3.HttpConnectionManager{}
+	if err := proto.Unmarshal(rest, cm); err != nil {
+		return fmt.Errorf("unpacking: %w", err)
+	}
+	if err := validate(cm); err != nil {
+		return err
+	}
+	errs := make([]error, (len(vhosts)+vhostBatch-1)/vhostBatch)
+	translate.Parallel(len(errs), func(b int) {
+		for k := b * vhostBatch; k < min((b+1)*vhostBatch, len(vhosts)); k++ {
+			vh := &routev3.VirtualHost{}
+			err := proto.Unmarshal(vhosts[k], vh)
+			if err == nil {
+				err = validate(vh)
+			}
+			if err != nil {
+				errs[b] = fmt.Errorf("route_config.virtual_hosts[%d]: %w", k, err)
+				return
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
